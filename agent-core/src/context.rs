@@ -1,0 +1,212 @@
+//! What a running skill can reach: the workspace root, the run's cancellation token, the id of the
+//! call being answered, the session's state, and typed extensions for shared resources.
+//!
+//! Extensions replace globals. Put a database pool or an HTTP client in the context once, and every
+//! skill asks for it by type:
+//!
+//! ```
+//! use agent_core::SkillContext;
+//!
+//! struct ApiClient { base: String }
+//!
+//! let ctx = SkillContext::new("/srv/project")
+//!     .with_extension(ApiClient { base: "http://localhost:8080".into() });
+//! assert_eq!(ctx.extension::<ApiClient>().unwrap().base, "http://localhost:8080");
+//! assert!(ctx.extension::<String>().is_none());
+//! ```
+//!
+//! Cloning a context is cheap and clones share everything (session, extensions, token) except the
+//! call id, which the registry sets per call.
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+
+/// The environment a skill runs in. See the [module docs](self).
+#[derive(Clone)]
+pub struct SkillContext {
+    shared: Arc<Shared>,
+    call_id: Option<Arc<str>>,
+}
+
+/// Everything clones of a context share; copied on write by the builder methods.
+#[derive(Clone)]
+struct Shared {
+    workspace_root: PathBuf,
+    cancellation: CancellationToken,
+    session: SkillSession,
+    extensions: Extensions,
+}
+
+impl Default for SkillContext {
+    /// A context rooted at the current directory (`.`), with a fresh session and token.
+    fn default() -> Self {
+        SkillContext::new(".")
+    }
+}
+
+impl SkillContext {
+    /// A context whose workspace is `workspace_root`, with a fresh session and cancellation token.
+    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
+        SkillContext {
+            shared: Arc::new(Shared {
+                workspace_root: workspace_root.into(),
+                cancellation: CancellationToken::new(),
+                session: SkillSession::default(),
+                extensions: Extensions::new(),
+            }),
+            call_id: None,
+        }
+    }
+
+    /// The directory skills that touch files are confined to.
+    pub fn workspace_root(&self) -> &Path {
+        &self.shared.workspace_root
+    }
+
+    /// Uses `token` to cancel the calls made with this context.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        Arc::make_mut(&mut self.shared).cancellation = token;
+        self
+    }
+
+    /// The token that cancels this run. A long-running skill may poll it or await
+    /// [`CancellationToken::cancelled`]; the registry also drops running calls when it fires.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.shared.cancellation
+    }
+
+    /// Whether the run has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.shared.cancellation.is_cancelled()
+    }
+
+    /// Sets the id of the tool call being answered (the registry does this for every call).
+    pub fn with_call_id(mut self, call_id: impl Into<Arc<str>>) -> Self {
+        self.call_id = Some(call_id.into());
+        self
+    }
+
+    /// The id of the tool call being answered, inside a skill; `None` outside a call.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call_id.as_deref()
+    }
+
+    /// Uses `session` instead of this context's own (to share one session between contexts).
+    pub fn with_session(mut self, session: SkillSession) -> Self {
+        Arc::make_mut(&mut self.shared).session = session;
+        self
+    }
+
+    /// The state of the session (one agent run or chat) this call belongs to.
+    pub fn session(&self) -> &SkillSession {
+        &self.shared.session
+    }
+
+    /// Adds a value skills can look up by its type; a second value of the same type replaces the first.
+    pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.shared)
+            .extensions
+            .insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
+    /// The value of type `T` added with [`SkillContext::with_extension`], if any.
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.shared
+            .extensions
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref::<T>())
+    }
+}
+
+impl std::fmt::Debug for SkillContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillContext")
+            .field("workspace_root", &self.shared.workspace_root)
+            .field("call_id", &self.call_id)
+            .field("cancelled", &self.is_cancelled())
+            .field("extensions", &self.shared.extensions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// State that lives as long as one session (an agent run or a chat): which deferred skills
+/// `tool_search` has loaded. Clones share the same state; a new `SkillSession` starts empty.
+#[derive(Clone, Default, Debug)]
+pub struct SkillSession {
+    loaded: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl SkillSession {
+    /// A session with nothing loaded.
+    pub fn new() -> Self {
+        SkillSession::default()
+    }
+
+    /// Makes the deferred skill `name` part of the definitions sent in this session.
+    pub fn load(&self, name: impl Into<String>) {
+        self.lock().insert(name.into());
+    }
+
+    /// Whether `name` was loaded.
+    pub fn is_loaded(&self, name: &str) -> bool {
+        self.lock().contains(name)
+    }
+
+    /// The names loaded so far, sorted.
+    pub fn loaded(&self) -> Vec<String> {
+        self.lock().iter().cloned().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        // The set is always left consistent, so a poisoned lock is safe to keep using.
+        self.loaded
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_the_session_but_new_contexts_do_not() {
+        let a = SkillContext::default();
+        let b = a.clone().with_call_id("call_1");
+        b.session().load("delete_file");
+        assert!(a.session().is_loaded("delete_file"));
+        assert!(!SkillContext::default().session().is_loaded("delete_file"));
+        assert_eq!(b.call_id(), Some("call_1"));
+        assert_eq!(a.call_id(), None);
+    }
+
+    #[test]
+    fn extensions_are_found_by_type_and_replaced_by_type() {
+        let ctx = SkillContext::default()
+            .with_extension(1u32)
+            .with_extension(2u32);
+        assert_eq!(ctx.extension::<u32>(), Some(&2));
+        let ctx2 = ctx.clone().with_extension(String::from("x"));
+        assert!(
+            ctx.extension::<String>().is_none(),
+            "adding to a clone leaves the original alone"
+        );
+        assert_eq!(ctx2.extension::<u32>(), Some(&2));
+    }
+
+    #[test]
+    fn cancellation_is_shared_with_the_token() {
+        let token = CancellationToken::new();
+        let ctx = SkillContext::default().with_cancellation(token.clone());
+        assert!(!ctx.is_cancelled());
+        token.cancel();
+        assert!(ctx.is_cancelled());
+    }
+}

@@ -1,0 +1,555 @@
+//! The skill model: the typed [`Skill`] trait a tool implements, its object-safe twin [`DynSkill`]
+//! that registries store, the [`SkillMetadata`] hooks and runtimes read, the [`SkillOutput`] a skill
+//! returns, and the [`SkillRegistration`] that `#[skill]` submits for link-time discovery.
+//!
+//! Most skills are written with the `#[skill]` attribute, which generates the `Skill` impl. Written
+//! by hand, a skill looks like this:
+//!
+//! ```
+//! use agent_core::{async_trait, Skill, SkillContext, SkillError, SkillOutput};
+//! use agent_core::__private::{schemars, serde};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
+//! #[schemars(crate = "agent_core::__private::schemars")]
+//! struct EchoInput {
+//!     /// The text to send back.
+//!     text: String,
+//! }
+//!
+//! struct Echo;
+//!
+//! #[async_trait]
+//! impl Skill for Echo {
+//!     type Input = EchoInput;
+//!     fn name(&self) -> &str { "echo" }
+//!     fn description(&self) -> &str { "Send the text back unchanged." }
+//!     fn is_read_only(&self) -> bool { true }
+//!     async fn run(&self, input: EchoInput, _ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+//!         Ok(input.text.into())
+//!     }
+//! }
+//! ```
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::SkillContext;
+use crate::error::{SkillError, SourceLocation};
+use crate::retry::RetryPolicy;
+use crate::schema;
+
+/// A tool the model can call, with a typed input.
+///
+/// The flags are conservative by default: a skill is assumed to write (`is_read_only` is `false`),
+/// and only read-only skills run concurrently unless they say otherwise. A registry reads every
+/// flag once, when the skill is added.
+#[async_trait]
+pub trait Skill: Send + Sync + 'static {
+    /// The arguments, deserialized from the model's JSON. Its `JsonSchema` is what the model is shown.
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+
+    /// The name the model calls the skill by; it must match `^[a-zA-Z0-9_-]{1,64}$`.
+    fn name(&self) -> &str;
+
+    /// What the skill does, written for the model.
+    fn description(&self) -> &str;
+
+    /// Whether the skill only reads. Defaults to `false`: a skill that does not say is treated as
+    /// one that writes (fail closed), so plan modes and permission gates stop it.
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    /// Whether the skill does something hard to undo (delete, overwrite, run commands).
+    fn is_destructive(&self) -> bool {
+        false
+    }
+
+    /// Whether calls may run at the same time as other concurrency-safe calls. Defaults to
+    /// [`Skill::is_read_only`].
+    fn is_concurrency_safe(&self) -> bool {
+        self.is_read_only()
+    }
+
+    /// Whether the skill is left out of the definitions sent to the model until `tool_search`
+    /// loads it into the session. Useful for rarely needed or risky skills.
+    fn should_defer(&self) -> bool {
+        false
+    }
+
+    /// Extra words `tool_search` matches against, beyond the name and description.
+    fn search_hint(&self) -> Option<&str> {
+        None
+    }
+
+    /// Other names the model may use for this skill.
+    fn aliases(&self) -> &[&'static str] {
+        &[]
+    }
+
+    /// How long one attempt may take before it fails with [`SkillError::Timeout`].
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// How transient failures of this skill are retried; `None` uses the registry's policy.
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        None
+    }
+
+    /// Runs the skill.
+    async fn run(&self, input: Self::Input, ctx: &SkillContext) -> Result<SkillOutput, SkillError>;
+}
+
+/// What a skill returns: text, or JSON the provider serializes for the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SkillOutput {
+    /// Plain text, sent as is.
+    Text(String),
+    /// Structured data, sent as compact JSON text.
+    Json(Value),
+}
+
+impl SkillOutput {
+    /// Structured output.
+    pub fn json(value: Value) -> Self {
+        SkillOutput::Json(value)
+    }
+
+    /// The text the model sees.
+    pub fn to_text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            SkillOutput::Text(text) => std::borrow::Cow::Borrowed(text),
+            SkillOutput::Json(value) => std::borrow::Cow::Owned(value.to_string()),
+        }
+    }
+}
+
+impl From<String> for SkillOutput {
+    fn from(text: String) -> Self {
+        SkillOutput::Text(text)
+    }
+}
+
+impl From<&str> for SkillOutput {
+    fn from(text: &str) -> Self {
+        SkillOutput::Text(text.to_owned())
+    }
+}
+
+impl From<Value> for SkillOutput {
+    fn from(value: Value) -> Self {
+        SkillOutput::Json(value)
+    }
+}
+
+/// Everything about a skill except how to run it: what hooks, permission gates and runtimes
+/// decide on. Cloning is cheap (reference counts only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillMetadata {
+    /// The skill's name.
+    pub name: Arc<str>,
+    /// See [`Skill::is_read_only`].
+    pub is_read_only: bool,
+    /// See [`Skill::is_destructive`].
+    pub is_destructive: bool,
+    /// See [`Skill::is_concurrency_safe`].
+    pub is_concurrency_safe: bool,
+    /// See [`Skill::should_defer`].
+    pub should_defer: bool,
+    /// See [`Skill::aliases`].
+    pub aliases: Arc<[Arc<str>]>,
+    /// See [`Skill::search_hint`].
+    pub search_hint: Option<Arc<str>>,
+}
+
+/// Arguments that passed validation, ready for [`DynSkill::run_parsed`]. Opaque: only the skill
+/// that parsed them can use them.
+pub struct ParsedInput(Box<dyn Any + Send>);
+
+impl ParsedInput {
+    /// Wraps a parsed value. Implementations of [`DynSkill`] that are not [`Skill`]s (for example a
+    /// skill proxied from an MCP server) use this to carry their own representation.
+    pub fn new<T: Any + Send>(value: T) -> Self {
+        ParsedInput(Box::new(value))
+    }
+
+    /// Takes the value back, if it is a `T`.
+    pub fn downcast<T: Any>(self) -> Result<T, SkillError> {
+        self.0.downcast::<T>().map(|b| *b).map_err(|_| {
+            SkillError::tool("internal error: arguments were parsed by a different skill")
+        })
+    }
+}
+
+impl std::fmt::Debug for ParsedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ParsedInput(..)")
+    }
+}
+
+/// The object-safe form of [`Skill`], taking JSON arguments. Every `Skill` is a `DynSkill`; a
+/// registry stores `Arc<dyn DynSkill>`. Implement it directly only for skills whose schema is known
+/// at run time (skills proxied from another process, for example).
+#[async_trait]
+pub trait DynSkill: Send + Sync + 'static {
+    /// See [`Skill::name`].
+    fn name(&self) -> &str;
+    /// See [`Skill::description`].
+    fn description(&self) -> &str;
+    /// The skill's flags, aliases and hint.
+    fn metadata(&self) -> SkillMetadata;
+    /// The JSON Schema of the input, as sent to the model. Generating it may be costly; a registry
+    /// calls this once, when the skill is added.
+    fn input_schema(&self) -> Value;
+    /// See [`Skill::timeout`].
+    fn timeout(&self) -> Option<Duration>;
+    /// See [`Skill::retry_policy`].
+    fn retry_policy(&self) -> Option<RetryPolicy>;
+    /// Validates the model's arguments. Errors are [`SkillError::BadArgs`] naming the field.
+    fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError>;
+    /// Runs the skill on arguments [`DynSkill::parse`] accepted.
+    async fn run_parsed(
+        &self,
+        input: ParsedInput,
+        ctx: &SkillContext,
+    ) -> Result<SkillOutput, SkillError>;
+}
+
+#[async_trait]
+impl<S: Skill> DynSkill for S {
+    fn name(&self) -> &str {
+        Skill::name(self)
+    }
+
+    fn description(&self) -> &str {
+        Skill::description(self)
+    }
+
+    fn metadata(&self) -> SkillMetadata {
+        SkillMetadata {
+            name: Arc::from(Skill::name(self)),
+            is_read_only: self.is_read_only(),
+            is_destructive: self.is_destructive(),
+            is_concurrency_safe: self.is_concurrency_safe(),
+            should_defer: self.should_defer(),
+            aliases: self.aliases().iter().map(|a| Arc::from(*a)).collect(),
+            search_hint: self.search_hint().map(Arc::from),
+        }
+    }
+
+    fn input_schema(&self) -> Value {
+        schema::schema_for_input::<S::Input>()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Skill::timeout(self)
+    }
+
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        Skill::retry_policy(self)
+    }
+
+    fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError> {
+        parse_args::<S::Input>(args).map(ParsedInput::new)
+    }
+
+    async fn run_parsed(
+        &self,
+        input: ParsedInput,
+        ctx: &SkillContext,
+    ) -> Result<SkillOutput, SkillError> {
+        let input = input.downcast::<S::Input>()?;
+        self.run(input, ctx).await
+    }
+}
+
+/// Deserializes a model's arguments into `T`, with errors that name the offending field.
+///
+/// Empty arguments (`null`, `""`) are read as `{}`, so a skill without parameters accepts them;
+/// arguments sent as a string holding a JSON object (some servers double-encode) are decoded first.
+pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, SkillError> {
+    let owned;
+    let args = match args {
+        Value::Object(_) => args,
+        Value::Null => {
+            owned = Value::Object(serde_json::Map::new());
+            &owned
+        }
+        Value::String(s) => {
+            owned = if s.trim().is_empty() {
+                Value::Object(serde_json::Map::new())
+            } else {
+                match serde_json::from_str::<Value>(s) {
+                    Ok(v @ Value::Object(_)) => v,
+                    _ => {
+                        return Err(SkillError::bad_args(
+                            "(root)",
+                            "expected a JSON object of arguments, got a string",
+                        ));
+                    }
+                }
+            };
+            &owned
+        }
+        other => {
+            return Err(SkillError::bad_args(
+                "(root)",
+                format!(
+                    "expected a JSON object of arguments, got {}",
+                    kind_of(other)
+                ),
+            ));
+        }
+    };
+    // The plain deserializer is faster; on failure, run again with path tracking for the message.
+    if let Ok(input) = T::deserialize(args) {
+        return Ok(input);
+    }
+    serde_path_to_error::deserialize(args).map_err(|err| {
+        let path = err.path().to_string();
+        let message = err.inner().to_string();
+        bad_args_from_serde(&path, &message)
+    })
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Moves the field name out of serde's "missing field `x`" / "unknown field `x`, expected ..."
+/// messages into the path, so the model reads `x: missing field`.
+fn bad_args_from_serde(path: &str, message: &str) -> SkillError {
+    let parent = if path == "." { "" } else { path };
+    let join = |field: &str| {
+        if parent.is_empty() {
+            field.to_owned()
+        } else {
+            format!("{parent}.{field}")
+        }
+    };
+    for (prefix, label) in [
+        ("missing field `", "missing field"),
+        ("unknown field `", "unknown field"),
+    ] {
+        if let Some(rest) = message.strip_prefix(prefix)
+            && let Some(end) = rest.find('`')
+        {
+            let field = &rest[..end];
+            let tail = rest[end + 1..].trim_start_matches(',').trim();
+            let message = if tail.is_empty() {
+                label.to_owned()
+            } else {
+                format!("{label}; {tail}")
+            };
+            // serde_path_to_error already ends the path with an unknown field's name.
+            let at_field = parent == field || parent.ends_with(&format!(".{field}"));
+            let path = if at_field {
+                parent.to_owned()
+            } else {
+                join(field)
+            };
+            return SkillError::bad_args(path, message);
+        }
+    }
+    let path = if parent.is_empty() {
+        "(root)".to_owned()
+    } else {
+        parent.to_owned()
+    };
+    SkillError::bad_args(path, message)
+}
+
+/// What `#[skill]` submits to `inventory` so that [`Registry::discover`](crate::Registry::discover)
+/// finds the skill: its name, where it was defined, and how to make one.
+pub struct SkillRegistration {
+    name: &'static str,
+    location: SourceLocation,
+    constructor: fn() -> Box<dyn DynSkill>,
+}
+
+impl SkillRegistration {
+    /// A registration, usable in `inventory::submit!` (it is `const`).
+    pub const fn new(
+        name: &'static str,
+        module_path: &'static str,
+        file: &'static str,
+        line: u32,
+        constructor: fn() -> Box<dyn DynSkill>,
+    ) -> Self {
+        SkillRegistration {
+            name,
+            location: SourceLocation {
+                module_path,
+                file,
+                line,
+            },
+            constructor,
+        }
+    }
+
+    /// The skill's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The module the skill was defined in, e.g. `my_agent::tools::files`.
+    pub fn module_path(&self) -> &'static str {
+        self.location.module_path
+    }
+
+    /// Where the skill was defined.
+    pub fn location(&self) -> SourceLocation {
+        self.location
+    }
+
+    /// Whether the skill was defined in `module` or one of its submodules (`my_agent::tools` matches
+    /// `my_agent::tools::files` but not `my_agent::toolshed`).
+    pub fn is_in_module(&self, module: &str) -> bool {
+        let path = self.location.module_path;
+        path == module || (path.starts_with(module) && path[module.len()..].starts_with("::"))
+    }
+
+    /// Makes the skill.
+    pub fn construct(&self) -> Box<dyn DynSkill> {
+        (self.constructor)()
+    }
+}
+
+impl std::fmt::Debug for SkillRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillRegistration")
+            .field("name", &self.name)
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(SkillRegistration);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Opts {
+        depth: u32,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Input {
+        path: String,
+        opts: Option<Opts>,
+        tags: Option<Vec<u8>>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct NoParams {}
+
+    fn err(args: Value) -> (String, String) {
+        match parse_args::<Input>(&args).unwrap_err() {
+            SkillError::BadArgs { path, message } => (path, message),
+            other => panic!("expected BadArgs, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_field_is_named_in_the_path() {
+        assert_eq!(
+            err(serde_json::json!({})),
+            ("path".into(), "missing field".into())
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_the_field_and_the_value() {
+        let (path, message) = err(serde_json::json!({"path": 7}));
+        assert_eq!(path, "path");
+        assert!(
+            message.contains("integer `7`") && message.contains("expected a string"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn nested_fields_get_a_dotted_path() {
+        let (path, message) = err(serde_json::json!({"path": "a", "opts": {}}));
+        assert_eq!(
+            (path.as_str(), message.as_str()),
+            ("opts.depth", "missing field")
+        );
+        let (path, _) = err(serde_json::json!({"path": "a", "tags": [1, "x"]}));
+        assert_eq!(path, "tags[1]");
+        let (path, _) = err(serde_json::json!({"path": "a", "opts": ""}));
+        assert_eq!(path, "opts");
+    }
+
+    #[test]
+    fn unknown_field_is_named_and_the_expected_ones_listed() {
+        let (path, message) = err(serde_json::json!({"path": "a", "paht": 1}));
+        assert_eq!(path, "paht");
+        assert!(
+            message.starts_with("unknown field; expected one of"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn non_object_arguments_are_rejected_at_the_root() {
+        let (path, message) = err(serde_json::json!([1]));
+        assert_eq!(
+            (path.as_str(), message.as_str()),
+            (
+                "(root)",
+                "expected a JSON object of arguments, got an array"
+            )
+        );
+        let (path, _) = err(serde_json::json!("not json"));
+        assert_eq!(path, "(root)");
+    }
+
+    #[test]
+    fn empty_arguments_mean_an_empty_object() {
+        assert!(parse_args::<NoParams>(&Value::Null).is_ok());
+        assert!(parse_args::<NoParams>(&serde_json::json!("")).is_ok());
+        assert!(parse_args::<NoParams>(&serde_json::json!({})).is_ok());
+        assert_eq!(err(Value::Null), ("path".into(), "missing field".into()));
+    }
+
+    #[test]
+    fn a_string_holding_an_object_is_decoded() {
+        let input: Input = parse_args(&serde_json::json!("{\"path\": \"a\"}")).unwrap();
+        assert_eq!(input.path, "a");
+    }
+
+    #[test]
+    fn module_matching_respects_path_segments() {
+        fn make() -> Box<dyn DynSkill> {
+            unreachable!("not constructed in this test")
+        }
+        let reg = SkillRegistration::new("x", "app::tools::files", "f.rs", 1, make);
+        assert!(reg.is_in_module("app::tools"));
+        assert!(reg.is_in_module("app::tools::files"));
+        assert!(!reg.is_in_module("app::tool"));
+    }
+}

@@ -1,0 +1,314 @@
+//! Hooks: order, Proceed / Modify / Deny / Replace, after-hooks on every result, PermissionGate.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_core::{
+    HookOutcome, PermissionGate, Registry, SkillContext, SkillError, SkillHook, SkillMetadata,
+    SkillOutput, ToolCall, async_trait,
+};
+use common::*;
+use serde_json::{Value, json};
+
+/// A hook that logs its name and answers with a fixed outcome.
+struct Scripted {
+    label: &'static str,
+    log: Arc<Mutex<Vec<String>>>,
+    outcome: HookOutcome,
+}
+
+#[async_trait]
+impl SkillHook for Scripted {
+    async fn before(
+        &self,
+        name: &str,
+        metadata: SkillMetadata,
+        args: &Value,
+    ) -> Result<HookOutcome, SkillError> {
+        assert_eq!(
+            &*metadata.name, "shred_file",
+            "metadata is the skill's, whatever name was used"
+        );
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} before {name} {args}", self.label));
+        Ok(self.outcome.clone())
+    }
+
+    async fn after(
+        &self,
+        name: &str,
+        _args: &Value,
+        result: Result<SkillOutput, SkillError>,
+    ) -> Result<SkillOutput, SkillError> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} after {name}", self.label));
+        result
+    }
+}
+
+fn shredder(runs: &Arc<AtomicUsize>) -> Registry {
+    let mut registry = Registry::new();
+    registry.add(Shred { runs: runs.clone() });
+    registry
+}
+
+fn shred(path: &str) -> ToolCall {
+    ToolCall::new("call_1", "shred_file", json!({ "path": path }))
+}
+
+#[tokio::test]
+async fn hooks_run_in_the_order_added_and_after_hooks_see_the_result() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder(&runs);
+    for label in ["first", "second", "third"] {
+        registry.with_hook(Scripted {
+            label,
+            log: log.clone(),
+            outcome: HookOutcome::Proceed,
+        });
+    }
+    let result = registry
+        .run_one(&shred("a.txt"), &SkillContext::default())
+        .await;
+    assert_eq!(result.content(), "shredded a.txt");
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            r#"first before shred_file {"path":"a.txt"}"#,
+            r#"second before shred_file {"path":"a.txt"}"#,
+            r#"third before shred_file {"path":"a.txt"}"#,
+            "first after shred_file",
+            "second after shred_file",
+            "third after shred_file",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn modify_rewrites_the_arguments_for_later_hooks_and_the_skill() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder(&runs);
+    registry
+        .with_hook(Scripted {
+            label: "rewrite",
+            log: log.clone(),
+            outcome: HookOutcome::Modify(json!({"path": "safe.txt"})),
+        })
+        .with_hook(Scripted {
+            label: "watch",
+            log: log.clone(),
+            outcome: HookOutcome::Proceed,
+        });
+    let result = registry
+        .run_one(&shred("/etc/passwd"), &SkillContext::default())
+        .await;
+    assert_eq!(result.content(), "shredded safe.txt");
+    assert_eq!(
+        log.lock().unwrap()[1],
+        r#"watch before shred_file {"path":"safe.txt"}"#
+    );
+}
+
+#[tokio::test]
+async fn modified_arguments_are_validated_again() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder(&runs);
+    registry.with_hook(Scripted {
+        label: "broken",
+        log: Arc::default(),
+        outcome: HookOutcome::Modify(json!({"paht": 1})),
+    });
+    let result = registry
+        .run_one(&shred("a.txt"), &SkillContext::default())
+        .await;
+    assert!(
+        matches!(result.output, Err(SkillError::BadArgs { ref path, .. }) if path == "paht"),
+        "{:?}",
+        result.output
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn deny_becomes_an_error_result_with_the_reason_and_stops_later_hooks() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder(&runs);
+    registry
+        .with_hook(Scripted {
+            label: "deny",
+            log: log.clone(),
+            outcome: HookOutcome::Deny("no shredding on Sundays".into()),
+        })
+        .with_hook(Scripted {
+            label: "later",
+            log: log.clone(),
+            outcome: HookOutcome::Proceed,
+        });
+    let result = registry
+        .run_one(&shred("a.txt"), &SkillContext::default())
+        .await;
+    assert!(result.is_error());
+    assert_eq!(result.content(), "denied: no shredding on Sundays");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let log = log.lock().unwrap();
+    assert!(
+        !log.iter().any(|l| l.starts_with("later before")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l == "later after shred_file"),
+        "after-hooks still see the denial: {log:?}"
+    );
+}
+
+#[tokio::test]
+async fn replace_skips_the_skill_and_answers_with_the_text() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder(&runs);
+    registry.with_hook(Scripted {
+        label: "cache",
+        log: Arc::default(),
+        outcome: HookOutcome::Replace("from cache".into()),
+    });
+    let result = registry
+        .run_one(&shred("a.txt"), &SkillContext::default())
+        .await;
+    assert_eq!(
+        (result.is_error(), result.content().as_ref()),
+        (false, "from cache")
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+/// Turns every error into a success that says what the error was, and counts what it saw.
+struct Forgive {
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+#[async_trait]
+impl SkillHook for Forgive {
+    async fn after(
+        &self,
+        name: &str,
+        _args: &Value,
+        result: Result<SkillOutput, SkillError>,
+    ) -> Result<SkillOutput, SkillError> {
+        self.seen.lock().unwrap().push(name.to_owned());
+        match result {
+            Err(error) => Ok(format!("forgiven: {error}").into()),
+            ok => ok,
+        }
+    }
+}
+
+#[tokio::test]
+async fn after_hooks_see_and_may_change_every_result_errors_included() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut registry = Registry::new();
+    registry
+        .add(Echo)
+        .add(Panicky)
+        .with_hook(Forgive { seen: seen.clone() });
+    let calls = [
+        ToolCall::new("1", "echo", json!({"text": "ok"})),
+        ToolCall::new("2", "nope", json!({})),
+        ToolCall::new("3", "echo", json!({"txt": "bad"})),
+        ToolCall::new("4", "panicky", json!({})),
+    ];
+    let results = registry.run_many(&calls, &SkillContext::default()).await;
+    assert_eq!(*seen.lock().unwrap(), ["echo", "nope", "echo", "panicky"]);
+    assert!(results.iter().all(|r| !r.is_error()));
+    assert_eq!(
+        results[1].content(),
+        "forgiven: unknown skill `nope`; available skills: `echo`, `panicky`"
+    );
+    assert!(
+        results[2]
+            .content()
+            .starts_with("forgiven: invalid arguments: `txt`: unknown field")
+    );
+}
+
+#[tokio::test]
+async fn permission_gate_allows_by_metadata() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    registry
+        .add(Shred { runs: runs.clone() })
+        .add(Echo)
+        .with_hook(PermissionGate::new(|_name, metadata| {
+            !metadata.is_destructive
+        }));
+    let calls = [
+        ToolCall::new("1", "echo", json!({"text": "fine"})),
+        ToolCall::new("2", "wipe", json!({"path": "x"})),
+    ];
+    let results = registry.run_many(&calls, &SkillContext::default()).await;
+    assert_eq!(results[0].content(), "fine");
+    assert!(matches!(results[1].output, Err(SkillError::Denied(_))));
+    assert!(
+        results[1]
+            .content()
+            .contains("permission to run `shred_file` was not granted")
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+/// Records the order of before-hooks and of skill starts within one concurrent batch.
+struct Order {
+    log: Arc<Tracker>,
+}
+
+#[async_trait]
+impl SkillHook for Order {
+    async fn before(
+        &self,
+        _name: &str,
+        _m: SkillMetadata,
+        args: &Value,
+    ) -> Result<HookOutcome, SkillError> {
+        // Yield so that, were hooks run concurrently, their log lines would interleave with starts.
+        tokio::task::yield_now().await;
+        self.log
+            .log
+            .lock()
+            .unwrap()
+            .push(format!("hook {}", args["label"].as_str().unwrap()));
+        Ok(HookOutcome::Proceed)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn before_hooks_of_a_batch_run_one_at_a_time_in_call_order_before_it_starts() {
+    let tracker = Arc::new(Tracker::default());
+    let mut registry = Registry::new();
+    registry
+        .add(Probe {
+            name: "look",
+            safe: true,
+            tracker: tracker.clone(),
+        })
+        .with_hook(Order {
+            log: tracker.clone(),
+        });
+    let calls: Vec<ToolCall> = ["a", "b", "c"]
+        .iter()
+        .map(|l| ToolCall::new(*l, "look", json!({"label": l, "sleep_ms": 5})))
+        .collect();
+    registry.run_many(&calls, &SkillContext::default()).await;
+    assert_eq!(
+        &tracker.lines()[..6],
+        [
+            "hook a", "hook b", "hook c", "start a", "start b", "start c"
+        ]
+    );
+}
