@@ -1,0 +1,11 @@
+//! eugene: build AI agents in Rust, where a tool ("skill") is an ordinary `async fn`.
+//!
+//! This facade re-exports everything from [`agent_core`]; depend on `eugene` alone. See the
+//! README for the walkthrough and `agent_core`'s crate docs for the manual.
+
+pub use agent_core::*;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
