@@ -38,7 +38,11 @@ impl Skill for WordCount {
     fn aliases(&self) -> &[&'static str] {
         &["wc"]
     }
-    async fn run(&self, input: WordCountInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
+    async fn run(
+        &self,
+        input: WordCountInput,
+        _: &SkillContext,
+    ) -> Result<SkillOutput, SkillError> {
         Ok(input.text.split_whitespace().count().to_string().into())
     }
 }
@@ -77,7 +81,9 @@ async fn main() {
     registry
         .add(WordCount)
         .add(DeleteFile)
-        .with_hook(PermissionGate::new(|_name, metadata| !metadata.is_destructive));
+        .with_hook(PermissionGate::new(|_name, metadata| {
+            !metadata.is_destructive
+        }));
 
     println!("== What the model is shown");
     for definition in registry.definitions() {
@@ -87,14 +93,27 @@ async fn main() {
 
     println!("== One turn of tool calls");
     let calls = [
-        ToolCall::new("call_1", "word_count", json!({"text": "skills are async fns"})),
+        ToolCall::new(
+            "call_1",
+            "word_count",
+            json!({"text": "skills are async fns"}),
+        ),
         ToolCall::new("call_2", "wc", json!({"text": "one attribute"})),
         ToolCall::new("call_3", "word_cont", json!({"text": "typo in the name"})),
-        ToolCall::new("call_4", "word_count", json!({"txt": "typo in an argument"})),
+        ToolCall::new(
+            "call_4",
+            "word_count",
+            json!({"txt": "typo in an argument"}),
+        ),
         ToolCall::new("call_5", "delete_file", json!({"path": "Cargo.toml"})),
     ];
     for result in registry.run_many(&calls, &SkillContext::default()).await {
         let status = if result.is_error() { "error" } else { "ok" };
-        println!("{} {} [{status}] {}", result.call_id, result.name, result.content());
+        println!(
+            "{} {} [{status}] {}",
+            result.call_id,
+            result.name,
+            result.content()
+        );
     }
 }
