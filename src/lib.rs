@@ -3,6 +3,8 @@
 //! This facade re-exports everything from [`agent_core`]; depend on `eugene` alone. See the
 //! README for the walkthrough and `agent_core`'s crate docs for the manual.
 
+#![warn(missing_docs)]
+
 pub use agent_core::*;
 
 /// The README's examples, compiled and run as doctests.

@@ -11,6 +11,9 @@
 //! 3. the skill runs (unless denied or replaced);
 //! 4. each hook's [`SkillHook::after`] sees the result, errors included, and may change it.
 //!
+//! Both methods receive the skill's own name, also when the model called it by an alias, so a rule
+//! about `delete_file` cannot be dodged by calling it `rm`.
+//!
 //! Before-hooks of a batch of concurrent calls run one call at a time, in call order, so a hook
 //! that asks a person for permission asks one question at a time.
 //!

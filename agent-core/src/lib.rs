@@ -34,6 +34,8 @@
 //! `CancellationToken`), `futures` (bounded ordered concurrency, panic capture), `thiserror`
 //! (error enums), `strsim` (suggesting close skill names).
 
+#![warn(missing_docs)]
+
 pub mod call;
 pub mod context;
 pub mod error;

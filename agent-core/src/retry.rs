@@ -1,6 +1,6 @@
 //! Retrying transient failures with exponential backoff and a cap.
 //!
-//! The registry retries a skill that fails with [`SkillError::Transient`](crate::SkillError::Transient)
+//! The registry retries a skill that fails with [`SkillError::Transient`]
 //! by its [`RetryPolicy`]; providers use [`with_retry`] for their own transient errors.
 //!
 //! ```

@@ -312,3 +312,29 @@ async fn before_hooks_of_a_batch_run_one_at_a_time_in_call_order_before_it_start
         ]
     );
 }
+
+#[tokio::test]
+async fn hooks_see_the_skill_name_when_it_is_called_by_an_alias() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder(&runs);
+    registry.with_hook(Scripted {
+        label: "h",
+        log: log.clone(),
+        outcome: HookOutcome::Proceed,
+    });
+    let result = registry
+        .run_one(
+            &ToolCall::new("1", "wipe", json!({"path": "a"})),
+            &SkillContext::default(),
+        )
+        .await;
+    assert_eq!(
+        result.name, "wipe",
+        "the result keeps the alias the model used"
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        [r#"h before shred_file {"path":"a"}"#, "h after shred_file"]
+    );
+}

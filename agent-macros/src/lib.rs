@@ -5,3 +5,5 @@
 //! implements `agent_core::Skill`, and a link-time registration that `Registry::discover()` finds.
 //! This crate holds only parsing, validation and code generation; all runtime logic lives in
 //! `agent-core`, which this crate must not depend on.
+
+#![warn(missing_docs)]

@@ -132,8 +132,15 @@ impl Registry {
             }
         };
         let mut output = output;
-        for hook in &self.hooks {
-            output = hook.after(&call.name, &args, output).await;
+        if !self.hooks.is_empty() {
+            // Hooks see the skill's own name, whatever alias the model used (a rule about
+            // `delete_file` must not be dodged by calling `rm`); an unknown name stays as called.
+            let name = self
+                .entry(&call.name)
+                .map_or(call.name.as_str(), |e| &e.definition.name);
+            for hook in &self.hooks {
+                output = hook.after(name, &args, output).await;
+            }
         }
         ToolResult::new(call, truncate_output(output, self.output_budget))
     }
