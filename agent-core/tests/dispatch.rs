@@ -17,6 +17,19 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
     ToolCall::new(id, name, args)
 }
 
+/// `count` calls to `name`, labelled by their index, each sleeping 10 ms.
+fn sleepers(name: &str, count: usize) -> Vec<ToolCall> {
+    (0..count)
+        .map(|i| {
+            call(
+                &i.to_string(),
+                name,
+                json!({"label": i.to_string(), "sleep_ms": 10}),
+            )
+        })
+        .collect()
+}
+
 fn probes(tracker: &Arc<Tracker>) -> Registry {
     let mut registry = Registry::new();
     registry
@@ -126,15 +139,7 @@ async fn an_unsafe_call_runs_alone_between_the_batches_around_it() {
 async fn consecutive_unsafe_calls_never_overlap() {
     let tracker = Arc::new(Tracker::default());
     let registry = probes(&tracker);
-    let calls: Vec<ToolCall> = (0..4)
-        .map(|i| {
-            call(
-                &i.to_string(),
-                "write",
-                json!({"label": i.to_string(), "sleep_ms": 10}),
-            )
-        })
-        .collect();
+    let calls = sleepers("write", 4);
     registry.run_many(&calls, &SkillContext::default()).await;
     assert_eq!(tracker.max_active(), 1);
     assert_eq!(
@@ -150,15 +155,7 @@ async fn concurrency_is_bounded_by_the_registry_limit() {
     let tracker = Arc::new(Tracker::default());
     let mut registry = probes(&tracker);
     registry.with_max_concurrency(4);
-    let calls: Vec<ToolCall> = (0..25)
-        .map(|i| {
-            call(
-                &i.to_string(),
-                "look",
-                json!({"label": i.to_string(), "sleep_ms": 10}),
-            )
-        })
-        .collect();
+    let calls = sleepers("look", 25);
     let results = registry.run_many(&calls, &SkillContext::default()).await;
     assert_eq!(results.len(), 25);
     assert_eq!(tracker.max_active(), 4);
@@ -168,15 +165,7 @@ async fn concurrency_is_bounded_by_the_registry_limit() {
 async fn the_default_limit_is_ten() {
     let tracker = Arc::new(Tracker::default());
     let registry = probes(&tracker);
-    let calls: Vec<ToolCall> = (0..30)
-        .map(|i| {
-            call(
-                &i.to_string(),
-                "look",
-                json!({"label": i.to_string(), "sleep_ms": 10}),
-            )
-        })
-        .collect();
+    let calls = sleepers("look", 30);
     registry.run_many(&calls, &SkillContext::default()).await;
     assert_eq!(tracker.max_active(), 10);
 }
