@@ -40,11 +40,13 @@ pub mod call;
 pub mod context;
 pub mod error;
 pub mod hook;
+mod macro_support;
 pub mod registry;
 pub mod retry;
 pub mod schema;
 pub mod skill;
 
+pub use agent_macros::skill;
 pub use async_trait::async_trait;
 pub use call::{ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
@@ -59,6 +61,7 @@ pub use tokio_util::sync::CancellationToken;
 /// Paths used by code that `#[skill]` generates. Not a stable API: use the crates directly.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::macro_support::*;
     pub use async_trait;
     pub use inventory;
     pub use schemars;

@@ -1,0 +1,250 @@
+//! The typed model of a `#[skill]` function: its parameters, its doc comment split into the
+//! description and the `# Arguments` entries, and its return type. Built from syn's tree without
+//! judging it; `validate` judges.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, LitStr, Meta, Pat, ReturnType, Type,
+};
+
+/// One line of the doc comment, with the span of the `///` it came from.
+pub struct DocLine {
+    pub text: String,
+    pub span: Span,
+}
+
+/// An entry of the `# Arguments` section: `* \`name\` - text`.
+pub struct ArgDoc {
+    pub name: String,
+    pub text: String,
+    pub span: Span,
+}
+
+/// Options from `#[arg(...)]` on a parameter.
+#[derive(Default)]
+pub struct ArgOptions {
+    /// `#[arg(default)]` (`Some(None)`) or `#[arg(default = expr)]` (`Some(Some(expr))`).
+    pub default: Option<Option<Expr>>,
+    pub rename: Option<LitStr>,
+}
+
+/// What a parameter is.
+pub enum ParamKind {
+    /// `&SkillContext`: passed through, not part of the schema.
+    Context,
+    /// A field of the input struct.
+    Input,
+}
+
+/// One parameter of the function.
+pub struct Param<'a> {
+    pub kind: ParamKind,
+    /// The name, when the pattern is a plain identifier.
+    pub ident: Option<Ident>,
+    pub pat: &'a Pat,
+    pub ty: &'a Type,
+    pub options: ArgOptions,
+}
+
+/// The function under `#[skill]`, as the rest of the macro sees it.
+pub struct SkillFn<'a> {
+    pub item: &'a ItemFn,
+    pub params: Vec<Param<'a>>,
+    /// Receivers (`self`), which a skill cannot have.
+    pub receivers: Vec<Span>,
+    pub description: String,
+    pub args_doc: Vec<ArgDoc>,
+    /// The `T` of `Result<T, E>` (or `Result<T>`), when the return type has that shape.
+    pub output: Option<&'a Type>,
+    /// Errors met while building the model (malformed `#[arg]`).
+    pub errors: Vec<syn::Error>,
+}
+
+impl<'a> SkillFn<'a> {
+    pub fn from_item(item: &'a ItemFn) -> SkillFn<'a> {
+        let mut errors = Vec::new();
+        let mut params = Vec::new();
+        let mut receivers = Vec::new();
+        for input in &item.sig.inputs {
+            match input {
+                FnArg::Receiver(receiver) => receivers.push(receiver.span()),
+                FnArg::Typed(typed) => {
+                    let kind = if is_context(&typed.ty) {
+                        ParamKind::Context
+                    } else {
+                        ParamKind::Input
+                    };
+                    let ident = match &*typed.pat {
+                        Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => {
+                            Some(p.ident.clone())
+                        }
+                        _ => None,
+                    };
+                    let options = parse_arg_options(&typed.attrs, &mut errors);
+                    params.push(Param {
+                        kind,
+                        ident,
+                        pat: &typed.pat,
+                        ty: &typed.ty,
+                        options,
+                    });
+                }
+            }
+        }
+        let docs = doc_lines(&item.attrs);
+        let (description, args_doc) = split_docs(&docs);
+        SkillFn {
+            item,
+            params,
+            receivers,
+            description,
+            args_doc,
+            output: result_ok_type(&item.sig.output),
+            errors,
+        }
+    }
+
+    /// The parameters that become fields of the input struct.
+    pub fn inputs(&self) -> impl Iterator<Item = &Param<'a>> {
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Input))
+    }
+
+    /// The text of the `# Arguments` entry for `name`.
+    pub fn arg_doc(&self, name: &str) -> Option<&str> {
+        self.args_doc
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.text.as_str())
+    }
+}
+
+/// Whether `ty` is `&SkillContext` (any path ending in `SkillContext`, shared or `mut`).
+pub fn is_context(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => matches!(&*r.elem, Type::Path(p) if p.qself.is_none()
+            && p.path.segments.last().is_some_and(|s| s.ident == "SkillContext")),
+        _ => false,
+    }
+}
+
+/// `T` from a return type `Result<T, E>`/`Result<T>` under any path (`anyhow::Result<T>`).
+fn result_ok_type(output: &ReturnType) -> Option<&Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Path(path) = &**ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(ok) => Some(ok),
+        _ => None,
+    }
+}
+
+fn parse_arg_options(attrs: &[Attribute], errors: &mut Vec<syn::Error>) -> ArgOptions {
+    let mut options = ArgOptions::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("default") {
+                options.default =
+                    Some(if meta.input.peek(syn::Token![=]) { Some(meta.value()?.parse()?) } else { None });
+                Ok(())
+            } else if meta.path.is_ident("rename") {
+                let value: LitStr = meta.value()?.parse()?;
+                options.rename = Some(value);
+                Ok(())
+            } else {
+                Err(meta.error("unknown option in #[arg]; expected `default`, `default = expr` or `rename = \"...\"`"))
+            }
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+    options
+}
+
+/// The lines of the doc comment (`///` and `#[doc = "..."]`), one leading space removed.
+fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
+    let mut lines = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+        {
+            for line in s.value().split('\n') {
+                let line = line.trim_end_matches('\r');
+                let text = line.strip_prefix(' ').unwrap_or(line).to_owned();
+                lines.push(DocLine {
+                    text,
+                    span: attr.span(),
+                });
+            }
+        }
+    }
+    lines
+}
+
+/// Splits doc lines into the description (everything but the `# Arguments` section) and the
+/// section's entries.
+fn split_docs(lines: &[DocLine]) -> (String, Vec<ArgDoc>) {
+    let mut description = Vec::new();
+    let mut args: Vec<ArgDoc> = Vec::new();
+    let mut in_args = false;
+    for line in lines {
+        let trimmed = line.text.trim();
+        if trimmed.starts_with('#') {
+            let heading = trimmed.trim_start_matches('#').trim();
+            in_args =
+                heading.eq_ignore_ascii_case("arguments") || heading.eq_ignore_ascii_case("args");
+            if in_args {
+                continue;
+            }
+        }
+        if !in_args {
+            description.push(line.text.as_str());
+            continue;
+        }
+        if let Some((name, text)) = parse_arg_entry(trimmed) {
+            args.push(ArgDoc {
+                name,
+                text,
+                span: line.span,
+            });
+        } else if let Some(last) = args.last_mut()
+            && !trimmed.is_empty()
+        {
+            last.text.push(' ');
+            last.text.push_str(trimmed);
+        }
+    }
+    let description = description.join("\n").trim().to_owned();
+    (description, args)
+}
+
+/// `* \`name\` - text`, `- \`name\`: text` and mixes of the two.
+fn parse_arg_entry(line: &str) -> Option<(String, String)> {
+    let rest = line
+        .strip_prefix('*')
+        .or_else(|| line.strip_prefix('-'))?
+        .trim_start();
+    let rest = rest.strip_prefix('`')?;
+    let end = rest.find('`')?;
+    let name = rest[..end].trim().to_owned();
+    let text = rest[end + 1..].trim_start();
+    let text = text
+        .strip_prefix('-')
+        .or_else(|| text.strip_prefix(':'))
+        .unwrap_or(text)
+        .trim();
+    Some((name, text.to_owned()))
+}
