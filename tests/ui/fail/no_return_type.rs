@@ -1,0 +1,7 @@
+use eugene::skill;
+
+/// Returns nothing.
+#[skill]
+async fn ping() {}
+
+fn main() {}

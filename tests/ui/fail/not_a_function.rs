@@ -1,0 +1,7 @@
+use eugene::skill;
+
+/// A struct.
+#[skill]
+struct Ping;
+
+fn main() {}

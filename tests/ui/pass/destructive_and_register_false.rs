@@ -1,0 +1,14 @@
+// `destructive`, `concurrency_safe` on a skill that writes, and `register = false`.
+use eugene::{Registry, RegistryError, Skill, SkillError, skill};
+
+/// Remove every file in the scratch directory.
+#[skill(destructive, concurrency_safe, register = false)]
+async fn clear_scratch() -> Result<String, SkillError> {
+    Ok("cleared".into())
+}
+
+fn main() {
+    assert!(ClearScratch.is_destructive() && !ClearScratch.is_read_only());
+    assert!(ClearScratch.is_concurrency_safe());
+    assert!(matches!(Registry::discover(), Err(RegistryError::NothingDiscovered)), "register = false submits nothing");
+}
