@@ -3,76 +3,27 @@
 //! answered in call order, with an unknown name, bad arguments and a call a hook denies.
 //!
 //! `cargo run --example tour`
-//!
-//! (The `#[skill]` attribute will replace the hand-written `impl Skill` blocks below.)
 
-use eugene::__private::{schemars, serde};
-use eugene::{
-    PermissionGate, Registry, Skill, SkillContext, SkillError, SkillOutput, ToolCall, async_trait,
-};
+use eugene::{PermissionGate, Registry, SkillContext, SkillError, ToolCall, skill};
 use serde_json::json;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "eugene::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "eugene::__private::schemars")]
-struct WordCountInput {
-    /// The text to count words in.
-    text: String,
+/// Count the words in a text.
+///
+/// # Arguments
+/// * `text` - The text to count words in.
+#[skill(read_only, aliases = ["wc"])]
+async fn word_count(text: String) -> Result<String, SkillError> {
+    Ok(text.split_whitespace().count().to_string())
 }
 
-/// Counts words. Read-only, so several calls run at once.
-struct WordCount;
-
-#[async_trait]
-impl Skill for WordCount {
-    type Input = WordCountInput;
-    fn name(&self) -> &str {
-        "word_count"
-    }
-    fn description(&self) -> &str {
-        "Count the words in a text."
-    }
-    fn is_read_only(&self) -> bool {
-        true
-    }
-    fn aliases(&self) -> &[&'static str] {
-        &["wc"]
-    }
-    async fn run(
-        &self,
-        input: WordCountInput,
-        _: &SkillContext,
-    ) -> Result<SkillOutput, SkillError> {
-        Ok(input.text.split_whitespace().count().to_string().into())
-    }
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "eugene::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "eugene::__private::schemars")]
-struct DeleteInput {
-    /// The file to delete, relative to the workspace.
-    path: String,
-}
-
-/// Would delete a file: destructive, so the permission gate below refuses it.
-struct DeleteFile;
-
-#[async_trait]
-impl Skill for DeleteFile {
-    type Input = DeleteInput;
-    fn name(&self) -> &str {
-        "delete_file"
-    }
-    fn description(&self) -> &str {
-        "Delete a file from the workspace."
-    }
-    fn is_destructive(&self) -> bool {
-        true
-    }
-    async fn run(&self, input: DeleteInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
-        Ok(format!("deleted {}", input.path).into())
-    }
+/// Delete a file from the workspace.
+///
+/// # Arguments
+/// * `path` - The file to delete, relative to the workspace.
+#[skill(destructive)]
+async fn delete_file(path: String) -> Result<String, SkillError> {
+    // Never reached in the tour: the permission gate below refuses destructive skills.
+    Ok(format!("deleted {path}"))
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -46,6 +46,96 @@ pub mod retry;
 pub mod schema;
 pub mod skill;
 
+/// Turns an ordinary `async fn` into a skill the model can call.
+///
+/// ```
+/// use agent_core::{skill, Registry, SkillContext, SkillError};
+///
+/// /// Search the project for a regular expression.
+/// ///
+/// /// Longer prose here is part of the description the model sees.
+/// ///
+/// /// # Arguments
+/// /// * `pattern` - A Rust regex.
+/// /// * `max_results` - Stop after this many hits.
+/// #[skill(read_only, aliases = ["grep", "rg"], search_hint = "find text regex", timeout = "30s")]
+/// pub async fn search_files(
+///     ctx: &SkillContext,
+///     pattern: String,
+///     max_results: Option<u32>,
+/// ) -> Result<String, SkillError> {
+///     Ok(format!("searched {} for {pattern}", ctx.workspace_root().display()))
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.add(SearchFiles); // the generated unit struct
+/// assert_eq!(registry.definitions()[0].input_schema["required"], serde_json::json!(["pattern"]));
+/// ```
+///
+/// # Keys
+///
+/// Every key is optional.
+///
+/// | key | meaning | default |
+/// |---|---|---|
+/// | `name = "..."` | the name the model calls; `^[a-zA-Z0-9_-]{1,64}$`, checked at compile time | the function's name |
+/// | `description = "..."` | what the model reads about the skill | the doc comment without its `# Arguments` section |
+/// | `read_only` | the skill only reads (plan modes and permission gates let it through) | off: a skill is assumed to write |
+/// | `destructive` | the skill does something hard to undo; not together with `read_only` | off |
+/// | `concurrency_safe`, `concurrency_safe = false` | whether calls may run at the same time as other safe calls | same as `read_only` |
+/// | `defer` | hidden from the model until `tool_search` loads it | off |
+/// | `aliases = ["a", "b"]` | other names the model may use | none |
+/// | `search_hint = "..."` | extra words `tool_search` matches | none |
+/// | `timeout = "500ms"` / `"30s"` / `"2m"` / `"1h"` | the time limit of one attempt, checked at compile time | none |
+/// | `crate = path` | the path of this crate, for facades that re-export it | found from `Cargo.toml` (`agent-core` or `eugene`) |
+/// | `register = false` | do not submit the skill for [`Registry::discover`] | registered |
+///
+/// Flags also take `= true` / `= false`.
+///
+/// # Parameters
+///
+/// - At most one `&SkillContext`, in any position; it is not part of the schema.
+/// - Every other parameter is a field of the input: any owned type that implements
+///   `Deserialize` and `JsonSchema`, the user's own structs and enums included. Borrowed types
+///   (`&str`), `impl Trait` and patterns are compile errors that say what to write instead.
+/// - `Option<T>` is not required. `#[arg(default)]` (the type's `Default`) and
+///   `#[arg(default = expr)]` make a parameter optional with that default; `#[arg(rename = "q")]`
+///   changes the name the model uses.
+/// - Descriptions come from the doc comment's `# Arguments` section, written
+///   `` * `name` - text `` or `` - `name`: text `` (continuation lines are joined). Describing a
+///   name that is not a parameter is a compile error at that line.
+///
+/// # Return type
+///
+/// `Result<T, E>` (or a one-parameter alias such as `std::io::Result<T>` or `anyhow::Result<T>`):
+///
+/// - `T: Into<SkillOutput>`: `String`, `&str`, `serde_json::Value`, `SkillOutput`, or your own
+///   type with `impl From<MyType> for SkillOutput`.
+/// - `E: Into<SkillError>` keeps its meaning (return `SkillError::Transient` to be retried).
+///   Any other error that converts into `Box<dyn Error + Send + Sync>` works too and becomes
+///   [`SkillError::Tool`] with the error as its source: `std::io::Error`, your own error types,
+///   boxed errors and `anyhow::Error` all need no conversion code.
+///
+/// # What it generates
+///
+/// - The function, unchanged and still callable (a skill is a plain function you can unit test).
+/// - A unit struct named after the function in UpperCamelCase (`search_files` → `SearchFiles`),
+///   with the function's visibility, implementing [`Skill`]: `registry.add(SearchFiles)`.
+/// - A hidden input struct with `#[serde(deny_unknown_fields)]` whose `Deserialize` and
+///   `JsonSchema` are derived through `agent_core::__private`: your crate needs no serde,
+///   schemars, async-trait or inventory dependency of its own (only for your own parameter types).
+/// - An `inventory` registration with the name, module path, file and line, unless
+///   `register = false`.
+/// - Checks that turn trait errors into one sentence at your tokens: a parameter type without
+///   `Deserialize`/`JsonSchema`, a future that is not `Send` (pointing at the `.await` that holds
+///   the culprit), an `Ok` type that does not convert into [`SkillOutput`].
+///
+/// # Linking
+///
+/// [`Registry::discover`] finds every skill of every crate linked into the binary, in every
+/// module, in debug and release. A crate is linked once the binary names anything from it; if it
+/// names nothing, add one line, `use my_skills as _;`. Forgetting it when no other skill is
+/// linked makes `discover()` fail with [`RegistryError::NothingDiscovered`], which says so.
 pub use agent_macros::skill;
 pub use async_trait::async_trait;
 pub use call::{ToolCall, ToolResult};
