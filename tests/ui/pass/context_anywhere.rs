@@ -25,9 +25,27 @@ async fn echo(text: String) -> Result<String, SkillError> {
 async fn main() {
     let mut registry = Registry::new();
     registry.add(Join).add(Echo);
-    let schema = &registry.definitions()[0].input_schema;
-    assert_eq!(schema["required"], json!(["name", "suffix"]));
-    assert!(schema["properties"].get("ctx").is_none());
+    assert_eq!(
+        registry.definitions()[0].input_schema,
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "A file name."},
+                "suffix": {"type": "string", "description": "Appended to the name."}
+            },
+            "required": ["name", "suffix"],
+            "additionalProperties": false
+        })
+    );
+    assert_eq!(
+        registry.definitions()[1].input_schema,
+        json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "Sent back."}},
+            "required": ["text"],
+            "additionalProperties": false
+        })
+    );
     let calls = [
         ToolCall::new("1", "join", json!({"name": "a", "suffix": ".rs"})),
         ToolCall::new("2", "echo", json!({"text": "hi"})),

@@ -10,5 +10,11 @@ async fn clear_scratch() -> Result<String, SkillError> {
 fn main() {
     assert!(ClearScratch.is_destructive() && !ClearScratch.is_read_only());
     assert!(ClearScratch.is_concurrency_safe());
+    let mut registry = Registry::new();
+    registry.add(ClearScratch);
+    assert_eq!(
+        registry.definitions()[0].input_schema,
+        serde_json::json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    );
     assert!(matches!(Registry::discover(), Err(RegistryError::NothingDiscovered)), "register = false submits nothing");
 }

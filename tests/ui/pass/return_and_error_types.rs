@@ -72,6 +72,8 @@ async fn main() {
         .add(Aliased);
     let names = ["as_json", "as_output", "busy", "io_failure", "custom_failure", "boxed_failure", "aliased"];
     let calls: Vec<ToolCall> = names.iter().map(|n| ToolCall::new(*n, *n, json!({}))).collect();
+    let empty = json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false});
+    assert!(registry.definitions().iter().all(|d| d.input_schema == empty));
     let results = registry.run_many(&calls, &SkillContext::default()).await;
     let contents: Vec<String> = results.iter().map(|r| r.content().into_owned()).collect();
     assert_eq!(contents, [r#"{"ok":true}"#, "out", "temporary failure: try later", "no such file", "my error", "boxed", "aliased"]);

@@ -36,11 +36,26 @@ async fn survey(depth: Depth, scope: Option<Scope>) -> Result<String, SkillError
 async fn main() {
     let mut registry = Registry::new();
     registry.add(Survey);
-    let schema = &registry.definitions()[0].input_schema;
-    assert_eq!(schema["properties"]["depth"], json!({"type": "string", "enum": ["shallow", "deep"], "description": "How thorough to be."}));
-    assert_eq!(schema["properties"]["scope"]["description"], json!("Where to look; the whole project when absent."));
-    assert_eq!(schema["properties"]["scope"]["properties"]["dirs"]["type"], json!("array"));
-    assert_eq!(schema["required"], json!(["depth"]));
+    assert_eq!(
+        registry.definitions()[0].input_schema,
+        json!({
+            "type": "object",
+            "properties": {
+                "depth": {"type": "string", "enum": ["shallow", "deep"], "description": "How thorough to be."},
+                "scope": {
+                    "type": ["object", "null"],
+                    "description": "Where to look; the whole project when absent.",
+                    "properties": {
+                        "dirs": {"type": "array", "items": {"type": "string"}, "description": "Directories to search."},
+                        "skip_hidden": {"type": "boolean", "description": "Skip hidden files."}
+                    },
+                    "required": ["dirs", "skip_hidden"]
+                }
+            },
+            "required": ["depth"],
+            "additionalProperties": false
+        })
+    );
     let result = registry
         .run_one(&ToolCall::new("1", "survey", json!({"depth": "deep", "scope": {"dirs": ["src"], "skip_hidden": true}})), &SkillContext::default())
         .await;

@@ -21,7 +21,16 @@ async fn main() {
     registry.add(tools::Match);
     let def = &registry.definitions()[0];
     assert_eq!(def.name, "match");
-    assert_eq!(def.input_schema["required"], json!(["type"]));
+    assert_eq!(def.description, "Classify a thing.");
+    assert_eq!(
+        def.input_schema,
+        json!({
+            "type": "object",
+            "properties": {"type": {"type": "string", "description": "The kind of thing."}},
+            "required": ["type"],
+            "additionalProperties": false
+        })
+    );
     let result = registry.run_one(&ToolCall::new("1", "match", json!({"type": "fruit"})), &SkillContext::default()).await;
     assert_eq!(result.content(), "matched fruit");
 }
