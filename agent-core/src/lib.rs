@@ -5,7 +5,7 @@
 //!
 //! | module | central type | what it is for |
 //! |---|---|---|
-//! | [`skill`] | [`Skill`], [`DynSkill`] | a tool the model can call: typed input, flags, `run` |
+//! | [`skill`](mod@skill) | [`Skill`], [`DynSkill`], [`#[skill]`](macro@skill) | a tool the model can call: typed input, flags, `run`; the attribute that writes one |
 //! | [`context`] | [`SkillContext`] | what a running skill reaches: workspace, cancellation, session, extensions |
 //! | [`registry`] | [`Registry`] | finding skills, describing them to the model, running calls |
 //! | [`hook`] | [`SkillHook`] | allowing, denying, rewriting or replacing calls; inspecting results |
