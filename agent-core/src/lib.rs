@@ -12,6 +12,8 @@
 //! | [`retry`] | [`RetryPolicy`] | retrying transient failures with backoff |
 //! | [`schema`] | [`ToolDefinition`] | what the model is shown of a skill |
 //! | [`call`] | [`ToolCall`], [`ToolResult`] | one call from the model and its answer |
+//! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
+//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible and scripted models, whole and streamed |
 //! | [`error`] | [`SkillError`], [`RegistryError`] | what can go wrong, in words the model can act on |
 //!
 //! # One turn of tool calls
@@ -32,7 +34,10 @@
 //! `schemars` (JSON Schemas of inputs), `inventory` (link-time discovery of `#[skill]`s),
 //! `async-trait` (object-safe async traits), `tokio` and `tokio-util` (timers, `select!`,
 //! `CancellationToken`), `futures` (bounded ordered concurrency, panic capture), `thiserror`
-//! (error enums), `strsim` (suggesting close skill names).
+//! (error enums), `strsim` (suggesting close skill names), `reqwest` with rustls (HTTP to the
+//! model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
+//! of the streaming APIs), `async-stream` (writing the provider streams as plain loops), `bytes`
+//! (request bodies shared across retries), `fastrand` (retry jitter).
 
 #![warn(missing_docs)]
 
@@ -40,7 +45,9 @@ pub mod call;
 pub mod context;
 pub mod error;
 pub mod hook;
+pub mod llm;
 mod macro_support;
+pub mod message;
 pub mod registry;
 pub mod retry;
 pub mod schema;
@@ -142,6 +149,14 @@ pub use call::{ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use hook::{HookOutcome, PermissionGate, SkillHook};
+pub use llm::{
+    AnthropicProvider, CacheControl, EventStream, HttpOptions, LlmProvider, MockProvider,
+    MockReply, OpenAiProvider, ProviderError, RecordedRequest, StreamEvent,
+};
+pub use message::{
+    ChatRequest, ChatResponse, Message, Role, StopReason, Thinking, ToolChoice, TruncatedToolCall,
+    Usage,
+};
 pub use registry::Registry;
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use schema::ToolDefinition;

@@ -1,0 +1,627 @@
+//! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`), whole and streamed: OpenAI
+//! itself, DeepSeek, Ollama, vLLM, llama.cpp's server and the like.
+//!
+//! The compatible servers differ from OpenAI and from each other; the decoder survives: ids
+//! repeated on every delta, empty or missing ids (unique ones are made up), indexes starting at 1
+//! or missing, arguments sent whole or as a JSON object instead of a string, `finish_reason: stop`
+//! although tool calls were made, the legacy `function_call` field, usage in a final chunk with
+//! `choices: []`, and a stream that ends without `data: [DONE]` after a finish reason.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+
+use super::anthropic::parse_arguments;
+use super::http::{Http, HttpOptions};
+use super::{EventStream, LlmProvider, ProviderError, SseDecoder, StreamEvent};
+use crate::call::ToolCall;
+use crate::message::{
+    ChatRequest, ChatResponse, Message, Role, StopReason, ToolChoice, TruncatedToolCall, Usage,
+};
+use crate::retry::RetryPolicy;
+
+const PROVIDER: &str = "openai";
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// An OpenAI-compatible Chat Completions server. Works without an API key (Ollama, llama.cpp).
+#[derive(Clone)]
+pub struct OpenAiProvider {
+    config: Config,
+    http: Result<Arc<Http>, ProviderError>,
+}
+
+#[derive(Clone)]
+struct Config {
+    api_key: Option<String>,
+    model: String,
+    base_url: String,
+    strict_tools: bool,
+    max_completion_tokens: bool,
+    options: HttpOptions,
+}
+
+impl OpenAiProvider {
+    /// A provider for `model` at OpenAI. An empty key sends no `Authorization` header.
+    pub fn new(api_key: impl Into<String>, model: impl Into<String>) -> Self {
+        let api_key = Some(api_key.into()).filter(|k| !k.is_empty());
+        OpenAiProvider::from_config(Config {
+            api_key,
+            model: model.into(),
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            strict_tools: false,
+            max_completion_tokens: false,
+            options: HttpOptions::default(),
+        })
+    }
+
+    fn from_config(config: Config) -> Self {
+        let headers = config
+            .api_key
+            .iter()
+            .map(|key| ("authorization", format!("Bearer {key}")))
+            .collect();
+        let http = Http::new(PROVIDER, headers, config.options.clone()).map(Arc::new);
+        OpenAiProvider { config, http }
+    }
+
+    fn with(self, change: impl FnOnce(&mut Config)) -> Self {
+        let mut config = self.config;
+        change(&mut config);
+        OpenAiProvider::from_config(config)
+    }
+
+    /// Sends requests to `base_url` (default `https://api.openai.com/v1`, e.g.
+    /// `http://localhost:11434/v1` for Ollama); `/chat/completions` is added.
+    pub fn with_base_url(self, base_url: impl Into<String>) -> Self {
+        let base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.with(|c| c.base_url = base_url)
+    }
+
+    /// Replaces the time limits, extra headers and retry policy.
+    pub fn with_http_options(self, options: HttpOptions) -> Self {
+        self.with(|c| c.options = options)
+    }
+
+    /// Adds a header to every request.
+    pub fn with_header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let header = (name.into(), value.into());
+        self.with(|c| c.options.headers.push(header))
+    }
+
+    /// How long to wait for an answer to begin.
+    pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
+        self.with(|c| c.options.timeout = timeout)
+    }
+
+    /// How transient failures are retried.
+    pub fn with_retry(self, retry: RetryPolicy) -> Self {
+        self.with(|c| c.options.retry = retry)
+    }
+
+    /// Sends tools in strict mode (`"strict": true`, schemas in OpenAI's strict form).
+    pub fn with_strict_tools(self, strict: bool) -> Self {
+        self.with(|c| c.strict_tools = strict)
+    }
+
+    /// Sends the token limit as `max_completion_tokens` (OpenAI's reasoning models require it)
+    /// instead of `max_tokens` (which compatible servers understand).
+    pub fn with_max_completion_tokens(self, yes: bool) -> Self {
+        self.with(|c| c.max_completion_tokens = yes)
+    }
+
+    /// The JSON body this provider sends for `request`.
+    pub fn request_body(&self, request: &ChatRequest<'_>, stream: bool) -> Value {
+        encode_request(&self.config, request, stream)
+    }
+
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.config.base_url)
+    }
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("model", &self.config.model)
+            .field("base_url", &self.config.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl LlmProvider for OpenAiProvider {
+    fn name(&self) -> &str {
+        PROVIDER
+    }
+
+    async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+        let body = Bytes::from(self.request_body(request, false).to_string());
+        let http = self.http.as_ref().map_err(Clone::clone)?;
+        decode_response(&http.send_json(&self.url(), body).await?)
+    }
+
+    fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
+        let body = Bytes::from(self.request_body(request, true).to_string());
+        super::sse_stream(
+            self.http.clone(),
+            self.url(),
+            body,
+            StreamDecoder::default(),
+        )
+    }
+}
+
+fn encode_request(config: &Config, request: &ChatRequest<'_>, stream: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(config.model));
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    messages.extend(request.messages.iter().map(encode_message));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                let mut function = json!({"name": t.name, "description": t.description});
+                if config.strict_tools {
+                    function["parameters"] = t.openai_strict_schema();
+                    function["strict"] = json!(true);
+                } else {
+                    function["parameters"] = t.input_schema.clone();
+                }
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        let choice = match &request.tool_choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        };
+        body.insert("tool_choice".into(), choice);
+        body.insert(
+            "parallel_tool_calls".into(),
+            json!(request.parallel_tool_calls),
+        );
+    }
+    let limit = if config.max_completion_tokens {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body.insert(limit.into(), json!(request.max_tokens));
+    if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if !request.stop_sequences.is_empty() {
+        body.insert("stop".into(), json!(request.stop_sequences));
+    }
+    body.insert("stream".into(), json!(stream));
+    if stream {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+fn encode_message(message: &Message) -> Value {
+    match message.role {
+        Role::System => json!({"role": "system", "content": message.content}),
+        Role::User => json!({"role": "user", "content": message.content}),
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
+            "content": message.content,
+        }),
+        Role::Assistant => {
+            let mut out = json!({"role": "assistant", "content": message.content});
+            if !message.tool_calls.is_empty() {
+                if message.content.is_empty() {
+                    out["content"] = Value::Null;
+                }
+                let calls: Vec<Value> = message
+                    .tool_calls
+                    .iter()
+                    .map(|call| {
+                        let arguments = match &call.arguments {
+                            // Arguments that were not valid JSON go back exactly as received.
+                            Value::String(raw) => raw.clone(),
+                            other => other.to_string(),
+                        };
+                        json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+                    })
+                    .collect();
+                out["tool_calls"] = Value::Array(calls);
+            }
+            out
+        }
+    }
+}
+
+fn decode_error(what: &str) -> ProviderError {
+    ProviderError::Decode {
+        provider: PROVIDER.into(),
+        message: what.to_owned(),
+    }
+}
+
+fn decode_usage(usage: &Value) -> Usage {
+    let get = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let prompt = get(usage, "prompt_tokens");
+    let cached = usage
+        .get("prompt_tokens_details")
+        .map_or(0, |d| get(d, "cached_tokens"));
+    Usage {
+        input_tokens: prompt.saturating_sub(cached),
+        output_tokens: get(usage, "completion_tokens"),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
+/// `finish_reason` in neutral words. `stop` with tool calls present means tool use (some servers
+/// never say `tool_calls`).
+fn decode_finish(reason: Option<&str>, has_tool_calls: bool) -> StopReason {
+    match reason {
+        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+        Some("stop") | None if has_tool_calls => StopReason::ToolUse,
+        Some("stop") | None => StopReason::EndTurn,
+        Some("length") => StopReason::MaxTokens,
+        Some("content_filter") => StopReason::Refusal,
+        Some(other) => StopReason::Other(other.to_owned()),
+    }
+}
+
+/// Arguments as a JSON string (OpenAI) or as an object (some compatible servers).
+fn arguments_text(arguments: Option<&Value>) -> String {
+    match arguments {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
+    let choice = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| decode_error("no `choices` in the answer"))?;
+    let wire = choice
+        .get("message")
+        .ok_or_else(|| decode_error("no `message` in the first choice"))?;
+    let mut calls = Vec::new();
+    if let Some(list) = wire.get("tool_calls").and_then(Value::as_array) {
+        for call in list {
+            let function = call.get("function").unwrap_or(&Value::Null);
+            calls.push((
+                call.get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                function
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                arguments_text(function.get("arguments")),
+            ));
+        }
+    }
+    if calls.is_empty()
+        && let Some(function) = wire.get("function_call").filter(|f| f.is_object())
+    {
+        calls.push((
+            String::new(),
+            function
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            arguments_text(function.get("arguments")),
+        ));
+    }
+    let finish = choice.get("finish_reason").and_then(Value::as_str);
+    let stop_reason = decode_finish(finish, !calls.is_empty());
+    let mut message = Message::assistant(
+        wire.get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+    );
+    let mut truncated = Vec::new();
+    let mut ids = IdMaker::default();
+    for (id, name, arguments) in calls {
+        let id = ids.make(&id);
+        if stop_reason == StopReason::MaxTokens {
+            truncated.push(TruncatedToolCall {
+                id,
+                name,
+                partial_arguments: arguments,
+            });
+        } else {
+            message.tool_calls.push(ToolCall {
+                id,
+                name,
+                arguments: parse_arguments(&arguments),
+            });
+        }
+    }
+    Ok(ChatResponse {
+        message,
+        stop_reason,
+        usage: value.get("usage").map(decode_usage).unwrap_or_default(),
+        truncated_tool_calls: truncated,
+        model: value
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        id: value.get("id").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
+/// Makes ids unique: an empty id, or one already used in this answer (some servers send `"0"` for
+/// every call), is replaced by `call_<n>`.
+#[derive(Default)]
+struct IdMaker {
+    used: Vec<String>,
+}
+
+impl IdMaker {
+    fn make(&mut self, given: &str) -> String {
+        let id = if given.is_empty() || self.used.iter().any(|u| u == given) {
+            let mut n = self.used.len();
+            loop {
+                let candidate = format!("call_{n}");
+                if !self.used.contains(&candidate) {
+                    break candidate;
+                }
+                n += 1;
+            }
+        } else {
+            given.to_owned()
+        };
+        self.used.push(id.clone());
+        id
+    }
+}
+
+/// One tool call being streamed, keyed by the index the server gave it.
+struct PartialCall {
+    key: u64,
+    id: String,
+    name: String,
+    arguments: String,
+    announced: bool,
+}
+
+/// Decodes a Chat Completions stream. A pure state machine: no I/O.
+#[derive(Default)]
+pub(crate) struct StreamDecoder {
+    id: Option<String>,
+    model: Option<String>,
+    text: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+    done: bool,
+    saw_chunk: bool,
+}
+
+/// The key of the legacy `function_call` field, which has no index.
+const LEGACY_KEY: u64 = u64::MAX;
+
+impl StreamDecoder {
+    fn call_mut(&mut self, key: u64) -> (usize, &mut PartialCall) {
+        let position = match self.calls.iter().position(|c| c.key == key) {
+            Some(position) => position,
+            None => {
+                self.calls.push(PartialCall {
+                    key,
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                    announced: false,
+                });
+                self.calls.len() - 1
+            }
+        };
+        (position, &mut self.calls[position])
+    }
+
+    fn tool_delta(
+        &mut self,
+        key: u64,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&Value>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let (position, call) = self.call_mut(key);
+        if let Some(id) = id.filter(|id| !id.is_empty())
+            && call.id.is_empty()
+        {
+            call.id = id.to_owned();
+        }
+        if let Some(name) = name.filter(|n| !n.is_empty())
+            && call.name.is_empty()
+        {
+            call.name = name.to_owned();
+        }
+        if !call.announced && !call.name.is_empty() {
+            call.announced = true;
+            out.push(StreamEvent::ToolCallStarted {
+                index: position,
+                id: call.id.clone(),
+                name: call.name.clone(),
+            });
+        }
+        let piece = arguments_text(arguments);
+        if !piece.is_empty() {
+            call.arguments.push_str(&piece);
+            out.push(StreamEvent::ToolCallDelta {
+                index: position,
+                arguments: piece,
+            });
+        }
+    }
+}
+
+impl SseDecoder for StreamDecoder {
+    fn feed(&mut self, _event: &str, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        let value: Value = serde_json::from_str(data).map_err(|e| {
+            decode_error(&format!(
+                "a chunk is not JSON ({e}): {}",
+                data.chars().take(200).collect::<String>()
+            ))
+        })?;
+        if let Some(error) = value.get("error") {
+            return Err(ProviderError::Stream {
+                provider: PROVIDER.into(),
+                error_type: error
+                    .get("code")
+                    .or(error.get("type"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error")
+                    .to_owned(),
+            });
+        }
+        self.saw_chunk = true;
+        if self.id.is_none() {
+            self.id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+            self.model = value
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        let mut out = Vec::new();
+        if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+            self.usage = decode_usage(usage);
+            out.push(StreamEvent::Usage(self.usage));
+        }
+        let Some(choice) = value
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(out);
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            self.text.push_str(text);
+            out.push(StreamEvent::TextDelta(text.to_owned()));
+        }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                out.push(StreamEvent::ThinkingDelta(text.to_owned()));
+            }
+        }
+        let tool_calls = delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .filter(|c| !c.is_empty());
+        if let Some(calls) = tool_calls {
+            for (i, call) in calls.iter().enumerate() {
+                let key = call
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(i as u64);
+                let function = call.get("function").unwrap_or(&Value::Null);
+                self.tool_delta(
+                    key,
+                    call.get("id").and_then(Value::as_str),
+                    function.get("name").and_then(Value::as_str),
+                    function.get("arguments"),
+                    &mut out,
+                );
+            }
+        } else if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
+            self.tool_delta(
+                LEGACY_KEY,
+                None,
+                function.get("name").and_then(Value::as_str),
+                function.get("arguments"),
+                &mut out,
+            );
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        Ok(out)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.done
+    }
+
+    fn finish(self) -> Result<ChatResponse, ProviderError> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err(ProviderError::Stream {
+                provider: PROVIDER.into(),
+                error_type: None,
+                message: if self.saw_chunk {
+                    "the stream ended before a finish reason or `[DONE]`".into()
+                } else {
+                    "the stream ended before any data".into()
+                },
+            });
+        }
+        let calls: Vec<PartialCall> = self
+            .calls
+            .into_iter()
+            .filter(|c| !c.name.is_empty())
+            .collect();
+        let stop_reason = decode_finish(self.finish_reason.as_deref(), !calls.is_empty());
+        let mut message = Message::assistant(self.text);
+        let mut truncated = Vec::new();
+        let mut ids = IdMaker::default();
+        for call in calls {
+            let id = ids.make(&call.id);
+            if stop_reason == StopReason::MaxTokens {
+                truncated.push(TruncatedToolCall {
+                    id,
+                    name: call.name,
+                    partial_arguments: call.arguments,
+                });
+            } else {
+                message.tool_calls.push(ToolCall {
+                    id,
+                    name: call.name,
+                    arguments: parse_arguments(&call.arguments),
+                });
+            }
+        }
+        Ok(ChatResponse {
+            message,
+            stop_reason,
+            usage: self.usage,
+            truncated_tool_calls: truncated,
+            model: self.model,
+            id: self.id,
+        })
+    }
+}
