@@ -1,7 +1,149 @@
-//! Standard skills for the eugene agent framework (to come).
+//! Standard skills for the eugene agent framework: files, patches, search, shell, web and memory,
+//! each an ordinary `async fn` written with [`#[skill]`](agent_core::skill), all confined to one
+//! capability-based workspace sandbox.
 //!
-//! It will hold files, patches, shell, search, web and memory skills, each written with
-//! `#[skill]`, sharing one capability-based workspace sandbox reached from the
-//! `agent_core::SkillContext`.
+//! Link the crate and [`Registry::discover`](agent_core::Registry::discover) finds them all:
+//!
+//! ```
+//! use agent_core::Registry;
+//! use agent_std_tools as _; // links the crate, and with it its skills
+//!
+//! let registry = Registry::discover().unwrap();
+//! assert!(registry.contains("read_file") && registry.contains("apply_patch"));
+//! ```
+//!
+//! # The skills
+//!
+//! | skill | arguments | flags | module |
+//! |---|---|---|---|
+//! | `read_file` | `path`, `offset?` (first line, 1-based), `limit?` (lines) | read-only | [`files`] |
+//! | `write_file` | `path`, `content` | — | [`files`] |
+//! | `apply_patch` | `patch` (V4A text) | — | [`patch`] |
+//! | `list_dir` | `path?` (default `.`), `depth?` (default 1) | read-only | [`files`] |
+//! | `run_shell` | `command`, `timeout_ms?` | destructive; aliases `bash`, `shell` | [`shell`] |
+//! | `search_files` | `pattern` (regex), `path?`, `glob?`, `max_results?` | read-only; alias `grep` | [`search`] |
+//! | `web_fetch` | `url` | read-only; cargo feature `web` (default) | [`web`] |
+//! | `remember` | `key`, `value` | concurrency-safe | [`memory`] |
+//! | `recall` | `key?`, `query?` | read-only | [`memory`] |
+//! | `delete_file` | `path`, `recursive?` (default false) | destructive, deferred; alias `remove_file` | [`files`] |
+//!
+//! `delete_file` is deferred: the model does not see it until the registry's built-in
+//! `tool_search` loads it ("delete", "remove", "rm" find it), so a registry from `discover()` also
+//! holds `tool_search`.
+//!
+//! Every skill is also a plain function (`agent_std_tools::files::read_file(&ctx, ...)`) and a unit
+//! struct for [`Registry::add`](agent_core::Registry::add) (`ReadFile`, `WriteFile`, ...).
+//!
+//! # The sandbox
+//!
+//! Every file access goes through [`sandbox::Workspace`], a `cap_std::fs::Dir` opened once at
+//! [`SkillContext::workspace_root`](agent_core::SkillContext::workspace_root). Paths are resolved
+//! beneath it by the operating system (on Linux, `openat2` with `RESOLVE_BENEATH`), not by
+//! comparing strings. Guarantees:
+//!
+//! - Refused before touching the filesystem: absolute paths, `..`, NUL bytes, paths over 4096
+//!   bytes, components over 255 bytes.
+//! - Refused by the capability: symbolic links that lead out (absolute or relative), symbolic
+//!   links in parent directories that lead out, dangling symbolic links. Symbolic links that stay
+//!   inside work.
+//! - Every refusal is [`SkillError::Safety`](agent_core::SkillError::Safety) and names the path.
+//!   Nothing outside the root is read, written, created or deleted.
+//! - Writes are atomic (temporary file in the same directory, `fsync`, rename) and never go
+//!   through a symbolic link; `apply_patch` is all or nothing across files; `delete_file` removes
+//!   a link, never its target, and a directory only with `recursive: true`.
+//! - Walks (`list_dir`, `search_files`) never follow symbolic links, read no ignore files above
+//!   the root, and open every file they search through the capability.
+//!
+//! # Configuration
+//!
+//! Each group of skills reads an optional config from the context
+//! ([`SkillContext::with_extension`](agent_core::SkillContext::with_extension)); without one, the
+//! defaults apply.
+//!
+//! | type | for | defaults |
+//! |---|---|---|
+//! | [`FilesConfig`] | `read_file`, `list_dir` | 15,000 characters a read, 1,000 entries a listing |
+//! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr |
+//! | [`WebConfig`] | `web_fetch` | public addresses only, 30 s, 2 MiB, 15,000 characters, 5 redirects |
+//! | [`MemoryConfig`] | `remember`, `recall` | `<workspace>/.agent/memory.redb` |
+//!
+//! ```
+//! use std::time::Duration;
+//! use agent_core::SkillContext;
+//! use agent_std_tools::{MemoryConfig, ShellConfig};
+//!
+//! let ctx = SkillContext::new("/srv/project")
+//!     .with_extension(ShellConfig { default_timeout: Duration::from_secs(30), ..ShellConfig::default() })
+//!     .with_extension(MemoryConfig::at("/var/lib/agent/memory.redb"));
+//! # let _ = ctx;
+//! ```
+//!
+//! # Dependencies, and why
+//!
+//! `cap-std` (the capability sandbox), `ignore` (ripgrep's walker: `.gitignore`, hidden files,
+//! parallel walks), `grep-regex`/`grep-searcher` (ripgrep's search engine), `tokio` (child
+//! processes, timers, blocking work off the async threads), `libc` (`killpg`, error numbers),
+//! `redb` (the embedded transactional store behind memory), `reqwest` with rustls and
+//! `html2text` (only with the `web` feature: HTTP and HTML to text).
+//!
+//! Unix only: `run_shell` needs `sh` and process groups.
 
 #![warn(missing_docs)]
+
+pub mod files;
+pub mod memory;
+pub mod patch;
+pub mod sandbox;
+pub mod search;
+pub mod shell;
+mod walk;
+#[cfg(feature = "web")]
+pub mod web;
+
+pub use files::{DeleteFile, FilesConfig, ListDir, ReadFile, WriteFile};
+pub use memory::{MemoryConfig, Recall, Remember};
+pub use patch::ApplyPatch;
+pub use sandbox::Workspace;
+pub use search::SearchFiles;
+pub use shell::{RunShell, ShellConfig};
+#[cfg(feature = "web")]
+pub use web::{WebConfig, WebFetch};
+
+/// The names of the skills this crate defines (`web_fetch` only with the `web` feature).
+pub const SKILL_NAMES: &[&str] = &[
+    "apply_patch",
+    "delete_file",
+    "list_dir",
+    "read_file",
+    "recall",
+    "remember",
+    "run_shell",
+    "search_files",
+    #[cfg(feature = "web")]
+    "web_fetch",
+    "write_file",
+];
+
+/// Adds every skill of this crate to `registry`, for registries built by hand rather than with
+/// [`Registry::discover`](agent_core::Registry::discover) (which finds them by itself).
+///
+/// ```
+/// let mut registry = agent_core::Registry::new();
+/// agent_std_tools::add_all(&mut registry);
+/// assert!(registry.contains("run_shell") && registry.contains("remove_file"));
+/// ```
+pub fn add_all(registry: &mut agent_core::Registry) -> &mut agent_core::Registry {
+    registry
+        .add(ApplyPatch)
+        .add(DeleteFile)
+        .add(ListDir)
+        .add(ReadFile)
+        .add(Recall)
+        .add(Remember)
+        .add(RunShell)
+        .add(SearchFiles)
+        .add(WriteFile);
+    #[cfg(feature = "web")]
+    registry.add(WebFetch);
+    registry
+}

@@ -114,7 +114,7 @@ async fn compatible_server_quirks_are_survived() {
 }
 
 #[tokio::test]
-async fn legacy_function_call_and_ids_of_zero_are_handled() {
+async fn legacy_function_call_and_cached_usage_are_handled() {
     let stream = chunks(&[
         json!({"choices": [{"index": 0, "delta": {"function_call": {"name": "recall", "arguments": "{\"key\":"}}}]}),
         json!({"choices": [{"index": 0, "delta": {"function_call": {"arguments": " \"x\"}"}}}]}),
@@ -142,6 +142,36 @@ async fn legacy_function_call_and_ids_of_zero_are_handled() {
             cache_read_tokens: 40,
             cache_write_tokens: 0
         }
+    );
+}
+
+#[tokio::test]
+async fn ids_of_zero_on_every_call_are_made_unique() {
+    let stream = chunks(&[
+        delta(
+            json!([{"index": 0, "id": "0", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}]),
+        ),
+        delta(
+            json!([{"index": 1, "id": "0", "function": {"name": "read_file", "arguments": "{\"path\": \"b\"}"}}]),
+        ),
+        finish("tool_calls"),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("go")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    let calls = &done(&events).message.tool_calls;
+    assert_eq!(
+        calls
+            .iter()
+            .map(|c| c.arguments["path"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(calls[0].id, "0");
+    assert_ne!(
+        calls[1].id, "0",
+        "results must be matched to calls, so ids are unique"
     );
 }
 
