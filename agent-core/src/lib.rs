@@ -14,6 +14,8 @@
 //! | [`call`] | [`ToolCall`], [`ToolResult`] | one call from the model and its answer |
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
 //! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible and scripted models, whole and streamed |
+//! | [`runtime`] | [`AgentRuntime`] | the agent loop and its eight [`FinishReason`]s |
+//! | [`event`] | [`AgentEvent`], [`EventSink`] | what happens during a run, as it happens |
 //! | [`error`] | [`SkillError`], [`RegistryError`] | what can go wrong, in words the model can act on |
 //!
 //! # One turn of tool calls
@@ -37,19 +39,22 @@
 //! (error enums), `strsim` (suggesting close skill names), `reqwest` with rustls (HTTP to the
 //! model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
 //! of the streaming APIs), `async-stream` (writing the provider streams as plain loops), `bytes`
-//! (request bodies shared across retries), `fastrand` (retry jitter).
+//! (request bodies shared across retries), `fastrand` (retry jitter), `tracing` (spans for runs,
+//! turns, model calls and skill calls, named after the OpenTelemetry GenAI conventions).
 
 #![warn(missing_docs)]
 
 pub mod call;
 pub mod context;
 pub mod error;
+pub mod event;
 pub mod hook;
 pub mod llm;
 mod macro_support;
 pub mod message;
 pub mod registry;
 pub mod retry;
+pub mod runtime;
 pub mod schema;
 pub mod skill;
 
@@ -148,6 +153,7 @@ pub use async_trait::async_trait;
 pub use call::{ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
 pub use error::{RegistryError, SkillError, SourceLocation};
+pub use event::{AgentEvent, EventSink};
 pub use hook::{HookOutcome, PermissionGate, SkillHook};
 pub use llm::{
     AnthropicProvider, CacheControl, EventStream, HttpOptions, LlmProvider, MockProvider,
@@ -159,6 +165,7 @@ pub use message::{
 };
 pub use registry::Registry;
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
+pub use runtime::{AgentError, AgentRuntime, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use schema::ToolDefinition;
 pub use skill::{DynSkill, ParsedInput, Skill, SkillMetadata, SkillOutput, SkillRegistration};
 pub use tokio_util::sync::CancellationToken;

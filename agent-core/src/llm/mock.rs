@@ -121,6 +121,9 @@ pub struct MockProvider {
 struct State {
     replies: VecDeque<MockReply>,
     requests: Vec<RecordedRequest>,
+    /// When set, requests are counted but not copied (benchmarks of long runs).
+    forget: bool,
+    answered: usize,
 }
 
 impl MockProvider {
@@ -128,7 +131,7 @@ impl MockProvider {
     pub fn new(replies: impl IntoIterator<Item = MockReply>) -> Self {
         let state = State {
             replies: replies.into_iter().collect(),
-            requests: Vec::new(),
+            ..State::default()
         };
         MockProvider {
             state: Arc::new(Mutex::new(state)),
@@ -140,7 +143,14 @@ impl MockProvider {
         self.lock().replies.push_back(reply);
     }
 
-    /// Every request received so far, in order.
+    /// Stops copying requests (they are still counted): recording copies the whole transcript
+    /// each time, which would dominate a benchmark of a long run.
+    pub fn without_recording(self) -> Self {
+        self.lock().forget = true;
+        self
+    }
+
+    /// Every request received so far, in order (empty when recording is off).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.lock().requests.clone()
     }
@@ -158,14 +168,17 @@ impl MockProvider {
 
     fn next(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let mut state = self.lock();
-        state.requests.push(RecordedRequest {
-            system: request.system.map(str::to_owned),
-            messages: request.messages.to_vec(),
-            tools: request.tools.to_vec(),
-            tool_choice: request.tool_choice.clone(),
-            max_tokens: request.max_tokens,
-        });
-        let answered = state.requests.len() - 1;
+        if !state.forget {
+            state.requests.push(RecordedRequest {
+                system: request.system.map(str::to_owned),
+                messages: request.messages.to_vec(),
+                tools: request.tools.to_vec(),
+                tool_choice: request.tool_choice.clone(),
+                max_tokens: request.max_tokens,
+            });
+        }
+        let answered = state.answered;
+        state.answered += 1;
         match state.replies.pop_front() {
             Some(MockReply::Response(response)) => Ok(response),
             Some(MockReply::Error(error)) => Err(error),

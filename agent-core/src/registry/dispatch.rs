@@ -6,6 +6,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::{FutureExt, StreamExt, stream};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::{Entry, Registry};
 use crate::call::{ToolCall, ToolResult};
@@ -128,7 +129,17 @@ impl Registry {
         let (output, args) = match prepared {
             Prepared::Answered(output) => (output, Cow::Borrowed(&call.arguments)),
             Prepared::Ready { entry, args, input } => {
-                (self.execute(entry, input, &args, &ctx).await, args)
+                let span = tracing::info_span!(
+                    "execute_tool",
+                    "gen_ai.operation.name" = "execute_tool",
+                    "gen_ai.tool.name" = entry.definition.name.as_str(),
+                    "gen_ai.tool.call.id" = call.id.as_str(),
+                );
+                let output = self
+                    .execute(entry, input, &args, &ctx)
+                    .instrument(span)
+                    .await;
+                (output, args)
             }
         };
         let mut output = output;
