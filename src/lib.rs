@@ -7,6 +7,11 @@
 
 pub use agent_core::*;
 
+/// Model Context Protocol: serve a registry as an MCP server, use MCP servers' tools as skills
+/// (cargo feature `mcp`).
+#[cfg(feature = "mcp")]
+pub use agent_mcp as mcp;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
