@@ -157,7 +157,8 @@ pub use event::{AgentEvent, EventSink};
 pub use hook::{HookOutcome, PermissionGate, SkillHook};
 pub use llm::{
     AnthropicProvider, CacheControl, EventStream, HttpOptions, LlmProvider, MockProvider,
-    MockReply, OpenAiProvider, ProviderError, RecordedRequest, StreamEvent,
+    MockReply, OpenAiProvider, ProviderError, RecordedRequest, StreamEvent, WireFormat,
+    decode_recorded_stream,
 };
 pub use message::{
     ChatRequest, ChatResponse, Message, Role, StopReason, Thinking, ToolChoice, TruncatedToolCall,

@@ -123,7 +123,7 @@ pub(crate) fn sse_stream<D: SseDecoder>(
     http: Result<std::sync::Arc<http::Http>, ProviderError>,
     url: String,
     body: bytes::Bytes,
-    mut decoder: D,
+    decoder: D,
 ) -> EventStream {
     Box::pin(async_stream::try_stream! {
         let http = http?;
@@ -140,7 +140,23 @@ pub(crate) fn sse_stream<D: SseDecoder>(
                 Err(error) => Err(error)?,
             }
         };
-        let mut events = Box::pin(sse::events(response, http.options.idle_timeout, http.provider));
+        let events = sse::events(response, http.options.idle_timeout, http.provider);
+        let mut decoded = Box::pin(decode(events, decoder));
+        while let Some(event) = decoded.next().await {
+            yield event?;
+        }
+    })
+}
+
+/// Turns server-sent events into [`StreamEvent`]s with `decoder`, ending with [`StreamEvent::Done`].
+fn decode<D: SseDecoder>(
+    events: impl futures::Stream<Item = Result<eventsource_stream::Event, ProviderError>>
+    + Send
+    + 'static,
+    mut decoder: D,
+) -> impl futures::Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
+    async_stream::try_stream! {
+        let mut events = Box::pin(events);
         let mut finished: Vec<String> = Vec::new();
         while let Some(event) = events.next().await {
             let event = event?;
@@ -162,6 +178,55 @@ pub(crate) fn sse_stream<D: SseDecoder>(
             }
         }
         yield StreamEvent::Done(response);
+    }
+}
+
+/// A streaming wire format, for [`decode_recorded_stream`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFormat {
+    /// Anthropic Messages server-sent events.
+    Anthropic,
+    /// OpenAI-compatible Chat Completions server-sent events.
+    OpenAi,
+}
+
+/// Decodes a recorded server-sent-events body, cut into `chunks` as it might have arrived over the
+/// network, exactly as a live stream is decoded: for replaying traffic and for fuzzing the
+/// decoders. The events are returned up to the first error, which is returned too.
+pub fn decode_recorded_stream(
+    format: WireFormat,
+    chunks: &[&[u8]],
+) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    use eventsource_stream::Eventsource;
+    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
+        .iter()
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .collect();
+    let provider = match format {
+        WireFormat::Anthropic => "anthropic",
+        WireFormat::OpenAi => "openai",
+    };
+    let events = futures::stream::iter(owned).eventsource().map(move |item| {
+        item.map_err(|e| ProviderError::Stream {
+            provider: provider.into(),
+            error_type: None,
+            message: format!("the stream is malformed: {e}"),
+        })
+    });
+    let decoded: EventStream = match format {
+        WireFormat::Anthropic => Box::pin(decode(events, anthropic::StreamDecoder::default())),
+        WireFormat::OpenAi => Box::pin(decode(events, openai::StreamDecoder::default())),
+    };
+    futures::executor::block_on(async move {
+        let mut decoded = decoded;
+        let mut out = Vec::new();
+        while let Some(item) = decoded.next().await {
+            match item {
+                Ok(event) => out.push(event),
+                Err(error) => return (out, Some(error)),
+            }
+        }
+        (out, None)
     })
 }
 
