@@ -1,5 +1,5 @@
 //! Standard skills for the eugene agent framework: files, patches, search, shell, web and memory,
-//! each an ordinary `async fn` written with [`#[skill]`](agent_core::skill), all confined to one
+//! each an ordinary `async fn` written with [`#[skill]`](macro@agent_core::skill), all confined to one
 //! capability-based workspace sandbox.
 //!
 //! Link the crate and [`Registry::discover`](agent_core::Registry::discover) finds them all:
@@ -20,10 +20,10 @@
 //! | `write_file` | `path`, `content` | — | [`files`] |
 //! | `apply_patch` | `patch` (V4A text) | — | [`patch`] |
 //! | `list_dir` | `path?` (default `.`), `depth?` (default 1) | read-only | [`files`] |
-//! | `run_shell` | `command`, `timeout_ms?` | destructive; aliases `bash`, `shell` | [`shell`] |
-//! | `search_files` | `pattern` (regex), `path?`, `glob?`, `max_results?` | read-only; alias `grep` | [`search`] |
+//! | `run_shell` | `command`, `timeout_ms?` | destructive | [`shell`] |
+//! | `search_files` | `pattern` (regex), `path?`, `glob?`, `max_results?` | read-only | [`search`] |
 //! | `web_fetch` | `url` | read-only; cargo feature `web` (default) | [`web`] |
-//! | `remember` | `key`, `value` | concurrency-safe | [`memory`] |
+//! | `remember` | `key`, `value` | — | [`memory`] |
 //! | `recall` | `key?`, `query?` | read-only | [`memory`] |
 //! | `delete_file` | `path`, `recursive?` (default false) | destructive, deferred; alias `remove_file` | [`files`] |
 //!
@@ -52,7 +52,12 @@
 //!   through a symbolic link; `apply_patch` is all or nothing across files; `delete_file` removes
 //!   a link, never its target, and a directory only with `recursive: true`.
 //! - Walks (`list_dir`, `search_files`) never follow symbolic links, read no ignore files above
-//!   the root, and open every file they search through the capability.
+//!   the root, and open every file they search through the capability. (The walk itself goes by
+//!   path, from a directory the capability has checked: a directory swapped for a link *during*
+//!   a walk could show names from outside, never contents.)
+//! - Pipes, sockets and devices are refused rather than opened (opening a FIFO would hang).
+//! - `run_shell` is not sandboxed: it runs `sh` with the agent's rights, in the workspace root,
+//!   without the agent's API keys in its environment. Gate it with a hook or a permission gate.
 //!
 //! # Configuration
 //!
@@ -65,7 +70,7 @@
 //! | [`FilesConfig`] | `read_file`, `list_dir` | 15,000 characters a read, 1,000 entries a listing |
 //! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr |
 //! | [`WebConfig`] | `web_fetch` | public addresses only, 30 s, 2 MiB, 15,000 characters, 5 redirects |
-//! | [`MemoryConfig`] | `remember`, `recall` | `<workspace>/.agent/memory.redb` |
+//! | [`MemoryConfig`] | `remember`, `recall` | `<workspace>/.agent/memory.redb`; waits up to 5 s for another process using it |
 //!
 //! ```
 //! use std::time::Duration;

@@ -1,0 +1,269 @@
+//! `run_shell` through `Registry::run_many`: real `sh` child processes, real process groups.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use agent_core::{CancellationToken, SkillContext, ToolCall};
+use agent_std_tools::ShellConfig;
+use common::{call, registry};
+use serde_json::json;
+
+fn ws() -> (tempfile::TempDir, SkillContext) {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = SkillContext::new(tmp.path());
+    (tmp, ctx)
+}
+
+/// Whether the process is gone (or a zombie nobody reaped yet: it runs no more).
+fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// Waits (up to a generous bound, polling) for the process to be gone.
+async fn wait_gone(pid: i32) -> bool {
+    for _ in 0..200 {
+        if is_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn read_pid(path: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{} was never written", path.display());
+}
+
+#[tokio::test]
+async fn reports_exit_code_stdout_and_stderr() {
+    let (_tmp, ctx) = ws();
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "echo out; echo err >&2; exit 3"}),
+    )
+    .await;
+    assert_eq!(answer.ok(), "exit code: 3\n[stdout]\nout\n[stderr]\nerr");
+    let answer = call(&ctx, "run_shell", json!({"command": "true"})).await;
+    assert_eq!(answer.ok(), "exit code: 0\n(no output)");
+}
+
+#[tokio::test]
+async fn runs_in_the_workspace_root() {
+    let (tmp, ctx) = ws();
+    common::put(tmp.path(), "marker.txt", "here");
+    let answer = call(&ctx, "run_shell", json!({"command": "pwd; cat marker.txt"})).await;
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    assert_eq!(
+        answer.ok(),
+        format!("exit code: 0\n[stdout]\n{}\nhere", root.display())
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_process_group_and_says_so() {
+    let (tmp, ctx) = ws();
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({
+            "command": "sleep 30 & echo $! > bg.pid; echo started; sleep 30",
+            "timeout_ms": 500
+        }),
+    )
+    .await;
+    let text = answer.ok();
+    assert!(
+        text.starts_with(
+            "timed out after 500ms: the command and every process in its group were killed"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("exit code: none (killed by signal 9)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[stdout]\nstarted"),
+        "output before the timeout is kept: {text}"
+    );
+    let background = read_pid(&tmp.path().join("bg.pid")).await;
+    assert!(
+        wait_gone(background).await,
+        "the background sleep {background} survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn the_default_timeout_comes_from_shell_config() {
+    let (_tmp, ctx) = ws();
+    let ctx = ctx.with_extension(ShellConfig {
+        default_timeout: Duration::from_millis(300),
+        ..ShellConfig::default()
+    });
+    let answer = call(&ctx, "run_shell", json!({"command": "sleep 20"})).await;
+    assert!(
+        answer.ok().starts_with("timed out after 300ms"),
+        "{}",
+        answer.text
+    );
+}
+
+#[tokio::test]
+async fn timeouts_beyond_the_maximum_or_zero_are_bad_arguments() {
+    let (_tmp, ctx) = ws();
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "true", "timeout_ms": 600_001}),
+    )
+    .await;
+    assert_eq!(
+        answer.err(),
+        "invalid arguments: `timeout_ms`: must be at most 600000"
+    );
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "true", "timeout_ms": 0}),
+    )
+    .await;
+    assert!(answer.err().starts_with("invalid arguments: `timeout_ms`"));
+    let ctx = ctx.with_extension(ShellConfig {
+        max_timeout: Duration::from_secs(5),
+        ..ShellConfig::default()
+    });
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "true", "timeout_ms": 6_000}),
+    )
+    .await;
+    assert_eq!(
+        answer.err(),
+        "invalid arguments: `timeout_ms`: must be at most 5000"
+    );
+}
+
+#[tokio::test]
+async fn long_output_keeps_head_and_tail_and_counts_the_cut() {
+    let (_tmp, ctx) = ws();
+    let ctx = ctx.with_extension(ShellConfig {
+        max_output_chars: 100,
+        ..ShellConfig::default()
+    });
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "printf 'START'; head -c 1000000 /dev/zero | tr '\\0' x; printf 'END'"}),
+    )
+    .await;
+    let text = answer.ok();
+    let stdout = text.strip_prefix("exit code: 0\n[stdout]\n").expect(text);
+    let (head, rest) = stdout.split_once("\n[... ").unwrap();
+    let (cut, tail) = rest.split_once(" characters cut ...]\n").unwrap();
+    assert_eq!(head, format!("START{}", "x".repeat(45)));
+    assert_eq!(tail, format!("{}END", "x".repeat(47)));
+    assert_eq!(cut, (1_000_008 - 100).to_string());
+}
+
+#[tokio::test]
+async fn large_stdout_and_stderr_are_read_concurrently() {
+    // Each stream is far larger than a pipe buffer; reading one after the other would deadlock.
+    let (_tmp, ctx) = ws();
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({
+            "command": "head -c 300000 /dev/zero | tr '\\0' o; head -c 300000 /dev/zero | tr '\\0' e >&2; echo; echo tail-out; echo tail-err >&2",
+            "timeout_ms": 60_000
+        }),
+    )
+    .await;
+    let text = answer.ok();
+    assert!(
+        text.starts_with("exit code: 0\n[stdout]\nooo"),
+        "{}",
+        &text[..100]
+    );
+    assert!(
+        text.contains("tail-out\n[stderr]\neee"),
+        "stderr follows stdout"
+    );
+    assert!(text.ends_with("tail-err"));
+    assert_eq!(text.matches("characters cut").count(), 2);
+}
+
+#[tokio::test]
+async fn standard_input_is_empty_so_readers_do_not_hang() {
+    let (_tmp, ctx) = ws();
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "cat; read line; echo done", "timeout_ms": 20_000}),
+    )
+    .await;
+    assert_eq!(answer.ok(), "exit code: 0\n[stdout]\ndone");
+}
+
+#[tokio::test]
+async fn cancelling_the_run_kills_the_process_group() {
+    let (tmp, ctx) = ws();
+    let token = CancellationToken::new();
+    let ctx = ctx.with_cancellation(token.clone());
+    let calls = [ToolCall::new(
+        "1",
+        "run_shell",
+        json!({"command": "sleep 30 & echo $! > bg.pid; wait"}),
+    )];
+    let run = tokio::spawn({
+        let ctx = ctx.clone();
+        async move { registry().run_many(&calls, &ctx).await }
+    });
+    let background = read_pid(&tmp.path().join("bg.pid")).await;
+    token.cancel();
+    let results = run.await.unwrap();
+    assert!(results[0].is_error());
+    assert!(
+        results[0].content().contains("cancelled"),
+        "{}",
+        results[0].content()
+    );
+    assert!(
+        wait_gone(background).await,
+        "the background sleep {background} survived cancellation"
+    );
+}
+
+#[tokio::test]
+async fn a_background_process_holding_the_output_does_not_hold_the_result() {
+    let (tmp, ctx) = ws();
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "sleep 3 & echo $! > bg.pid; echo hi", "timeout_ms": 60_000}),
+    )
+    .await;
+    let text = answer.ok();
+    assert!(text.starts_with("exit code: 0\n"), "{text}");
+    assert!(text.contains("background process"), "{text}");
+    assert!(text.contains("[stdout]\nhi"), "{text}");
+    let background = read_pid(&tmp.path().join("bg.pid")).await;
+    assert!(wait_gone(background).await);
+}
