@@ -1,4 +1,77 @@
-//! Model Context Protocol for eugene (to come): serve any `Registry` as an MCP server, and use any
-//! MCP server's tools as skills, through the official Rust SDK, `rmcp`.
+//! Model Context Protocol for eugene, through the official Rust SDK, [`rmcp`]: serve any
+//! [`Registry`](agent_core::Registry) as an MCP server, and use any MCP server's tools as skills.
+//! The facade crate re-exports this crate as `eugene::mcp` behind its cargo feature `mcp`.
+//!
+//! # Serve
+//!
+//! ```no_run
+//! use agent_core::Registry;
+//! use agent_mcp::ServeMcp;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
+//! let registry = Registry::discover().expect("skills are linked");
+//! registry.serve_mcp_stdio().await // or .serve_mcp_http("127.0.0.1:8080"): http://127.0.0.1:8080/mcp
+//! # }
+//! ```
+//!
+//! Every skill is a tool with its name, description, input schema and annotations
+//! (`readOnlyHint`, `destructiveHint`); calls go through [`Registry::run_one`](agent_core::Registry::run_one), with the hooks,
+//! timeouts, retries and truncation of in-process calls, and every failure is a result with
+//! `isError: true`. [`McpServer`] chooses the workspace and the server's name; see
+//! [`server`] for sessions, deferred skills and `tools/list_changed`.
+//!
+//! The example `mcp_server` serves every standard skill, confined to the workspace given as
+//! its argument (`cargo build --release -p agent-mcp --example mcp_server`). Any MCP client
+//! starts it as a child process; for Claude Desktop (`claude_desktop_config.json`), Cursor
+//! (`.cursor/mcp.json`) and most others the configuration is:
+//!
+//! ```json
+//! {
+//!   "mcpServers": {
+//!     "eugene": {
+//!       "command": "/path/to/target/release/examples/mcp_server",
+//!       "args": ["/path/to/project"]
+//!     }
+//!   }
+//! }
+//! ```
+//!
+//! # Consume
+//!
+//! ```no_run
+//! use agent_core::Registry;
+//! use agent_mcp::McpSkills;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
+//! let mut registry = Registry::new();
+//! let files = McpSkills::connect_stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "."])
+//!     .await?
+//!     .with_prefix("fs_");
+//! files.add_to(&mut registry)?;
+//! let remote = McpSkills::connect_http("http://127.0.0.1:8080/mcp").await?;
+//! remote.add_to(&mut registry)?;
+//! # Ok(()) }
+//! ```
+//!
+//! Each tool becomes a [`DynSkill`](agent_core::DynSkill) with the server's schema; read-only
+//! and destructive flags come from the tool's annotations and fail closed. A server that exits
+//! or a connection that breaks gives error results, never a hang; [`McpSkills::reconnect`]
+//! connects again. See [`client`].
+//!
+//! # Dependencies, and why
+//!
+//! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
+//! transports), `hyper`/`hyper-util`/`http-body-util`/`bytes` (hosting rmcp's HTTP service on a
+//! TCP listener), `rustls` with `ring` (HTTPS for the HTTP client without building aws-lc),
+//! `tokio` (processes, sockets, timeouts), `serde_json`, `thiserror`, `tracing`.
 
 #![warn(missing_docs)]
+
+pub mod client;
+pub mod error;
+pub mod server;
+
+pub use client::{McpSkills, from_call_tool_result, skill_name};
+pub use error::McpError;
+pub use rmcp;
+pub use server::{McpServer, ServeMcp, to_call_tool_result};

@@ -1,0 +1,352 @@
+//! Serving a [`Registry`] as an MCP server: [`McpServer`], and the one-liners of [`ServeMcp`].
+//!
+//! ```no_run
+//! use agent_core::{Registry, SkillContext};
+//! use agent_mcp::McpServer;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
+//! let registry = Registry::discover().expect("skills are linked");
+//! McpServer::new(registry)
+//!     .context(SkillContext::new("/path/to/project")) // where file skills are confined
+//!     .serve_stdio()
+//!     .await
+//! # }
+//! ```
+//!
+//! - `tools/list` answers the definitions of the connection's session
+//!   ([`Registry::definitions_for`]): deferred skills appear once `tool_search` loaded them, and
+//!   the call that loaded them is followed by `notifications/tools/list_changed` (the server
+//!   advertises `tools.listChanged`).
+//! - Each tool is annotated from the skill's flags: `readOnlyHint` from `is_read_only`,
+//!   `destructiveHint` from `is_destructive` (always `false` for a read-only skill, whose other
+//!   hints the spec ignores).
+//! - `tools/call` runs [`Registry::run_one`], so hooks, argument validation, timeouts, retries
+//!   and output truncation are those of an in-process call. Every failure, an unknown tool name
+//!   included, is a result with `isError: true` whose text is what a model would have read;
+//!   JSON-RPC errors are left to the protocol itself.
+//! - Sessions: every connection (a stdio pipe, an HTTP session) gets its own
+//!   [`SkillSession`], on a clone of the [`SkillContext`] given with [`McpServer::context`]
+//!   (same workspace, extensions and cancellation token). A client cancelling a request drops
+//!   the running call.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+
+use agent_core::{
+    Registry, SkillContext, SkillError, SkillOutput, SkillSession, ToolCall, ToolResult,
+};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::net::{TcpListener, ToSocketAddrs};
+
+use crate::error::McpError;
+
+/// The path the streamable-HTTP endpoint answers on: `http://ADDR/mcp`.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// An MCP server over a [`Registry`]: an rmcp [`ServerHandler`] whose tools are the registry's
+/// skills. See the [module docs](self) for what it answers.
+///
+/// One value serves one connection ([`McpServer::serve_stdio`], or rmcp's
+/// [`ServiceExt::serve`] over any transport, such as a `tokio::io::duplex` in tests);
+/// [`McpServer::serve_http`] makes a fresh session for every HTTP client.
+///
+/// ```
+/// use agent_core::{Registry, SkillContext};
+/// use agent_mcp::McpServer;
+///
+/// let server = McpServer::new(Registry::new())
+///     .context(SkillContext::new("."))
+///     .server_info("my-agent-tools", "1.2.0")
+///     .instructions("File tools confined to the project.");
+/// assert_eq!(server.registry().len(), 0);
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Arc<Registry>,
+    ctx: SkillContext,
+    info: Implementation,
+    instructions: Option<String>,
+    http_config: StreamableHttpServerConfig,
+}
+
+impl McpServer {
+    /// A server for `registry` (a `Registry` or an `Arc<Registry>`), with a
+    /// [`SkillContext::default`] (workspace `.`) and this crate's name and version as server info.
+    pub fn new(registry: impl Into<Arc<Registry>>) -> Self {
+        McpServer {
+            registry: registry.into(),
+            ctx: SkillContext::default(),
+            info: Implementation::new("eugene", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            http_config: StreamableHttpServerConfig::default(),
+        }
+    }
+
+    /// The context calls run with: the workspace file skills are confined to, extensions,
+    /// cancellation (cancelling its token cancels running calls). Its session is the session of
+    /// a stdio connection; HTTP sessions each get a new one.
+    pub fn context(mut self, ctx: SkillContext) -> Self {
+        self.ctx = ctx;
+        self
+    }
+
+    /// The name and version the server reports in `initialize`.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client's model, sent in `initialize`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// rmcp's settings for [`McpServer::serve_http`]. The default accepts only loopback `Host`
+    /// headers (`localhost`, `127.0.0.1`, `::1`), against DNS rebinding; a server reached under
+    /// another name must list it with `StreamableHttpServerConfig::with_allowed_hosts`.
+    pub fn http_config(mut self, config: StreamableHttpServerConfig) -> Self {
+        self.http_config = config;
+        self
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The context calls run with.
+    pub fn skill_context(&self) -> &SkillContext {
+        &self.ctx
+    }
+
+    /// The tools a client of this connection is shown now, as `tools/list` answers them.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.registry
+            .definitions_for(self.ctx.session())
+            .into_iter()
+            .map(|definition| {
+                let metadata = self.registry.metadata(&definition.name);
+                let read_only = metadata.is_some_and(|m| m.is_read_only);
+                let destructive = metadata.is_none_or(|m| m.is_destructive) && !read_only;
+                let schema = match definition.input_schema {
+                    Value::Object(map) => map,
+                    _ => Map::new(),
+                };
+                Tool::new(definition.name, definition.description, schema).with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(read_only)
+                        .destructive(destructive),
+                )
+            })
+            .collect()
+    }
+
+    /// Runs one `tools/call` as [`Registry::run_one`] would in process, and converts the result.
+    /// Public so the mapping can be used without a transport.
+    pub async fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
+        let call = ToolCall::new("mcp", name, Value::Object(arguments.unwrap_or_default()));
+        to_call_tool_result(&self.registry.run_one(&call, &self.ctx).await)
+    }
+
+    /// Serves one client on standard input and output until it disconnects: what an MCP client
+    /// that starts this program as a child process expects. Nothing else may write to stdout;
+    /// log to stderr.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpError::Serve(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Serve(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Serves MCP's streamable HTTP transport on `addr`, at `http://ADDR/mcp` ([`HTTP_PATH`]),
+    /// until the task is dropped. Each client session gets its own [`SkillSession`].
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), McpError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| McpError::io("binding the MCP HTTP server", e))?;
+        self.serve_http_on(listener).await
+    }
+
+    /// Like [`McpServer::serve_http`] on a listener bound already (to port 0 in tests, say).
+    pub async fn serve_http_on(self, listener: TcpListener) -> Result<(), McpError> {
+        let config = self.http_config.clone();
+        let template = self;
+        let service = StreamableHttpService::new(
+            move || Ok(template.for_new_session()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        loop {
+            let (stream, _) = listener
+                .accept()
+                .await
+                .map_err(|e| McpError::io("accepting an MCP HTTP connection", e))?;
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = service.clone();
+                    async move {
+                        if request.uri().path() == HTTP_PATH {
+                            Ok::<_, Infallible>(service.handle(request).await)
+                        } else {
+                            Ok(not_found())
+                        }
+                    }
+                });
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), handler);
+                if let Err(error) = connection.await {
+                    tracing::debug!(%error, "MCP HTTP connection ended with an error");
+                }
+            });
+        }
+    }
+
+    /// A copy for one more client: same registry and context, a session of its own.
+    fn for_new_session(&self) -> Self {
+        McpServer {
+            ctx: self.ctx.clone().with_session(SkillSession::new()),
+            ..self.clone()
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("registry", &self.registry)
+            .field("ctx", &self.ctx)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
+        match &self.instructions {
+            Some(text) => config.with_instructions(text.clone()),
+            None => config,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // The list depends on the session and changes when `tool_search` loads skills: not for
+        // shared caches, and stale at once.
+        Ok(ListToolsResult::with_all_items(self.tools())
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(context.id.to_string(), request.name.as_ref(), arguments);
+        let loaded_before = self.ctx.session().loaded().len();
+        let result = tokio::select! {
+            result = self.registry.run_one(&call, &self.ctx) => result,
+            () = context.ct.cancelled() => ToolResult::new(&call, Err(SkillError::Cancelled)),
+        };
+        if self.ctx.session().loaded().len() > loaded_before
+            && let Err(error) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "could not send notifications/tools/list_changed");
+        }
+        Ok(to_call_tool_result(&result).into())
+    }
+}
+
+/// The MCP form of a result: its text (what a model would read), `isError` for every
+/// [`SkillError`], and JSON objects also as `structuredContent`.
+pub fn to_call_tool_result(result: &ToolResult) -> CallToolResult {
+    let text = vec![ContentBlock::text(result.content().into_owned())];
+    match &result.output {
+        Err(_) => CallToolResult::error(text),
+        Ok(SkillOutput::Json(value @ Value::Object(_))) => {
+            let mut answer = CallToolResult::success(text);
+            answer.structured_content = Some(value.clone());
+            answer
+        }
+        Ok(_) => CallToolResult::success(text),
+    }
+}
+
+fn not_found() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, Infallible>> {
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from(format!(
+            "not found: the MCP endpoint is {HTTP_PATH}"
+        )))
+        .boxed(),
+    );
+    *response.status_mut() = hyper::StatusCode::NOT_FOUND;
+    response
+}
+
+/// Serving a registry in one line: `registry.serve_mcp_stdio().await`.
+///
+/// Implemented for `Registry` and `Arc<Registry>` (anything that converts into an
+/// `Arc<Registry>`). Calls run with [`SkillContext::default`], rooted at the current directory;
+/// use [`McpServer`] to choose the workspace, the server's name or HTTP settings.
+///
+/// ```no_run
+/// use agent_core::Registry;
+/// use agent_mcp::ServeMcp;
+///
+/// # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
+/// Registry::discover().expect("skills are linked").serve_mcp_stdio().await
+/// # }
+/// ```
+pub trait ServeMcp {
+    /// Serves every skill over standard input and output: see [`McpServer::serve_stdio`].
+    fn serve_mcp_stdio(self) -> impl Future<Output = Result<(), McpError>> + Send;
+
+    /// Serves every skill over streamable HTTP at `http://ADDR/mcp`: see
+    /// [`McpServer::serve_http`].
+    fn serve_mcp_http(
+        self,
+        addr: impl ToSocketAddrs + Send,
+    ) -> impl Future<Output = Result<(), McpError>> + Send;
+}
+
+impl<T: Into<Arc<Registry>>> ServeMcp for T {
+    fn serve_mcp_stdio(self) -> impl Future<Output = Result<(), McpError>> + Send {
+        McpServer::new(self).serve_stdio()
+    }
+
+    fn serve_mcp_http(
+        self,
+        addr: impl ToSocketAddrs + Send,
+    ) -> impl Future<Output = Result<(), McpError>> + Send {
+        McpServer::new(self).serve_http(addr)
+    }
+}

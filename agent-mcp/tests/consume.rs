@@ -1,0 +1,284 @@
+//! A server written with rmcp alone (`examples/echo_server.rs`), used through `McpSkills`: over a
+//! duplex, as a child process, and by an agent run.
+
+mod support;
+
+#[path = "../examples/echo_server.rs"]
+mod echo_server;
+
+use std::time::Duration;
+
+use agent_core::{
+    AgentRuntime, FinishReason, MockProvider, MockReply, Registry, Role, SkillContext, SkillError,
+    ToolCall,
+};
+use agent_mcp::{McpError, McpSkills};
+use echo_server::EchoServer;
+use rmcp::ServiceExt;
+use serde_json::{Value, json};
+
+async fn echo_over_duplex() -> McpSkills {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = EchoServer::default()
+            .serve(server_end)
+            .await
+            .expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    McpSkills::connect_transport("echo", client_end)
+        .await
+        .expect("connects")
+}
+
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall::new("call_1", name, args)
+}
+
+#[tokio::test]
+async fn tools_become_skills_with_the_servers_schema_and_fail_closed_flags() {
+    let echo = echo_over_duplex().await.with_prefix("echo_");
+    let mut registry = Registry::new();
+    let mut names = echo.add_to(&mut registry).unwrap();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "echo_add",
+            "echo_crash",
+            "echo_echo",
+            "echo_fail",
+            "echo_hang",
+            "echo_text_upper"
+        ]
+    );
+
+    let remote = echo.tools().iter().find(|t| t.name == "add").unwrap();
+    let definition = registry
+        .definitions()
+        .into_iter()
+        .find(|d| d.name == "echo_add")
+        .unwrap();
+    assert_eq!(definition.description, "Add two integers.");
+    assert_eq!(
+        definition.input_schema["properties"],
+        remote.input_schema["properties"]
+    );
+    assert_eq!(definition.input_schema["required"], json!(["a", "b"]));
+
+    let flags = |name: &str| {
+        let m = registry.metadata(name).unwrap();
+        (m.is_read_only, m.is_destructive, m.is_concurrency_safe)
+    };
+    assert_eq!(
+        flags("echo_echo"),
+        (true, false, true),
+        "readOnlyHint: true"
+    );
+    assert_eq!(
+        flags("echo_add"),
+        (false, true, false),
+        "no annotations: fail closed"
+    );
+    assert_eq!(
+        flags("echo_text_upper"),
+        (false, false, false),
+        "destructiveHint: false"
+    );
+    assert_eq!(flags("echo_crash"), (false, true, false));
+}
+
+#[tokio::test]
+async fn remote_results_and_errors_come_back_as_skill_results() {
+    let echo = echo_over_duplex().await;
+    let mut registry = Registry::new();
+    echo.add_to(&mut registry).unwrap();
+    let ctx = SkillContext::default();
+
+    let added = registry
+        .run_one(&call("add", json!({"a": 2, "b": 40})), &ctx)
+        .await;
+    assert_eq!((added.content().as_ref(), added.is_error()), ("42", false));
+
+    let upper = registry
+        .run_one(&call("text_upper", json!({"text": "mcp"})), &ctx)
+        .await;
+    assert_eq!(upper.content(), "MCP");
+
+    let failed = registry.run_one(&call("fail", json!({})), &ctx).await;
+    assert!(matches!(failed.output, Err(SkillError::Tool { .. })));
+    assert_eq!(failed.content(), "the disk is on fire");
+
+    let not_object = registry.run_one(&call("echo", json!([1, 2])), &ctx).await;
+    assert!(
+        matches!(not_object.output, Err(SkillError::BadArgs { .. })),
+        "{:?}",
+        not_object.output
+    );
+
+    // The server validates the rest; its JSON-RPC error is a tool error the model can read.
+    let wrong = registry
+        .run_one(&call("add", json!({"a": "two"})), &ctx)
+        .await;
+    assert!(wrong.is_error());
+    assert!(
+        wrong.content().contains("invalid type"),
+        "{}",
+        wrong.content()
+    );
+}
+
+#[tokio::test]
+async fn a_call_that_never_answers_times_out() {
+    let echo = echo_over_duplex()
+        .await
+        .with_call_timeout(Duration::from_millis(200));
+    let mut registry = Registry::new();
+    echo.add_to(&mut registry).unwrap();
+    let hung = registry
+        .run_one(&call("hang", json!({})), &SkillContext::default())
+        .await;
+    assert!(
+        matches!(hung.output, Err(SkillError::Timeout(_))),
+        "{:?}",
+        hung.output
+    );
+    // The connection is still usable afterwards.
+    let echoed = registry
+        .run_one(
+            &call("echo", json!({"text": "still here"})),
+            &SkillContext::default(),
+        )
+        .await;
+    assert_eq!(echoed.content(), "still here");
+}
+
+#[tokio::test]
+async fn names_that_are_taken_add_nothing() {
+    let echo = echo_over_duplex().await;
+    let mut registry = Registry::new();
+    echo.add_to(&mut registry).unwrap();
+    let before = registry.len();
+    let again = echo_over_duplex().await;
+    let error = again.add_to(&mut registry).unwrap_err();
+    assert!(matches!(error, McpError::Registry(_)), "{error}");
+    assert_eq!(registry.len(), before);
+    assert!(matches!(
+        again.reconnect().await,
+        Err(McpError::NotReconnectable { .. })
+    ));
+}
+
+#[tokio::test]
+async fn an_agent_runs_a_remote_tool() {
+    let echo = echo_over_duplex().await.with_prefix("echo_");
+    let mut registry = Registry::new();
+    echo.add_to(&mut registry).unwrap();
+    let model = MockProvider::new([
+        MockReply::tool_calls([
+            ToolCall::new("c1", "echo_echo", json!({"text": "hello from MCP"})),
+            ToolCall::new("c2", "echo_fail", json!({})),
+        ]),
+        MockReply::text("The server said hello."),
+    ]);
+    let runtime = AgentRuntime::new(model, registry);
+    let outcome = runtime
+        .run("Say hello through the echo server.")
+        .await
+        .unwrap();
+    assert_eq!(outcome.finish, FinishReason::NoMoreToolCalls);
+    assert_eq!(
+        outcome.final_text.as_deref(),
+        Some("The server said hello.")
+    );
+    let results: Vec<_> = outcome
+        .transcript
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| {
+            (
+                m.tool_call_id.as_deref().unwrap(),
+                m.content.as_str(),
+                m.is_error,
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("c1", "hello from MCP", false),
+            ("c2", "the disk is on fire", true)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_child_process_that_exits_gives_errors_and_can_be_reconnected() {
+    let server = support::example("echo_server");
+    let echo = McpSkills::connect_stdio(&server, std::iter::empty::<&str>())
+        .await
+        .expect("the child process answers")
+        .with_prefix("echo_");
+    assert_eq!(echo.server_info().unwrap().name, "rmcp");
+    let mut registry = Registry::new();
+    echo.add_to(&mut registry).unwrap();
+    let ctx = SkillContext::default();
+
+    let echoed = registry
+        .run_one(&call("echo_echo", json!({"text": "one"})), &ctx)
+        .await;
+    assert_eq!(echoed.content(), "one");
+
+    let crashed = registry.run_one(&call("echo_crash", json!({})), &ctx).await;
+    assert!(crashed.is_error());
+    assert!(
+        crashed.content().contains("is not running") && crashed.content().contains("3"),
+        "{}",
+        crashed.content()
+    );
+    let after = registry
+        .run_one(&call("echo_echo", json!({"text": "two"})), &ctx)
+        .await;
+    assert!(after.is_error());
+    assert!(
+        after.content().contains("is not running"),
+        "{}",
+        after.content()
+    );
+    assert!(!echo.is_connected());
+
+    echo.reconnect().await.expect("a new process starts");
+    assert!(echo.is_connected());
+    let echoed = registry
+        .run_one(&call("echo_echo", json!({"text": "three"})), &ctx)
+        .await;
+    assert_eq!(echoed.content(), "three");
+
+    echo.close().await;
+    let closed = registry
+        .run_one(&call("echo_echo", json!({"text": "four"})), &ctx)
+        .await;
+    assert!(closed.content().contains("closed"), "{}", closed.content());
+}
+
+#[tokio::test]
+async fn a_command_that_is_no_mcp_server_fails_to_connect_with_a_reason() {
+    let error = McpSkills::connect_stdio("sh", ["-c", "exit 7"])
+        .await
+        .unwrap_err();
+    let McpError::Connect { server, message } = &error else {
+        panic!("expected Connect, got {error:?}");
+    };
+    assert_eq!(server, "`sh -c exit 7`");
+    assert!(message.contains("exit status: 7"), "{message}");
+
+    let error = McpSkills::connect_stdio("/nonexistent/mcp-server", ["x"])
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Io { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("starting the MCP server `/nonexistent/mcp-server x`")
+    );
+}
