@@ -1,10 +1,14 @@
-//! A tour of the registry, offline and without a key: two skills, their definitions (what a model
-//! is shown), and one turn of tool calls as a model would send it — run concurrently where safe,
-//! answered in call order, with an unknown name, bad arguments and a call a hook denies.
+//! A tour, offline and without a key: two skills written with `#[skill]`, their definitions (what a
+//! model is shown), one turn of tool calls run by the registry — concurrently where safe, answered
+//! in call order, with an unknown name, bad arguments and a call a hook denies — and then the real
+//! agent loop against a scripted model, printing its event stream.
 //!
 //! `cargo run --example tour`
 
-use eugene::{PermissionGate, Registry, SkillContext, SkillError, ToolCall, skill};
+use eugene::{
+    AgentEvent, AgentRuntime, MockProvider, MockReply, PermissionGate, Registry, SkillContext,
+    SkillError, ToolCall, skill,
+};
 use serde_json::json;
 
 /// Count the words in a text.
@@ -67,4 +71,53 @@ async fn main() {
             result.content()
         );
     }
+
+    println!("\n== The agent loop, with a scripted model");
+    let model = MockProvider::new([
+        // Two read-only calls (run together) and a destructive one (the gate denies it).
+        MockReply::text_and_tool_calls(
+            "Counting both texts, and tidying up.",
+            [
+                ToolCall::new("t1", "word_count", json!({"text": "one two three"})),
+                ToolCall::new("t2", "wc", json!({"text": "four five"})),
+                ToolCall::new("t3", "delete_file", json!({"path": "Cargo.lock"})),
+            ],
+        ),
+        // A mistake in the arguments...
+        MockReply::tool_calls([ToolCall::new("t4", "word_count", json!({"txt": "six"}))]),
+        // ...corrected after reading the error.
+        MockReply::tool_calls([ToolCall::new(
+            "t5",
+            "word_count",
+            json!({"text": "six seven"}),
+        )]),
+        MockReply::text("The texts have 3, 2 and 2 words; I was not allowed to delete Cargo.lock."),
+    ]);
+    let runtime = AgentRuntime::new(model, registry).max_steps(8).event_sink(
+        |event: &AgentEvent| match event {
+            AgentEvent::AssistantText { step, text } => println!("[{step}] model: {text}"),
+            AgentEvent::ToolCall { step, call } => println!(
+                "[{step}] call {} {}({})",
+                call.id, call.name, call.arguments
+            ),
+            AgentEvent::ToolResult { step, result } => {
+                let status = if result.is_error() { "error" } else { "ok" };
+                println!(
+                    "[{step}] result {} [{status}] {}",
+                    result.call_id,
+                    result.content()
+                )
+            }
+            AgentEvent::TurnFinished {
+                step,
+                finish: Some(finish),
+            } => println!("[{step}] finished: {finish:?}"),
+            _ => {}
+        },
+    );
+    let outcome = runtime
+        .run("How many words are in these texts? Also delete Cargo.lock.")
+        .await
+        .unwrap();
+    println!("{} steps, {} tokens", outcome.steps, outcome.usage.total());
 }
