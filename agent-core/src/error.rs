@@ -151,7 +151,7 @@ pub(crate) fn humanize(d: Duration) -> String {
         return format!("{ms}ms");
     }
     let secs = d.as_secs();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         return format!("{:.1}s", d.as_secs_f64());
     }
     match (secs / 60, secs % 60) {
