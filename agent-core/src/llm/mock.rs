@@ -1,21 +1,4 @@
-//! A scripted model for tests: it answers with the replies it was given, in order, and records
-//! every request it received so a test can assert what the runtime sent.
-//!
-//! ```
-//! use agent_core::{ChatRequest, LlmProvider, Message, MockProvider, MockReply, ToolCall};
-//! use serde_json::json;
-//!
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let mock = MockProvider::new([
-//!     MockReply::tool_calls([ToolCall::new("call_1", "read_file", json!({"path": "a.txt"}))]),
-//!     MockReply::text("The file says hello."),
-//! ]);
-//! let transcript = [Message::user("What does a.txt say?")];
-//! let first = mock.complete(&ChatRequest::new(&transcript)).await.unwrap();
-//! assert_eq!(first.message.tool_calls[0].name, "read_file");
-//! assert_eq!(mock.requests()[0].messages[0].content, "What does a.txt say?");
-//! # }
-//! ```
+//! The scripted model for tests: [`MockProvider`].
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -110,8 +93,26 @@ impl RecordedRequest {
     }
 }
 
-/// A scripted [`LlmProvider`]. See the [module docs](self). Cloning shares the script and the
-/// record.
+/// A scripted model for tests: it answers with the replies it was given, in order, and records
+/// every request it received so a test can assert what the runtime sent.
+///
+/// ```
+/// use agent_core::{ChatRequest, LlmProvider, Message, MockProvider, MockReply, ToolCall};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let mock = MockProvider::new([
+///     MockReply::tool_calls([ToolCall::new("call_1", "read_file", json!({"path": "a.txt"}))]),
+///     MockReply::text("The file says hello."),
+/// ]);
+/// let transcript = [Message::user("What does a.txt say?")];
+/// let first = mock.complete(&ChatRequest::new(&transcript)).await.unwrap();
+/// assert_eq!(first.message.tool_calls[0].name, "read_file");
+/// assert_eq!(mock.requests()[0].messages[0].content, "What does a.txt say?");
+/// # }
+/// ```
+///
+/// Cloning shares the script and the record.
 #[derive(Debug, Clone, Default)]
 pub struct MockProvider {
     state: Arc<Mutex<State>>,
