@@ -2,7 +2,7 @@
 //! arguments with `serde_json::from_value` and calling the function directly. With no hooks, then
 //! with three hooks that proceed.
 //!
-//! `cargo bench -p agent-core --bench dispatch`
+//! `cargo bench -p agent-core --bench dispatch` (`BENCH_QUICK=1` for a short run)
 
 use std::hint::black_box;
 
@@ -77,6 +77,11 @@ fn dispatch(c: &mut Criterion) {
         .with_hook(Pass);
 
     let mut group = c.benchmark_group("dispatch");
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        group
+            .warm_up_time(std::time::Duration::from_millis(200))
+            .measurement_time(std::time::Duration::from_secs(1));
+    }
     group.bench_function("floor: from_value + direct call", |b| {
         b.to_async(&rt).iter(|| async {
             let input: AddInput = serde_json::from_value(black_box(&args).clone()).unwrap();

@@ -2,7 +2,7 @@
 //! through `AgentRuntime` with `MockProvider`. Linear growth means the 400-turn run takes 2.0× the
 //! 200-turn one; the per-turn overhead is the 200-turn time / 201.
 //!
-//! `cargo bench -p agent-core --bench runtime`
+//! `cargo bench -p agent-core --bench runtime` (`BENCH_QUICK=1` for a short run)
 
 use std::hint::black_box;
 
@@ -42,6 +42,11 @@ fn runtime(c: &mut Criterion) {
         .build()
         .unwrap();
     let mut group = c.benchmark_group("runtime");
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        group
+            .warm_up_time(std::time::Duration::from_millis(200))
+            .measurement_time(std::time::Duration::from_secs(1));
+    }
     group.sample_size(20);
     for turns in [200usize, 400] {
         group.bench_function(format!("{turns} turns"), |b| {

@@ -110,6 +110,11 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group(format!("search {}", tree.display()));
     group.sample_size(10);
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        group
+            .warm_up_time(std::time::Duration::from_millis(200))
+            .measurement_time(std::time::Duration::from_secs(2));
+    }
     for (name, pattern) in PATTERNS {
         let ours = runtime.block_on(search_files(&registry, &ctx, pattern));
         if with_rg {
