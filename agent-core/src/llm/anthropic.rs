@@ -20,7 +20,6 @@ use crate::message::{
     ChatRequest, ChatResponse, Message, Role, StopReason, Thinking, ToolChoice, TruncatedToolCall,
     Usage,
 };
-use crate::retry::RetryPolicy;
 
 const PROVIDER: &str = "anthropic";
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -103,26 +102,7 @@ impl AnthropicProvider {
         self.with(|c| c.base_url = base_url)
     }
 
-    /// Replaces the time limits, extra headers and retry policy.
-    pub fn with_http_options(self, options: HttpOptions) -> Self {
-        self.with(|c| c.options = options)
-    }
-
-    /// Adds a header to every request (after the provider's own, so it may replace them).
-    pub fn with_header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let header = (name.into(), value.into());
-        self.with(|c| c.options.headers.push(header))
-    }
-
-    /// How long to wait for an answer to begin.
-    pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
-        self.with(|c| c.options.timeout = timeout)
-    }
-
-    /// How transient failures are retried.
-    pub fn with_retry(self, retry: RetryPolicy) -> Self {
-        self.with(|c| c.options.retry = retry)
-    }
+    super::http::http_settings!();
 
     /// Where prompt-cache breakpoints go.
     pub fn with_cache_control(self, cache: CacheControl) -> Self {

@@ -20,7 +20,6 @@ use crate::call::ToolCall;
 use crate::message::{
     ChatRequest, ChatResponse, Message, Role, StopReason, ToolChoice, TruncatedToolCall, Usage,
 };
-use crate::retry::RetryPolicy;
 
 const PROVIDER: &str = "openai";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -79,26 +78,7 @@ impl OpenAiProvider {
         self.with(|c| c.base_url = base_url)
     }
 
-    /// Replaces the time limits, extra headers and retry policy.
-    pub fn with_http_options(self, options: HttpOptions) -> Self {
-        self.with(|c| c.options = options)
-    }
-
-    /// Adds a header to every request.
-    pub fn with_header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let header = (name.into(), value.into());
-        self.with(|c| c.options.headers.push(header))
-    }
-
-    /// How long to wait for an answer to begin.
-    pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
-        self.with(|c| c.options.timeout = timeout)
-    }
-
-    /// How transient failures are retried.
-    pub fn with_retry(self, retry: RetryPolicy) -> Self {
-        self.with(|c| c.options.retry = retry)
-    }
+    super::http::http_settings!();
 
     /// Sends tools in strict mode (`"strict": true`, schemas in OpenAI's strict form).
     pub fn with_strict_tools(self, strict: bool) -> Self {
