@@ -150,7 +150,7 @@ impl SkillHook for AskFirst {
     async fn before(
         &self,
         name: &str,
-        metadata: SkillMetadata,
+        metadata: &SkillMetadata,
         args: &Value,
     ) -> Result<HookOutcome, SkillError> {
         if metadata.is_read_only

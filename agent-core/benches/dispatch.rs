@@ -52,7 +52,7 @@ impl SkillHook for Pass {
     async fn before(
         &self,
         _: &str,
-        _: SkillMetadata,
+        _: &SkillMetadata,
         _: &Value,
     ) -> Result<HookOutcome, SkillError> {
         Ok(HookOutcome::Proceed)

@@ -16,14 +16,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::SkillError;
+pub use crate::shared_str::SharedStr;
 use crate::skill::SkillOutput;
 
 /// One tool call from the model: its id (echoed back with the result), the name it used (a skill's
 /// name or alias) and its arguments.
+///
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The provider's id for the call.
-    pub id: String,
+    pub id: SharedStr,
     /// The skill name or alias the model used.
     pub name: String,
     /// The arguments, normally a JSON object.
@@ -32,7 +34,7 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A call.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+    pub fn new(id: impl Into<SharedStr>, name: impl Into<String>, arguments: Value) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),
@@ -45,10 +47,10 @@ impl ToolCall {
 /// `is_error` result.
 #[derive(Debug, Clone)]
 pub struct ToolResult {
-    /// The id of the call this answers.
-    pub call_id: String,
+    /// The id of the call this answers (shared with the call).
+    pub call_id: SharedStr,
     /// The name the model used in the call (an alias stays an alias).
-    pub name: String,
+    pub name: SharedStr,
     /// What the call produced.
     pub output: Result<SkillOutput, SkillError>,
 }
@@ -58,7 +60,7 @@ impl ToolResult {
     pub fn new(call: &ToolCall, output: Result<SkillOutput, SkillError>) -> Self {
         ToolResult {
             call_id: call.id.clone(),
-            name: call.name.clone(),
+            name: SharedStr::from(call.name.as_str()),
             output,
         }
     }

@@ -25,13 +25,15 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::call::SharedStr;
+
 type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 
 /// The environment a skill runs in. See the [module docs](self).
 #[derive(Clone)]
 pub struct SkillContext {
     shared: Arc<Shared>,
-    call_id: Option<Arc<str>>,
+    call_id: Option<SharedStr>,
 }
 
 /// Everything clones of a context share; copied on write by the builder methods.
@@ -87,7 +89,7 @@ impl SkillContext {
     }
 
     /// Sets the id of the tool call being answered (the registry does this for every call).
-    pub fn with_call_id(mut self, call_id: impl Into<Arc<str>>) -> Self {
+    pub fn with_call_id(mut self, call_id: impl Into<SharedStr>) -> Self {
         self.call_id = Some(call_id.into());
         self
     }
@@ -95,6 +97,11 @@ impl SkillContext {
     /// The id of the tool call being answered, inside a skill; `None` outside a call.
     pub fn call_id(&self) -> Option<&str> {
         self.call_id.as_deref()
+    }
+
+    /// Takes the call id out of a context that is done with.
+    pub(crate) fn into_call_id(self) -> Option<SharedStr> {
+        self.call_id
     }
 
     /// Uses `session` instead of this context's own (to share one session between contexts).

@@ -52,7 +52,7 @@ pub trait SkillHook: Send + Sync + 'static {
     async fn before(
         &self,
         skill_name: &str,
-        metadata: SkillMetadata,
+        metadata: &SkillMetadata,
         args: &Value,
     ) -> Result<HookOutcome, SkillError> {
         let _ = (skill_name, metadata, args);
@@ -79,7 +79,7 @@ pub struct PermissionGate<F> {
 
 impl<F> PermissionGate<F>
 where
-    F: Fn(&str, SkillMetadata) -> bool + Send + Sync + 'static,
+    F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
     /// A gate that lets a call through when `allow(skill_name, metadata)` is true.
     pub fn new(allow: F) -> Self {
@@ -90,12 +90,12 @@ where
 #[async_trait]
 impl<F> SkillHook for PermissionGate<F>
 where
-    F: Fn(&str, SkillMetadata) -> bool + Send + Sync + 'static,
+    F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
     async fn before(
         &self,
         skill_name: &str,
-        metadata: SkillMetadata,
+        metadata: &SkillMetadata,
         _args: &Value,
     ) -> Result<HookOutcome, SkillError> {
         if (self.allow)(skill_name, metadata) {

@@ -36,7 +36,8 @@
 //! `schemars` (JSON Schemas of inputs), `inventory` (link-time discovery of `#[skill]`s),
 //! `async-trait` (object-safe async traits), `tokio` and `tokio-util` (timers, `select!`,
 //! `CancellationToken`), `futures` (bounded ordered concurrency, panic capture), `thiserror`
-//! (error enums), `strsim` (suggesting close skill names), `reqwest` with rustls (HTTP to the
+//! (error enums), `strsim` (suggesting close skill names), `foldhash` (the name index's hasher:
+//! a lookup per call, on names the registry chose, so a fast hasher without flooding defenses fits), `reqwest` with rustls (HTTP to the
 //! model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
 //! of the streaming APIs), `async-stream` (writing the provider streams as plain loops), `bytes`
 //! (request bodies shared across retries), `fastrand` (retry jitter), `tracing` (spans for runs,
@@ -56,6 +57,7 @@ pub mod registry;
 pub mod retry;
 pub mod runtime;
 pub mod schema;
+mod shared_str;
 pub mod skill;
 
 /// Turns an ordinary `async fn` into a skill the model can call.
@@ -150,7 +152,7 @@ pub mod skill;
 /// linked makes `discover()` fail with [`RegistryError::NothingDiscovered`], which says so.
 pub use agent_macros::skill;
 pub use async_trait::async_trait;
-pub use call::{ToolCall, ToolResult};
+pub use call::{SharedStr, ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use event::{AgentEvent, EventSink};
@@ -168,7 +170,9 @@ pub use registry::Registry;
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use runtime::{AgentError, AgentRuntime, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use schema::ToolDefinition;
-pub use skill::{DynSkill, ParsedInput, Skill, SkillMetadata, SkillOutput, SkillRegistration};
+pub use skill::{
+    DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput, SkillRegistration,
+};
 pub use tokio_util::sync::CancellationToken;
 
 /// Paths used by code that `#[skill]` generates. Not a stable API: use the crates directly.

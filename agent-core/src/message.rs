@@ -121,7 +121,7 @@ impl Message {
     /// included) and whether it failed.
     pub fn tool_result(result: &ToolResult) -> Self {
         Message {
-            tool_call_id: Some(result.call_id.clone()),
+            tool_call_id: Some(result.call_id.to_string()),
             is_error: result.is_error(),
             ..Message::new(Role::Tool, result.content())
         }

@@ -223,7 +223,24 @@ pub trait DynSkill: Send + Sync + 'static {
         input: ParsedInput,
         ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError>;
+
+    /// Validates the arguments and starts the skill on them: [`DynSkill::parse`] then
+    /// [`DynSkill::run_parsed`] in one step. A registry uses it when no hook has to see the
+    /// validated arguments before the skill runs; every [`Skill`] implements it without boxing
+    /// the parsed input in between.
+    fn start<'a>(
+        &'a self,
+        args: &Value,
+        ctx: &'a SkillContext,
+    ) -> Result<SkillFuture<'a>, SkillError> {
+        let input = self.parse(args)?;
+        Ok(self.run_parsed(input, ctx))
+    }
 }
+
+/// The future of one running skill call, as [`DynSkill::start`] returns it.
+pub type SkillFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<SkillOutput, SkillError>> + Send + 'a>>;
 
 #[async_trait]
 impl<S: Skill> DynSkill for S {
@@ -279,6 +296,14 @@ impl<S: Skill> DynSkill for S {
             Ok(input) => self.run(input, ctx),
             Err(error) => Box::pin(std::future::ready(Err(error))),
         }
+    }
+
+    fn start<'a>(
+        &'a self,
+        args: &Value,
+        ctx: &'a SkillContext,
+    ) -> Result<SkillFuture<'a>, SkillError> {
+        parse_args::<S::Input>(args).map(|input| self.run(input, ctx))
     }
 }
 

@@ -219,10 +219,7 @@ async fn an_alias_runs_the_skill_and_the_result_keeps_the_alias() {
             &SkillContext::default(),
         )
         .await;
-    assert_eq!(
-        (result.name.as_str(), result.content().as_ref()),
-        ("say", "okok")
-    );
+    assert_eq!((&*result.name, result.content().as_ref()), ("say", "okok"));
     assert!(registry.contains("say") && registry.contains("echo") && !registry.contains("shout"));
 }
 

@@ -24,7 +24,7 @@ impl SkillHook for Scripted {
     async fn before(
         &self,
         name: &str,
-        metadata: SkillMetadata,
+        metadata: &SkillMetadata,
         args: &Value,
     ) -> Result<HookOutcome, SkillError> {
         assert_eq!(
@@ -273,7 +273,7 @@ impl SkillHook for Order {
     async fn before(
         &self,
         _name: &str,
-        _m: SkillMetadata,
+        _m: &SkillMetadata,
         args: &Value,
     ) -> Result<HookOutcome, SkillError> {
         // Yield so that, were hooks run concurrently, their log lines would interleave with starts.
@@ -330,7 +330,7 @@ async fn hooks_see_the_skill_name_when_it_is_called_by_an_alias() {
         )
         .await;
     assert_eq!(
-        result.name, "wipe",
+        &*result.name, "wipe",
         "the result keeps the alias the model used"
     );
     assert_eq!(

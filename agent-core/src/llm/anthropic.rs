@@ -350,7 +350,7 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
                     });
                 } else {
                     message.tool_calls.push(ToolCall {
-                        id,
+                        id: id.into(),
                         name,
                         arguments: input,
                     });
@@ -531,7 +531,7 @@ impl SseDecoder for StreamDecoder {
                 {
                     *done = true;
                     out.push(StreamEvent::ToolCallFinished(ToolCall {
-                        id: id.clone(),
+                        id: id.as_str().into(),
                         name: name.clone(),
                         arguments: parse_arguments(json),
                     }));
@@ -603,7 +603,7 @@ impl SseDecoder for StreamDecoder {
                     ..
                 } => {
                     message.tool_calls.push(ToolCall {
-                        id,
+                        id: id.into(),
                         name,
                         arguments: parse_arguments(&json),
                     });

@@ -215,7 +215,7 @@ impl LlmProvider for MockProvider {
                 for (index, call) in response.message.tool_calls.iter().enumerate() {
                     events.push(Ok(StreamEvent::ToolCallStarted {
                         index,
-                        id: call.id.clone(),
+                        id: call.id.to_string(),
                         name: call.name.clone(),
                     }));
                     events.push(Ok(StreamEvent::ToolCallDelta {

@@ -157,7 +157,7 @@ fn decode<D: SseDecoder>(
 ) -> impl futures::Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
     async_stream::try_stream! {
         let mut events = Box::pin(events);
-        let mut finished: Vec<String> = Vec::new();
+        let mut finished: Vec<crate::SharedStr> = Vec::new();
         while let Some(event) = events.next().await {
             let event = event?;
             for out in decoder.feed(&event.event, &event.data)? {

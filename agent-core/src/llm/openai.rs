@@ -325,7 +325,7 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
             });
         } else {
             message.tool_calls.push(ToolCall {
-                id,
+                id: id.into(),
                 name,
                 arguments: parse_arguments(&arguments),
             });
@@ -589,7 +589,7 @@ impl SseDecoder for StreamDecoder {
                 });
             } else {
                 message.tool_calls.push(ToolCall {
-                    id,
+                    id: id.into(),
                     name: call.name,
                     arguments: parse_arguments(&call.arguments),
                 });

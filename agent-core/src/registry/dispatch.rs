@@ -1,29 +1,53 @@
 //! Running calls: resolution, validation, hooks, batches, retries, timeouts, cancellation and
 //! truncation.
 
-use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-use futures::{FutureExt, StreamExt, stream};
+use futures::{StreamExt, stream};
 use serde_json::Value;
-use tracing::Instrument;
+use tracing::Span;
 
 use super::{Entry, Registry};
-use crate::call::{ToolCall, ToolResult};
+use crate::call::{SharedStr, ToolCall, ToolResult};
 use crate::context::SkillContext;
 use crate::error::SkillError;
 use crate::hook::HookOutcome;
-use crate::retry::with_retry;
-use crate::skill::{ParsedInput, SkillOutput};
+use crate::skill::{ParsedInput, SkillFuture, SkillOutput};
 
-/// A call that passed resolution, validation and the before-hooks, or its early answer.
-enum Prepared<'a> {
-    Ready {
-        entry: &'a Entry,
-        args: Cow<'a, Value>,
-        input: ParsedInput,
-    },
-    Answered(Result<SkillOutput, SkillError>),
+/// A call after resolution, validation and the before-hooks.
+struct Prepared<'a> {
+    /// The registry's copy of the name the model used (an unknown name is copied).
+    called_as: SharedStr,
+    /// The skill, when the name resolved.
+    entry: Option<&'a Entry>,
+    /// The arguments the model sent.
+    args: &'a Value,
+    /// The arguments a hook put in their place (boxed: rare, and it keeps this small).
+    modified: Option<Box<Value>>,
+    /// What happens next.
+    step: Step,
+}
+
+enum Step {
+    /// Run the skill. The input is already parsed when hooks had to see valid arguments first;
+    /// otherwise the skill parses and starts in one step.
+    Run(Option<ParsedInput>),
+    /// The call is answered without running the skill.
+    Answered(Box<Result<SkillOutput, SkillError>>),
+}
+
+impl Prepared<'_> {
+    /// The arguments the skill runs with: a hook's replacement, or the model's.
+    fn args(&self) -> &Value {
+        self.modified.as_deref().unwrap_or(self.args)
+    }
+
+    fn answer(&mut self, output: Result<SkillOutput, SkillError>) {
+        self.step = Step::Answered(Box::new(output));
+    }
 }
 
 impl Registry {
@@ -41,7 +65,8 @@ impl Registry {
     ///   panic becomes an error result; the hooks' `after` see the result; a result longer than the
     ///   output budget is cut with a notice.
     /// - **Cancellation.** When `ctx`'s token fires, running calls are dropped and every call not
-    ///   finished gets a [`SkillError::Cancelled`] result, so each call is still answered.
+    ///   finished gets a [`SkillError::Cancelled`] result, so each call is still answered. A skill
+    ///   never starts once the token has fired.
     pub async fn run_many(&self, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
         if let [call] = calls {
             return vec![self.run_one(call, ctx).await];
@@ -66,7 +91,7 @@ impl Registry {
                 // starts; then the batch runs, at most `max_concurrency` at once, results in order.
                 let mut running = Vec::with_capacity(batch.len());
                 for call in batch {
-                    let call_ctx = ctx.clone().with_call_id(call.id.as_str());
+                    let call_ctx = ctx.clone().with_call_id(call.id.clone());
                     let prepared = self.prepare(call, &call_ctx).await;
                     running.push(self.finish(call, prepared, call_ctx));
                 }
@@ -80,108 +105,220 @@ impl Registry {
 
     /// Runs one call through the same steps as [`Registry::run_many`].
     pub async fn run_one(&self, call: &ToolCall, ctx: &SkillContext) -> ToolResult {
-        let ctx = ctx.clone().with_call_id(call.id.as_str());
-        let prepared = self.prepare(call, &ctx).await;
-        self.finish(call, prepared, ctx).await
+        let ctx = ctx.clone().with_call_id(call.id.clone());
+        if !self.hooks.is_empty() {
+            // Boxed once: a registry without hooks does not carry the hooks' state in its future.
+            return Box::pin(async {
+                let prepared = self.before_hooks(self.resolve(call), &ctx).await;
+                self.finish(call, prepared, ctx).await
+            })
+            .await;
+        }
+        // The common case, kept flat: one state machine from here to the skill's own future.
+        let (called_as, output) = match self.lookup(&call.name) {
+            Some((name, entry)) => (
+                SharedStr::from(name.clone()),
+                self.execute(entry, None, &call.arguments, &ctx).await,
+            ),
+            None => (
+                SharedStr::from(call.name.as_str()),
+                Err(self.unknown_skill(&call.name)),
+            ),
+        };
+        self.result(call, called_as, output, ctx)
     }
 
     /// Resolves the call, validates its arguments and runs the before-hooks.
     async fn prepare<'a>(&'a self, call: &'a ToolCall, ctx: &SkillContext) -> Prepared<'a> {
-        let Some(entry) = self.entry(&call.name) else {
-            return Prepared::Answered(Err(self.unknown_skill(&call.name)));
+        let prepared = self.resolve(call);
+        if self.hooks.is_empty() {
+            return prepared;
+        }
+        // Boxed: a registry without hooks does not carry the hooks' state in every call's future.
+        Box::pin(self.before_hooks(prepared, ctx)).await
+    }
+
+    /// Looks the skill up. Without hooks, that is all the preparing a call needs: the skill
+    /// validates its arguments as it starts.
+    fn resolve<'a>(&'a self, call: &'a ToolCall) -> Prepared<'a> {
+        let args = &call.arguments;
+        match self.lookup(&call.name) {
+            Some((called_as, entry)) => Prepared {
+                called_as: SharedStr::from(called_as.clone()),
+                entry: Some(entry),
+                args,
+                modified: None,
+                step: Step::Run(None),
+            },
+            None => Prepared {
+                called_as: SharedStr::from(call.name.as_str()),
+                entry: None,
+                args,
+                modified: None,
+                step: Step::Answered(Box::new(Err(self.unknown_skill(&call.name)))),
+            },
+        }
+    }
+
+    /// Validates the arguments, then runs each hook's `before` in order.
+    async fn before_hooks<'a>(
+        &'a self,
+        mut prepared: Prepared<'a>,
+        ctx: &SkillContext,
+    ) -> Prepared<'a> {
+        let Some(entry) = prepared.entry else {
+            return prepared;
         };
-        let mut args = Cow::Borrowed(&call.arguments);
-        let mut input = match entry.skill.parse(&args) {
+        let mut input = match entry.skill.parse(prepared.args) {
             Ok(input) => input,
-            Err(error) => return Prepared::Answered(Err(error)),
+            Err(error) => {
+                prepared.answer(Err(error));
+                return prepared;
+            }
         };
         for hook in &self.hooks {
-            let before = hook.before(&entry.definition.name, entry.metadata.clone(), &args);
-            let outcome = until_cancelled(ctx, before).await;
-            match outcome {
-                Ok(HookOutcome::Proceed) => {}
-                Ok(HookOutcome::Modify(new_args)) => {
-                    input = match entry.skill.parse(&new_args) {
-                        Ok(input) => input,
-                        Err(error) => return Prepared::Answered(Err(error)),
-                    };
-                    args = Cow::Owned(new_args);
-                }
-                Ok(HookOutcome::Deny(reason)) => {
-                    return Prepared::Answered(Err(SkillError::Denied(reason)));
-                }
-                Ok(HookOutcome::Replace(text)) => {
-                    return Prepared::Answered(Ok(SkillOutput::Text(text)));
-                }
-                Err(error) => return Prepared::Answered(Err(error)),
-            }
+            let before = hook.before(&entry.definition.name, &entry.metadata, prepared.args());
+            let answer = match until_cancelled(ctx, before).await {
+                Ok(HookOutcome::Proceed) => continue,
+                Ok(HookOutcome::Modify(new_args)) => match entry.skill.parse(&new_args) {
+                    Ok(new_input) => {
+                        input = new_input;
+                        prepared.modified = Some(Box::new(new_args));
+                        continue;
+                    }
+                    Err(error) => Err(error),
+                },
+                Ok(HookOutcome::Deny(reason)) => Err(SkillError::Denied(reason)),
+                Ok(HookOutcome::Replace(text)) => Ok(SkillOutput::Text(text)),
+                Err(error) => Err(error),
+            };
+            prepared.answer(answer);
+            return prepared;
         }
-        Prepared::Ready { entry, args, input }
+        prepared.step = Step::Run(Some(input));
+        prepared
     }
 
     /// Runs a prepared call, then the after-hooks and truncation.
     async fn finish(
         &self,
         call: &ToolCall,
-        prepared: Prepared<'_>,
+        mut prepared: Prepared<'_>,
         ctx: SkillContext,
     ) -> ToolResult {
-        let (output, args) = match prepared {
-            Prepared::Answered(output) => (output, Cow::Borrowed(&call.arguments)),
-            Prepared::Ready { entry, args, input } => {
-                let span = tracing::info_span!(
-                    "execute_tool",
-                    "gen_ai.operation.name" = "execute_tool",
-                    "gen_ai.tool.name" = entry.definition.name.as_str(),
-                    "gen_ai.tool.call.id" = call.id.as_str(),
-                );
-                let output = self
-                    .execute(entry, input, &args, &ctx)
-                    .instrument(span)
-                    .await;
-                (output, args)
+        let step = std::mem::replace(&mut prepared.step, Step::Run(None));
+        let mut output = match (step, prepared.entry) {
+            (Step::Run(input), Some(entry)) => {
+                self.execute(entry, input, prepared.args(), &ctx).await
             }
+            (Step::Answered(output), _) => *output,
+            (Step::Run(_), None) => Err(self.unknown_skill(&call.name)),
         };
-        let mut output = output;
         if !self.hooks.is_empty() {
             // Hooks see the skill's own name, whatever alias the model used (a rule about
             // `delete_file` must not be dodged by calling `rm`); an unknown name stays as called.
-            let name = self
-                .entry(&call.name)
+            let name = prepared
+                .entry
                 .map_or(call.name.as_str(), |e| &e.definition.name);
-            for hook in &self.hooks {
-                output = hook.after(name, &args, output).await;
-            }
+            output = self.after_hooks(name, prepared.args(), output).await;
         }
-        ToolResult::new(call, truncate_output(output, self.output_budget))
+        self.result(call, prepared.called_as, output, ctx)
+    }
+
+    /// The call's result, cut to the output budget.
+    fn result(
+        &self,
+        call: &ToolCall,
+        called_as: SharedStr,
+        output: Result<SkillOutput, SkillError>,
+        ctx: SkillContext,
+    ) -> ToolResult {
+        ToolResult {
+            call_id: ctx.into_call_id().unwrap_or_else(|| call.id.clone()),
+            name: called_as,
+            output: truncate_output(output, self.output_budget),
+        }
+    }
+
+    /// Runs each hook's `after` in order on the result.
+    async fn after_hooks(
+        &self,
+        name: &str,
+        args: &Value,
+        mut output: Result<SkillOutput, SkillError>,
+    ) -> Result<SkillOutput, SkillError> {
+        for hook in &self.hooks {
+            output = hook.after(name, args, output).await;
+        }
+        output
     }
 
     /// Runs the skill with its timeout, retries and panic guard, until done or cancelled.
     async fn execute(
         &self,
         entry: &Entry,
-        input: ParsedInput,
+        input: Option<ParsedInput>,
         args: &Value,
         ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError> {
-        let policy = entry.retry_policy.unwrap_or(self.retry_policy);
-        let mut first = Some(input);
-        let attempts = with_retry(&policy, |_| {
-            // The first attempt uses the arguments parsed already; a retry parses them again.
-            let input = first.take().map_or_else(|| entry.skill.parse(args), Ok);
-            async move {
-                let run = AssertUnwindSafe(entry.skill.run_parsed(input?, ctx))
-                    .catch_unwind()
-                    .map(|caught| caught.unwrap_or_else(|panic| Err(panic_error(&*panic))));
-                match entry.timeout {
-                    Some(limit) => tokio::time::timeout(limit, run)
-                        .await
-                        .unwrap_or(Err(SkillError::Timeout(limit))),
-                    None => run.await,
-                }
+        if ctx.is_cancelled() {
+            return Err(SkillError::Cancelled);
+        }
+        let span = tracing::info_span!(
+            "execute_tool",
+            "gen_ai.operation.name" = "execute_tool",
+            "gen_ai.tool.name" = entry.definition.name.as_str(),
+            "gen_ai.tool.call.id" = ctx.call_id().unwrap_or_default(),
+        );
+        let output = match start(entry, input, args, ctx, &span) {
+            Ok(running) => running.await,
+            Err(error) => Err(error),
+        };
+        match output {
+            Err(error) if error.is_transient() => {
+                // Boxed: the retry loop's state (a backoff timer) is rare, and would otherwise
+                // grow every call's future.
+                Box::pin(self.retry(entry, args, ctx, &span, error)).await
             }
-        });
-        until_cancelled(ctx, attempts).await
+            output => output,
+        }
+    }
+
+    /// Retries a skill whose first attempt failed with `error`, a transient error, by the skill's
+    /// retry policy or the registry's.
+    async fn retry(
+        &self,
+        entry: &Entry,
+        args: &Value,
+        ctx: &SkillContext,
+        span: &Span,
+        mut error: SkillError,
+    ) -> Result<SkillOutput, SkillError> {
+        let policy = entry.retry_policy.as_ref().unwrap_or(&self.retry_policy);
+        let attempts = policy.max_attempts.max(1);
+        let mut attempt = 1;
+        while attempt < attempts && error.is_transient() {
+            let delay = policy.delay_after(attempt);
+            let backoff = async {
+                tokio::time::sleep(delay).await;
+                Ok(())
+            };
+            until_cancelled(ctx, backoff).await?;
+            if ctx.is_cancelled() {
+                return Err(SkillError::Cancelled);
+            }
+            attempt += 1;
+            // A retry parses the arguments again: the first attempt consumed them.
+            let output = match start(entry, None, args, ctx, span) {
+                Ok(running) => running.await,
+                Err(error) => Err(error),
+            };
+            match output {
+                Err(again) => error = again,
+                output => return output,
+            }
+        }
+        Err(error)
     }
 
     fn unknown_skill(&self, name: &str) -> SkillError {
@@ -219,18 +356,101 @@ impl Registry {
 }
 
 /// Runs `work` unless or until the context is cancelled. The work is polled first, so work that
-/// finishes at once never registers with the cancellation token (which takes a lock).
+/// finishes at once never touches the cancellation token (which takes a lock).
 async fn until_cancelled<T>(
     ctx: &SkillContext,
     work: impl Future<Output = Result<T, SkillError>>,
 ) -> Result<T, SkillError> {
-    if ctx.is_cancelled() {
-        return Err(SkillError::Cancelled);
+    let mut work = std::pin::pin!(work);
+    if let Poll::Ready(result) =
+        std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await
+    {
+        return result;
     }
     tokio::select! {
         biased;
         result = work => result,
         _ = ctx.cancellation().cancelled() => Err(SkillError::Cancelled),
+    }
+}
+
+/// Starts one attempt of a skill: with the arguments the hooks saw parsed, or parsing them now.
+fn start<'a>(
+    entry: &'a Entry,
+    input: Option<ParsedInput>,
+    args: &Value,
+    ctx: &'a SkillContext,
+    span: &'a Span,
+) -> Result<Running<'a>, SkillError> {
+    let _entered = span.enter();
+    let skill = match input {
+        Some(input) => entry.skill.run_parsed(input, ctx),
+        None => entry.skill.start(args, ctx)?,
+    };
+    Ok(Running::new(skill, entry.timeout, ctx, span))
+}
+
+/// One attempt of a running skill: polls the skill's future inside its `tracing` span and a panic
+/// guard, and only when it does not finish at once arms its timeout and the cancellation watch, so a
+/// call that completes in its first poll pays for neither.
+struct Running<'a> {
+    skill: SkillFuture<'a>,
+    ctx: &'a SkillContext,
+    span: &'a Span,
+    timeout: Option<(Duration, tokio::time::Instant)>,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    cancelled: Option<Pin<Box<tokio_util::sync::WaitForCancellationFuture<'a>>>>,
+}
+
+impl<'a> Running<'a> {
+    fn new(
+        skill: SkillFuture<'a>,
+        timeout: Option<Duration>,
+        ctx: &'a SkillContext,
+        span: &'a Span,
+    ) -> Self {
+        Running {
+            skill,
+            ctx,
+            span,
+            // The deadline counts from the start, including the first poll.
+            timeout: timeout.map(|limit| (limit, tokio::time::Instant::now() + limit)),
+            timer: None,
+            cancelled: None,
+        }
+    }
+}
+
+impl Future for Running<'_> {
+    type Output = Result<SkillOutput, SkillError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let polled = {
+            let _entered = this.span.enter();
+            std::panic::catch_unwind(AssertUnwindSafe(|| this.skill.as_mut().poll(cx)))
+        };
+        match polled {
+            Ok(Poll::Ready(output)) => return Poll::Ready(output),
+            Err(panic) => return Poll::Ready(Err(panic_error(&*panic))),
+            Ok(Poll::Pending) => {}
+        }
+        if let Some((limit, deadline)) = this.timeout {
+            let timer = this
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+            if timer.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(SkillError::Timeout(limit)));
+            }
+        }
+        let ctx = this.ctx;
+        let cancelled = this
+            .cancelled
+            .get_or_insert_with(|| Box::pin(ctx.cancellation().cancelled()));
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(SkillError::Cancelled));
+        }
+        Poll::Pending
     }
 }
 

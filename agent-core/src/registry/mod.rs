@@ -64,7 +64,7 @@ pub const DEFAULT_OUTPUT_BUDGET: usize = 16_000;
 /// The skills an agent can use. See the [module docs](self).
 pub struct Registry {
     entries: Vec<Entry>,
-    by_name: HashMap<Arc<str>, usize>,
+    by_name: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     hooks: Vec<Arc<dyn SkillHook>>,
     retry_policy: RetryPolicy,
     max_concurrency: usize,
@@ -94,7 +94,7 @@ impl Registry {
     pub fn new() -> Self {
         Registry {
             entries: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             hooks: Vec::new(),
             retry_policy: RetryPolicy::default(),
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
@@ -256,6 +256,13 @@ impl Registry {
 
     pub(crate) fn entry(&self, name_or_alias: &str) -> Option<&Entry> {
         self.by_name.get(name_or_alias).map(|&i| &self.entries[i])
+    }
+
+    /// The entry for a name or alias, with the registry's own copy of that name.
+    pub(crate) fn lookup(&self, name_or_alias: &str) -> Option<(&Arc<str>, &Entry)> {
+        self.by_name
+            .get_key_value(name_or_alias)
+            .map(|(name, &i)| (name, &self.entries[i]))
     }
 
     fn insert(
