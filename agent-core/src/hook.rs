@@ -25,6 +25,10 @@
 //! registry.with_hook(PermissionGate::new(|_name, metadata| metadata.is_read_only));
 //! ```
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -45,29 +49,103 @@ pub enum HookOutcome {
 }
 
 /// Code that runs before and after every skill call. Both methods have defaults that change
-/// nothing, so a hook implements only what it needs.
-#[async_trait]
+/// nothing, so a hook implements only what it needs. Implement them as `async fn`s in an
+/// `#[async_trait]` impl:
+///
+/// ```
+/// use agent_core::{async_trait, HookOutcome, SkillError, SkillHook, SkillMetadata, SkillOutput};
+/// use serde_json::Value;
+///
+/// /// Refuses destructive skills and marks every failed result.
+/// struct Careful;
+///
+/// #[async_trait]
+/// impl SkillHook for Careful {
+///     async fn before(
+///         &self,
+///         skill_name: &str,
+///         metadata: &SkillMetadata,
+///         _args: &Value,
+///     ) -> Result<HookOutcome, SkillError> {
+///         Ok(if metadata.is_destructive {
+///             HookOutcome::Deny(format!("`{skill_name}` is not allowed here"))
+///         } else {
+///             HookOutcome::Proceed
+///         })
+///     }
+///
+///     async fn after(
+///         &self,
+///         _skill_name: &str,
+///         _args: &Value,
+///         result: &mut Result<SkillOutput, SkillError>,
+///     ) {
+///         if let Err(error) = result {
+///             *result = Err(SkillError::tool(format!("(checked) {error}")));
+///         }
+///     }
+/// }
+/// ```
+///
+/// The trait writes out the signatures `#[async_trait]` generates instead of declaring `async fn`s,
+/// so that each default is a future of size zero: a hook that leaves a method out costs no
+/// allocation for it per call.
 pub trait SkillHook: Send + Sync + 'static {
     /// Decides about a call before the skill runs. An `Err` ends the call with that error.
-    async fn before(
-        &self,
-        skill_name: &str,
-        metadata: &SkillMetadata,
-        args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    ///
+    /// Declared as `async fn before(&self, skill_name: &str, metadata: &SkillMetadata, args:
+    /// &Value) -> Result<HookOutcome, SkillError>`.
+    fn before<'life0, 'life1, 'life2, 'life3, 'async_trait>(
+        &'life0 self,
+        skill_name: &'life1 str,
+        metadata: &'life2 SkillMetadata,
+        args: &'life3 Value,
+    ) -> HookFuture<'async_trait, Result<HookOutcome, SkillError>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        'life3: 'async_trait,
+        Self: 'async_trait,
+    {
         let _ = (skill_name, metadata, args);
-        Ok(HookOutcome::Proceed)
+        Box::pin(Proceed)
     }
 
-    /// Sees every result, errors included, and returns the one the model gets.
-    async fn after(
-        &self,
-        skill_name: &str,
-        args: &Value,
-        result: Result<SkillOutput, SkillError>,
-    ) -> Result<SkillOutput, SkillError> {
-        let _ = (skill_name, args);
-        result
+    /// Sees every result, errors included, and may change it: what it leaves in `result` is what
+    /// the model gets.
+    ///
+    /// Declared as `async fn after(&self, skill_name: &str, args: &Value, result: &mut
+    /// Result<SkillOutput, SkillError>)`.
+    fn after<'life0, 'life1, 'life2, 'life3, 'async_trait>(
+        &'life0 self,
+        skill_name: &'life1 str,
+        args: &'life2 Value,
+        result: &'life3 mut Result<SkillOutput, SkillError>,
+    ) -> HookFuture<'async_trait, ()>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        'life3: 'async_trait,
+        Self: 'async_trait,
+    {
+        let _ = (skill_name, args, result);
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// The future a [`SkillHook`] method returns, as `#[async_trait]` writes it.
+pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The default `before`: proceeds at once. A unit struct, so boxing it allocates nothing.
+struct Proceed;
+
+impl Future for Proceed {
+    type Output = Result<HookOutcome, SkillError>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(HookOutcome::Proceed))
     }
 }
 

@@ -156,7 +156,7 @@ pub use call::{SharedStr, ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use event::{AgentEvent, EventSink};
-pub use hook::{HookOutcome, PermissionGate, SkillHook};
+pub use hook::{HookFuture, HookOutcome, PermissionGate, SkillHook};
 pub use llm::{
     AnthropicProvider, CacheControl, EventStream, HttpOptions, LlmProvider, MockProvider,
     MockReply, OpenAiProvider, ProviderError, RecordedRequest, StreamEvent, WireFormat,

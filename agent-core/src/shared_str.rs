@@ -180,7 +180,8 @@ mod tests {
             let json = serde_json::to_string(&shared).unwrap();
             assert_eq!(serde_json::from_str::<SharedStr>(&json).unwrap(), shared);
         }
-        assert!(SharedStr::from("a") < SharedStr::from("b"));
+        let (a, b) = (SharedStr::from("a"), SharedStr::from("b"));
+        assert!(a < b);
         let id: SharedStr = serde_json::from_str(r#""call_\u00e9""#).unwrap();
         assert_eq!(id, "call_é");
     }

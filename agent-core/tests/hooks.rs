@@ -42,13 +42,12 @@ impl SkillHook for Scripted {
         &self,
         name: &str,
         _args: &Value,
-        result: Result<SkillOutput, SkillError>,
-    ) -> Result<SkillOutput, SkillError> {
+        _result: &mut Result<SkillOutput, SkillError>,
+    ) {
         self.log
             .lock()
             .unwrap()
             .push(format!("{} after {name}", self.label));
-        result
     }
 }
 
@@ -196,16 +195,10 @@ struct Forgive {
 
 #[async_trait]
 impl SkillHook for Forgive {
-    async fn after(
-        &self,
-        name: &str,
-        _args: &Value,
-        result: Result<SkillOutput, SkillError>,
-    ) -> Result<SkillOutput, SkillError> {
+    async fn after(&self, name: &str, _args: &Value, result: &mut Result<SkillOutput, SkillError>) {
         self.seen.lock().unwrap().push(name.to_owned());
-        match result {
-            Err(error) => Ok(format!("forgiven: {error}").into()),
-            ok => ok,
+        if let Err(error) = result {
+            *result = Ok(format!("forgiven: {error}").into());
         }
     }
 }

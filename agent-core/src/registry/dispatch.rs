@@ -248,7 +248,7 @@ impl Registry {
         mut output: Result<SkillOutput, SkillError>,
     ) -> Result<SkillOutput, SkillError> {
         for hook in &self.hooks {
-            output = hook.after(name, args, output).await;
+            hook.after(name, args, &mut output).await;
         }
         output
     }
