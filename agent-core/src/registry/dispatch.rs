@@ -68,9 +68,17 @@ impl Registry {
     ///   finished gets a [`SkillError::Cancelled`] result, so each call is still answered. A skill
     ///   never starts once the token has fired.
     pub async fn run_many(&self, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
-        if let [call] = calls {
-            return vec![self.run_one(call, ctx).await];
+        match calls {
+            [] => Vec::new(),
+            [call] => vec![self.run_one(call, ctx).await],
+            // Boxed: the batches' state (a bounded, ordered stream of calls) would otherwise
+            // grow, and be moved with, the future of every single call.
+            calls => Box::pin(self.run_batches(calls, ctx)).await,
         }
+    }
+
+    /// [`Registry::run_many`] for two calls or more: cuts them into batches and runs each.
+    async fn run_batches(&self, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
         let mut results = Vec::with_capacity(calls.len());
         let mut start = 0;
         while start < calls.len() {
