@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_core::{
-    CancellationToken, Registry, RetryPolicy, SkillContext, SkillError, SkillOutput, ToolCall,
+    CancellationToken, PermissionGate, Registry, RetryPolicy, SkillContext, SkillError,
+    SkillOutput, ToolCall,
 };
 use common::*;
 use serde_json::json;
@@ -315,6 +316,84 @@ async fn a_skill_policy_overrides_the_registry_policy() {
         1,
         "max_attempts 0 means one attempt, no panic"
     );
+}
+
+#[tokio::test]
+async fn with_hooks_the_first_attempt_uses_the_checked_arguments_and_retries_parse_again() {
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    registry
+        .with_retry_policy(fast_retries(3))
+        .with_hook(PermissionGate::new(|_, _| true))
+        .add(Flaky {
+            failures: 2,
+            attempts: attempts.clone(),
+            policy: None,
+        });
+    let result = registry
+        .run_one(&call("1", "flaky", json!({})), &SkillContext::default())
+        .await;
+    assert_eq!(result.content(), "worked on attempt 3");
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_during_a_retry_backoff_answers_cancelled_without_another_attempt() {
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    registry.add(Flaky {
+        failures: usize::MAX,
+        attempts: attempts.clone(),
+        policy: Some(RetryPolicy {
+            max_attempts: 5,
+            initial_delay: Duration::from_secs(60),
+            ..Default::default()
+        }),
+    });
+    let token = CancellationToken::new();
+    let ctx = SkillContext::default().with_cancellation(token.clone());
+    let flaky = call("1", "flaky", json!({}));
+    let run = registry.run_one(&flaky, &ctx);
+    let cancel = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        token.cancel();
+    };
+    let start = tokio::time::Instant::now();
+    let (result, ()) = tokio::join!(run, cancel);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the backoff was cut short, not waited out ({:?})",
+        start.elapsed()
+    );
+    assert!(
+        matches!(result.output, Err(SkillError::Cancelled)),
+        "{:?}",
+        result.output
+    );
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "the retry waiting out its backoff never started"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_context_starts_no_skill() {
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    registry.add(Flaky {
+        failures: 0,
+        attempts: attempts.clone(),
+        policy: None,
+    });
+    let token = CancellationToken::new();
+    token.cancel();
+    let ctx = SkillContext::default().with_cancellation(token);
+    let result = registry.run_one(&call("1", "flaky", json!({})), &ctx).await;
+    assert!(matches!(result.output, Err(SkillError::Cancelled)));
+    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    assert_eq!(result.call_id, "1");
+    assert_eq!(result.name, "flaky");
 }
 
 #[tokio::test(start_paused = true)]
