@@ -394,17 +394,21 @@ async fn main() {
                 if !args.json {
                     println!();
                     let u = outcome.usage;
+                    // Some servers (llama-cpp-python's among them) report no usage when streaming.
+                    let tokens = if u.input_tokens + u.output_tokens == 0 {
+                        "tokens not reported".to_owned()
+                    } else if u.cache_read_tokens > 0 {
+                        format!(
+                            "{} in / {} out tokens · {} cached",
+                            u.input_tokens, u.output_tokens, u.cache_read_tokens
+                        )
+                    } else {
+                        format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)
+                    };
                     eprintln!(
-                        "\x1b[2m[{} · {} steps · {} in / {} out tokens{}]\x1b[0m",
+                        "\x1b[2m[{} · {} steps · {tokens}]\x1b[0m",
                         finish_line(&outcome.finish),
                         outcome.steps,
-                        u.input_tokens,
-                        u.output_tokens,
-                        if u.cache_read_tokens > 0 {
-                            format!(" · {} cached", u.cache_read_tokens)
-                        } else {
-                            String::new()
-                        }
                     );
                 }
                 transcript = outcome.transcript;
