@@ -159,9 +159,23 @@ impl Serialize for SharedStr {
 
 impl<'de> Deserialize<'de> for SharedStr {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // `Cow` borrows when the input allows it: one allocation, for the `Arc`.
-        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        Ok(SharedStr::from(&*s))
+        deserializer.deserialize_str(SharedStrVisitor)
+    }
+}
+
+/// Reads a string straight into its `Arc`: one allocation, with no `String` in between when the
+/// deserializer can lend the text.
+struct SharedStrVisitor;
+
+impl serde::de::Visitor<'_> for SharedStrVisitor {
+    type Value = SharedStr;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<SharedStr, E> {
+        Ok(SharedStr::from(s))
     }
 }
 
@@ -184,5 +198,12 @@ mod tests {
         assert!(a < b);
         let id: SharedStr = serde_json::from_str(r#""call_\u00e9""#).unwrap();
         assert_eq!(id, "call_é");
+        let from_value: SharedStr = serde_json::from_value(serde_json::json!("toolu_1")).unwrap();
+        assert_eq!(from_value, "toolu_1");
+        let not_a_string = serde_json::from_str::<SharedStr>("42").unwrap_err();
+        assert!(
+            not_a_string.to_string().contains("a string"),
+            "{not_a_string}"
+        );
     }
 }
