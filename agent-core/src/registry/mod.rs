@@ -255,7 +255,7 @@ impl Registry {
     }
 
     pub(crate) fn entry(&self, name_or_alias: &str) -> Option<&Entry> {
-        self.by_name.get(name_or_alias).map(|&i| &self.entries[i])
+        self.lookup(name_or_alias).map(|(_, entry)| entry)
     }
 
     /// The entry for a name or alias, with the registry's own copy of that name.
