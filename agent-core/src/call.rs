@@ -21,7 +21,6 @@ use crate::skill::SkillOutput;
 
 /// One tool call from the model: its id (echoed back with the result), the name it used (a skill's
 /// name or alias) and its arguments.
-///
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The provider's id for the call.

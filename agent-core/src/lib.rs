@@ -37,8 +37,8 @@
 //! `async-trait` (object-safe async traits), `tokio` and `tokio-util` (timers, `select!`,
 //! `CancellationToken`), `futures` (bounded ordered concurrency, panic capture), `thiserror`
 //! (error enums), `strsim` (suggesting close skill names), `foldhash` (the name index's hasher:
-//! a lookup per call, on names the registry chose, so a fast hasher without flooding defenses fits), `reqwest` with rustls (HTTP to the
-//! model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
+//! a lookup per call, on names the registry chose, so a fast hasher without flooding defenses
+//! fits), `reqwest` with rustls (HTTP to the model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
 //! of the streaming APIs), `async-stream` (writing the provider streams as plain loops), `bytes`
 //! (request bodies shared across retries), `fastrand` (retry jitter), `tracing` (spans for runs,
 //! turns, model calls and skill calls, named after the OpenTelemetry GenAI conventions).

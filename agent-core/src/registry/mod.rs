@@ -47,6 +47,7 @@ use std::time::Duration;
 
 pub use dispatch::truncate_text;
 
+use crate::call::SharedStr;
 use crate::context::SkillSession;
 use crate::error::{RegistryError, SourceLocation};
 use crate::hook::SkillHook;
@@ -64,7 +65,7 @@ pub const DEFAULT_OUTPUT_BUDGET: usize = 16_000;
 /// The skills an agent can use. See the [module docs](self).
 pub struct Registry {
     entries: Vec<Entry>,
-    by_name: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
+    by_name: HashMap<SharedStr, usize, foldhash::fast::RandomState>,
     hooks: Vec<Arc<dyn SkillHook>>,
     retry_policy: RetryPolicy,
     max_concurrency: usize,
@@ -259,7 +260,7 @@ impl Registry {
     }
 
     /// The entry for a name or alias, with the registry's own copy of that name.
-    pub(crate) fn lookup(&self, name_or_alias: &str) -> Option<(&Arc<str>, &Entry)> {
+    pub(crate) fn lookup(&self, name_or_alias: &str) -> Option<(&SharedStr, &Entry)> {
         self.by_name
             .get_key_value(name_or_alias)
             .map(|(name, &i)| (name, &self.entries[i]))
@@ -356,7 +357,7 @@ impl Registry {
         let index = self.entries.len();
         self.entries.push(entry);
         for name in names {
-            self.by_name.insert(name, index);
+            self.by_name.insert(SharedStr::from(name), index);
         }
     }
 
