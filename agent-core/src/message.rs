@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::call::{ToolCall, ToolResult};
+use crate::call::{SharedStr, ToolCall, ToolResult};
 use crate::schema::ToolDefinition;
 
 /// Who a message is from.
@@ -68,9 +68,9 @@ pub struct Message {
     /// For an assistant message: the tool calls it made, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
-    /// For a tool message: the id of the call it answers.
+    /// For a tool message: the id of the call it answers (shared with the call and its result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<SharedStr>,
     /// For a tool message: whether the call failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
@@ -121,7 +121,7 @@ impl Message {
     /// included) and whether it failed.
     pub fn tool_result(result: &ToolResult) -> Self {
         Message {
-            tool_call_id: Some(result.call_id.to_string()),
+            tool_call_id: Some(result.call_id.clone()),
             is_error: result.is_error(),
             ..Message::new(Role::Tool, result.content())
         }
