@@ -1,6 +1,7 @@
 //! One `Registry::run_many` call with one cheap skill call, against the floor: deserializing the
 //! arguments with `serde_json::from_value` and calling the function directly. With no hooks, then
-//! with three hooks that proceed (each implements `before`; `after` is left to its default).
+//! with three hooks that proceed (each implements `before` as an `async fn`; `after` is left to its
+//! default), then with three `PermissionGate`s that allow the call.
 //!
 //! `cargo bench -p agent-core --bench dispatch` (`BENCH_QUICK=1` for a short run)
 
@@ -8,8 +9,8 @@ use std::hint::black_box;
 
 use agent_core::__private::{schemars, serde};
 use agent_core::{
-    DynSkill, HookOutcome, Registry, Skill, SkillContext, SkillError, SkillHook, SkillMetadata,
-    SkillOutput, ToolCall, async_trait,
+    DynSkill, HookOutcome, PermissionGate, Registry, Skill, SkillContext, SkillError, SkillHook,
+    SkillMetadata, SkillOutput, ToolCall, async_trait,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -75,6 +76,12 @@ fn dispatch(c: &mut Criterion) {
         .with_hook(Pass)
         .with_hook(Pass)
         .with_hook(Pass);
+    let mut gated = Registry::new();
+    gated
+        .add(Add)
+        .with_hook(PermissionGate::new(|_, m| m.is_read_only))
+        .with_hook(PermissionGate::new(|_, m| !m.is_destructive))
+        .with_hook(PermissionGate::new(|name, _| name != "delete_file"));
 
     let mut group = c.benchmark_group("dispatch");
     if std::env::var_os("BENCH_QUICK").is_some() {
@@ -103,6 +110,10 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("run_many, 3 hooks", |b| {
         b.to_async(&rt)
             .iter(|| async { black_box(hooked.run_many(black_box(&calls), &ctx).await) })
+    });
+    group.bench_function("run_many, 3 permission gates", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(gated.run_many(black_box(&calls), &ctx).await) })
     });
     group.finish();
 }

@@ -29,7 +29,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::SkillError;
@@ -138,7 +137,8 @@ pub trait SkillHook: Send + Sync + 'static {
 /// The future a [`SkillHook`] method returns, as `#[async_trait]` writes it.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The default `before`: proceeds at once. A unit struct, so boxing it allocates nothing.
+/// `before`'s answer when a call may go ahead (the default, and an allowing `PermissionGate`): a
+/// unit struct, so boxing it allocates nothing.
 struct Proceed;
 
 impl Future for Proceed {
@@ -165,24 +165,31 @@ where
     }
 }
 
-#[async_trait]
+// Written out instead of `#[async_trait]`: the rule decides at once, so an allowed call gets the
+// zero-sized `Proceed` future and costs no allocation; only a denial boxes its answer.
 impl<F> SkillHook for PermissionGate<F>
 where
     F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
-    async fn before(
-        &self,
-        skill_name: &str,
-        metadata: &SkillMetadata,
-        _args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    fn before<'life0, 'life1, 'life2, 'life3, 'async_trait>(
+        &'life0 self,
+        skill_name: &'life1 str,
+        metadata: &'life2 SkillMetadata,
+        _args: &'life3 Value,
+    ) -> HookFuture<'async_trait, Result<HookOutcome, SkillError>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        'life3: 'async_trait,
+        Self: 'async_trait,
+    {
         if (self.allow)(skill_name, metadata) {
-            Ok(HookOutcome::Proceed)
-        } else {
-            Ok(HookOutcome::Deny(format!(
-                "permission to run `{skill_name}` was not granted; do not retry it, \
-                 explain what you wanted to do instead"
-            )))
+            return Box::pin(Proceed);
         }
+        Box::pin(std::future::ready(Ok(HookOutcome::Deny(format!(
+            "permission to run `{skill_name}` was not granted; do not retry it, \
+             explain what you wanted to do instead"
+        )))))
     }
 }
