@@ -366,7 +366,7 @@ impl AgentRuntime {
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
         let finish = result?;
-        run.emit(AgentEvent::TurnFinished {
+        run.emit(|| AgentEvent::TurnFinished {
             step: run.step,
             finish: Some(finish.clone()),
         });
@@ -464,7 +464,13 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn emit(&self, event: AgentEvent) {
+    /// Sends an event to every sink. The event is built only when there is a sink to see it: an
+    /// event copies the call or result it reports.
+    fn emit(&self, event: impl FnOnce() -> AgentEvent) {
+        if self.rt.sinks.is_empty() {
+            return;
+        }
+        let event = event();
         for sink in &self.rt.sinks {
             sink.send(&event);
         }
@@ -510,7 +516,7 @@ impl<'a> Run<'a> {
             if let Some(finish) = finish {
                 return Ok(finish);
             }
-            self.emit(AgentEvent::TurnFinished { step, finish: None });
+            self.emit(|| AgentEvent::TurnFinished { step, finish: None });
         }
     }
 
@@ -521,13 +527,13 @@ impl<'a> Run<'a> {
             return Ok(Some(FinishReason::Cancelled));
         };
         self.usage += response.usage;
-        self.emit(AgentEvent::Usage {
+        self.emit(|| AgentEvent::Usage {
             step,
             usage: response.usage,
             total: self.usage,
         });
         if !response.message.content.is_empty() {
-            self.emit(AgentEvent::AssistantText {
+            self.emit(|| AgentEvent::AssistantText {
                 step,
                 text: response.message.content.clone(),
             });
@@ -579,11 +585,11 @@ impl<'a> Run<'a> {
                         "the same call was repeated; the run stops here".into(),
                     )),
                 );
-                self.emit(AgentEvent::ToolCall {
+                self.emit(|| AgentEvent::ToolCall {
                     step,
                     call: call.clone(),
                 });
-                self.emit(AgentEvent::ToolResult {
+                self.emit(|| AgentEvent::ToolResult {
                     step,
                     result: result.clone(),
                 });
@@ -593,14 +599,14 @@ impl<'a> Run<'a> {
         }
 
         for call in &calls {
-            self.emit(AgentEvent::ToolCall {
+            self.emit(|| AgentEvent::ToolCall {
                 step,
                 call: call.clone(),
             });
         }
         let results = self.run_calls(&calls).await;
         for result in &results {
-            self.emit(AgentEvent::ToolResult {
+            self.emit(|| AgentEvent::ToolResult {
                 step,
                 result: result.clone(),
             });
@@ -809,7 +815,7 @@ impl<'a> Run<'a> {
                     self.transcript.splice(1..cut, [message]);
                     self.chars = self.transcript.iter().map(message_chars).sum();
                     let kept = self.transcript.len() - 1;
-                    self.emit(AgentEvent::Compacted {
+                    self.emit(|| AgentEvent::Compacted {
                         step: self.step,
                         removed,
                         kept,
