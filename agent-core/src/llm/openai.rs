@@ -2,10 +2,11 @@
 //! itself, DeepSeek, Ollama, vLLM, llama.cpp's server and the like.
 //!
 //! The compatible servers differ from OpenAI and from each other; the decoder survives: ids
-//! repeated on every delta, empty or missing ids (unique ones are made up), indexes starting at 1
-//! or missing, arguments sent whole or as a JSON object instead of a string, `finish_reason: stop`
-//! although tool calls were made, the legacy `function_call` field, usage in a final chunk with
-//! `choices: []`, and a stream that ends without `data: [DONE]` after a finish reason.
+//! repeated on every delta, empty or missing ids (unique ones are made up), indexes starting at 1,
+//! missing (Gemini) or 0 for every call (then a new id starts a new call), arguments sent whole or
+//! as a JSON object instead of a string, `finish_reason: stop` although tool calls were made, the
+//! legacy `function_call` field, usage in a final chunk with `choices: []`, and a stream that ends
+//! without `data: [DONE]` after a finish reason.
 
 use std::sync::Arc;
 
@@ -370,9 +371,9 @@ impl IdMaker {
     }
 }
 
-/// One tool call being streamed, keyed by the index the server gave it.
+/// One tool call being streamed, keyed by the index the server gave it (`None`: it gave none).
 struct PartialCall {
-    key: u64,
+    key: Option<u64>,
     id: String,
     name: String,
     arguments: String,
@@ -396,10 +397,33 @@ pub(crate) struct StreamDecoder {
 const LEGACY_KEY: u64 = u64::MAX;
 
 impl StreamDecoder {
-    fn call_mut(&mut self, key: u64) -> (usize, &mut PartialCall) {
-        let position = match self.calls.iter().position(|c| c.key == key) {
-            Some(position) => position,
-            None => {
+    /// The position of the call a delta belongs to, started if the delta begins a new one. With an
+    /// index, the latest call of that index, unless the delta names a different id (servers that
+    /// give every call index 0). Without one (Gemini sends each call whole, with no index), the
+    /// call of the same id, else the latest call, unless the delta starts another: a new id, or a
+    /// name when the latest call already has one.
+    fn call_position(&mut self, key: Option<u64>, id: &str, name: &str) -> usize {
+        let current = match key {
+            Some(_) => self.calls.iter().rposition(|c| c.key == key),
+            None if !id.is_empty() => self
+                .calls
+                .iter()
+                .rposition(|c| c.key.is_none() && c.id == id)
+                .or_else(|| {
+                    self.calls
+                        .iter()
+                        .rposition(|c| c.key.is_none())
+                        .filter(|&p| self.calls[p].id.is_empty() && self.calls[p].name.is_empty())
+                }),
+            None => self
+                .calls
+                .iter()
+                .rposition(|c| c.key.is_none())
+                .filter(|&p| name.is_empty() || self.calls[p].name.is_empty()),
+        };
+        match current {
+            Some(p) if id.is_empty() || self.calls[p].id.is_empty() || self.calls[p].id == id => p,
+            _ => {
                 self.calls.push(PartialCall {
                     key,
                     id: String::new(),
@@ -409,19 +433,19 @@ impl StreamDecoder {
                 });
                 self.calls.len() - 1
             }
-        };
-        (position, &mut self.calls[position])
+        }
     }
 
     fn tool_delta(
         &mut self,
-        key: u64,
+        key: Option<u64>,
         id: Option<&str>,
         name: Option<&str>,
         arguments: Option<&Value>,
         out: &mut Vec<StreamEvent>,
     ) {
-        let (position, call) = self.call_mut(key);
+        let position = self.call_position(key, id.unwrap_or_default(), name.unwrap_or_default());
+        let call = &mut self.calls[position];
         if let Some(id) = id.filter(|id| !id.is_empty())
             && call.id.is_empty()
         {
@@ -483,12 +507,19 @@ impl SseDecoder for StreamDecoder {
             });
         }
         self.saw_chunk = true;
-        if self.id.is_none() {
-            self.id = value.get("id").and_then(Value::as_str).map(str::to_owned);
-            self.model = value
-                .get("model")
+        // Azure's first chunk (prompt filter results) has `"id": ""` and `"model": ""`.
+        let text = |key: &str| {
+            value
+                .get(key)
                 .and_then(Value::as_str)
-                .map(str::to_owned);
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+        };
+        if self.id.is_none() {
+            self.id = text("id");
+        }
+        if self.model.is_none() {
+            self.model = text("model");
         }
         let mut out = Vec::new();
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
@@ -511,25 +542,22 @@ impl SseDecoder for StreamDecoder {
             self.text.push_str(text);
             out.push(StreamEvent::TextDelta(text.to_owned()));
         }
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta
-                .get(key)
+        // vLLM sends the same text under both names; the first one present is the reasoning.
+        if let Some(text) = ["reasoning_content", "reasoning"].iter().find_map(|key| {
+            delta
+                .get(*key)
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
-            {
-                out.push(StreamEvent::ThinkingDelta(text.to_owned()));
-            }
+        }) {
+            out.push(StreamEvent::ThinkingDelta(text.to_owned()));
         }
         let tool_calls = delta
             .get("tool_calls")
             .and_then(Value::as_array)
             .filter(|c| !c.is_empty());
         if let Some(calls) = tool_calls {
-            for (i, call) in calls.iter().enumerate() {
-                let key = call
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(i as u64);
+            for call in calls {
+                let key = call.get("index").and_then(Value::as_u64);
                 let function = call.get("function").unwrap_or(&Value::Null);
                 self.tool_delta(
                     key,
@@ -541,7 +569,7 @@ impl SseDecoder for StreamDecoder {
             }
         } else if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
             self.tool_delta(
-                LEGACY_KEY,
+                Some(LEGACY_KEY),
                 None,
                 function.get("name").and_then(Value::as_str),
                 function.get("arguments"),

@@ -307,3 +307,127 @@ async fn without_a_key_no_authorization_header_is_sent_and_streams_ask_for_usage
         json!({"include_usage": true})
     );
 }
+
+#[tokio::test]
+async fn calls_without_an_index_stay_separate() {
+    // Gemini's compatible endpoint: no `index`, each call whole in its own chunk, ids that may be
+    // empty; and a call split across deltas that repeat its id, still without an index.
+    let no_index = |id: &str, name: Option<&str>, arguments: &str| {
+        let mut function = json!({"arguments": arguments});
+        if let Some(name) = name {
+            function["name"] = json!(name);
+        }
+        delta(json!([{"id": id, "type": "function", "function": function}]))
+    };
+    let stream = chunks(&[
+        no_index(
+            "function-call-1",
+            Some("get_weather"),
+            "{\"location\":\"Sydney\"}",
+        ),
+        no_index(
+            "function-call-2",
+            Some("get_weather"),
+            "{\"location\":\"Perth\"}",
+        ),
+        no_index("", Some("read_file"), "{\"path\":\"a\"}"),
+        no_index("", Some("read_file"), "{\"path\":\"b\"}"),
+        no_index("call_x", Some("list_dir"), "{\"pa"),
+        no_index("call_x", None, "th\": \"src\"}"),
+        finish("stop"),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("go")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    let calls = &done(&events).message.tool_calls;
+    let got: Vec<(&str, &Value)> = calls
+        .iter()
+        .map(|c| (c.name.as_str(), &c.arguments))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("get_weather", &json!({"location": "Sydney"})),
+            ("get_weather", &json!({"location": "Perth"})),
+            ("read_file", &json!({"path": "a"})),
+            ("read_file", &json!({"path": "b"})),
+            ("list_dir", &json!({"path": "src"})),
+        ]
+    );
+    assert_eq!(
+        (
+            calls[0].id.as_str(),
+            calls[1].id.as_str(),
+            calls[4].id.as_str()
+        ),
+        ("function-call-1", "function-call-2", "call_x")
+    );
+    assert!(calls[2].id != calls[3].id && !calls[2].id.is_empty());
+}
+
+#[tokio::test]
+async fn calls_that_all_say_index_zero_but_have_their_own_ids_stay_separate() {
+    // Proxies that number each call by its place in its own chunk send index 0 for every call.
+    let stream = chunks(&[
+        delta(
+            json!([{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": "}}]),
+        ),
+        delta(json!([{"index": 0, "function": {"arguments": "\"a\"}"}}])),
+        delta(
+            json!([{"index": 0, "id": "call_b", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"b\"}"}}]),
+        ),
+        finish("tool_calls"),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("go")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(
+        done(&events).message.tool_calls,
+        [
+            ToolCall::new("call_a", "read_file", json!({"path": "a"})),
+            ToolCall::new("call_b", "read_file", json!({"path": "b"})),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_id_and_model_in_azures_first_chunk_are_not_the_answers() {
+    let stream = chunks(&[
+        json!({"choices": [], "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]}),
+        json!({"id": "chatcmpl-1", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}),
+        json!({"id": "chatcmpl-1", "model": "gpt-4o", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("go")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    let response = done(&events);
+    assert_eq!(
+        (response.id.as_deref(), response.model.as_deref()),
+        (Some("chatcmpl-1"), Some("gpt-4o"))
+    );
+    assert_eq!(response.message.content, "hi");
+}
+
+#[tokio::test]
+async fn reasoning_sent_under_both_names_is_streamed_once() {
+    // vLLM sends the same text as `reasoning` and, for older clients, as `reasoning_content`.
+    let stream = chunks(&[
+        json!({"id": "c1", "choices": [{"index": 0, "delta": {"reasoning": "Let me think.", "reasoning_content": "Let me think."}}]}),
+        json!({"id": "c1", "choices": [{"index": 0, "delta": {"content": "4"}, "finish_reason": "stop"}]}),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("2+2?")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    let thinking: Vec<&StreamEvent> = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ThinkingDelta(_)))
+        .collect();
+    assert_eq!(
+        thinking,
+        [&StreamEvent::ThinkingDelta("Let me think.".into())]
+    );
+}
