@@ -220,19 +220,14 @@ fn encode_messages(messages: &[Message]) -> Vec<Value> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
+            // The API refuses empty text blocks; an empty user message left alone still gets its
+            // (refused) block below, so the mistake is reported rather than hidden.
+            Role::User if message.content.is_empty() => ("user", Vec::new()),
             Role::User => (
                 "user",
                 vec![json!({"type": "text", "text": message.content})],
             ),
-            Role::Tool => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
-                    "content": message.content,
-                    "is_error": message.is_error,
-                })],
-            ),
+            Role::Tool => ("user", vec![tool_result_block(message)]),
             Role::Assistant => ("assistant", assistant_blocks(message)),
         };
         match out.last_mut() {
@@ -242,6 +237,9 @@ fn encode_messages(messages: &[Message]) -> Vec<Value> {
     }
     out.into_iter()
         .map(|(role, mut blocks)| {
+            if blocks.is_empty() {
+                blocks.push(json!({"type": "text", "text": ""}));
+            }
             if role == "user" {
                 // Stable: tool results keep their order, and come before any text.
                 blocks.sort_by_key(|b| b["type"] != "tool_result");
@@ -249,6 +247,22 @@ fn encode_messages(messages: &[Message]) -> Vec<Value> {
             json!({"role": role, "content": blocks})
         })
         .collect()
+}
+
+/// A `tool_result` block. An empty result has no `content` (the API refuses `""` when
+/// `is_error` is set, and an empty failure gets a few words instead).
+fn tool_result_block(message: &Message) -> Value {
+    let mut block = json!({
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
+    });
+    if message.content.trim().is_empty() && message.is_error {
+        block["content"] = json!("the tool failed without a message");
+    } else if !message.content.is_empty() {
+        block["content"] = json!(message.content);
+    }
+    block["is_error"] = json!(message.is_error);
+    block
 }
 
 fn assistant_blocks(message: &Message) -> Vec<Value> {

@@ -423,3 +423,42 @@ async fn an_error_event_after_http_200_is_an_error_with_the_providers_words() {
         "a stream that delivered events is not replayed"
     );
 }
+
+#[test]
+fn empty_tool_results_and_empty_user_text_are_encoded_as_the_api_accepts() {
+    // The API answers 400 to `content: ""` with `is_error: true`, and to any empty text block.
+    let ok = ToolCall::new("toolu_1", "touch", json!({"path": "a"}));
+    let failed = ToolCall::new("toolu_2", "touch", json!({"path": "b"}));
+    let transcript = vec![
+        Message::user("Touch a and b."),
+        Message::assistant_with_tool_calls("", vec![ok.clone(), failed.clone()]),
+        Message::tool_result(&ToolResult::new(&ok, Ok(SkillOutput::from("")))),
+        Message::tool_result(&ToolResult::new(
+            &failed,
+            Err(agent_core::SkillError::tool("")),
+        )),
+        Message::user(""),
+    ];
+    let body = AnthropicProvider::new("k", "m").request_body(&ChatRequest::new(&transcript), false);
+    let blocks = body["messages"][2]["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "no empty text block: {blocks:?}");
+    assert_eq!(
+        blocks[0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": false}),
+        "an empty result has no content"
+    );
+    assert_eq!(blocks[1]["tool_use_id"], "toolu_2");
+    assert_eq!(blocks[1]["is_error"], true);
+    assert!(
+        !blocks[1]["content"].as_str().unwrap().trim().is_empty(),
+        "a failure carries text: {blocks:?}"
+    );
+    assert_eq!(
+        body["messages"][1]["content"],
+        json!([
+            {"type": "tool_use", "id": "toolu_1", "name": "touch", "input": {"path": "a"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "touch", "input": {"path": "b"}}
+        ]),
+        "no empty text before the calls"
+    );
+}
