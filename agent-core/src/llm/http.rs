@@ -16,7 +16,8 @@ pub struct HttpOptions {
     pub connect_timeout: Duration,
     /// How long to wait for the answer to begin (its status and headers).
     pub timeout: Duration,
-    /// How long a stream may stay silent before it is abandoned with an error.
+    /// How long an answer that began (streamed or whole) may stay silent before it is abandoned
+    /// with an error.
     pub idle_timeout: Duration,
     /// Headers sent with every request, after the provider's own.
     pub headers: Vec<(String, String)>,
@@ -128,10 +129,26 @@ impl Http {
                 Err(error) => return Err(error),
             }
         };
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.transport_error(&e))?;
+        // Read with the stream's limit on silence: a body that stalls is an error, not a hang.
+        let mut response = response;
+        let mut bytes = Vec::new();
+        loop {
+            match tokio::time::timeout(self.options.idle_timeout, response.chunk()).await {
+                Err(_) => {
+                    return Err(ProviderError::Stream {
+                        provider: self.provider.into(),
+                        error_type: None,
+                        message: format!(
+                            "no data for {:?}; the connection stalled",
+                            self.options.idle_timeout
+                        ),
+                    });
+                }
+                Ok(Err(error)) => return Err(self.transport_error(&error)),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => bytes.extend_from_slice(&chunk),
+            }
+        }
         serde_json::from_slice(&bytes).map_err(|e| ProviderError::Decode {
             provider: self.provider.into(),
             message: format!("the answer is not JSON: {e}"),

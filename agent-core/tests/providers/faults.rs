@@ -204,3 +204,35 @@ async fn retries_stop_at_the_limit_with_the_last_error() {
     assert_eq!(retries(&events).len(), 3);
     assert_eq!(server.received().len(), 4);
 }
+
+#[tokio::test]
+async fn a_whole_answer_that_stalls_mid_body_is_an_error_not_a_hang() {
+    let server = Server::start([Reply::Chunked {
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        chunks: vec![b"{\"id\": \"msg_1\", \"type\": \"message\", \"content\": [".to_vec()],
+        end: End::Stall,
+    }])
+    .await;
+    let options = HttpOptions {
+        idle_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    };
+    let provider = AnthropicProvider::new("k", "m")
+        .with_base_url(&server.url)
+        .with_http_options(options);
+    let transcript = [Message::user("hi")];
+    // The outer limit only turns a hang into a failure; it is not what is tested.
+    let result = tokio::time::timeout(
+        Duration::from_secs(60),
+        provider.complete(&ChatRequest::new(&transcript)),
+    )
+    .await
+    .expect("complete() hung on a stalled body");
+    match result {
+        Err(ProviderError::Stream { message, .. }) => {
+            assert!(message.contains("stalled"), "{message}")
+        }
+        other => panic!("expected a stall error, got {other:?}"),
+    }
+}
