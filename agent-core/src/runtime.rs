@@ -35,8 +35,9 @@
 //!   ended its turn (or hit a stop sequence), [`FinishReason::ProviderStop`] when it was cut off
 //!   (`MaxTokens`), refused, or stopped for another reason.
 //! - Tool calls are run whatever the stop reason says (some servers report `stop` with tool
-//!   calls). A call cut off by the token limit is never run: the model is told, in a user message,
-//!   that its call to `x` was cut off and not run, and the loop goes on.
+//!   calls). A call cut off by the token limit is never run: the model is told, in a user message
+//!   after the results of the calls it did finish, that its call to `x` was cut off and not run,
+//!   and the loop goes on.
 //! - The step budget counts model calls (default 25). The token budget counts every token of every
 //!   call, cache reads and writes included.
 //! - `Stuck`: the same call (name and arguments, compared canonically) `stuck_after` times in a
@@ -546,18 +547,23 @@ impl<'a> Run<'a> {
         } = response;
         let calls = message.tool_calls.clone();
         self.push(message);
+        // Calls the token limit cut off are never run, but the model must hear of them: after the
+        // results of the calls it finished, if any.
+        let cut_off = (!truncated_tool_calls.is_empty()).then(|| {
+            let names: Vec<String> = truncated_tool_calls
+                .iter()
+                .map(|c| format!("`{}`", c.name))
+                .collect();
+            Message::user(format!(
+                "Your answer was cut off by the token limit while you were writing a call to {}; \
+                 it was not run. Make the call again with shorter arguments (for example, split the work).",
+                names.join(", ")
+            ))
+        });
 
         if calls.is_empty() {
-            if !truncated_tool_calls.is_empty() {
-                let names: Vec<String> = truncated_tool_calls
-                    .iter()
-                    .map(|c| format!("`{}`", c.name))
-                    .collect();
-                self.push(Message::user(format!(
-                    "Your answer was cut off by the token limit while you were writing a call to {}; \
-                     it was not run. Make the call again with shorter arguments (for example, split the work).",
-                    names.join(", ")
-                )));
+            if let Some(notice) = cut_off {
+                self.push(notice);
                 return Ok(None);
             }
             if self.plan_mode {
@@ -611,6 +617,9 @@ impl<'a> Run<'a> {
                 result: result.clone(),
             });
             self.push(Message::tool_result(result));
+        }
+        if let Some(notice) = cut_off {
+            self.push(notice);
         }
         if self.rt.cancellation.is_cancelled() {
             return Ok(Some(FinishReason::Cancelled));

@@ -241,6 +241,53 @@ async fn a_tool_call_cut_off_by_max_tokens_is_not_run_and_the_model_is_told() {
 }
 
 #[tokio::test]
+async fn calls_finished_before_the_cut_run_and_the_cut_one_is_reported_after_their_results() {
+    let cut = ChatResponse {
+        message: Message::assistant_with_tool_calls(
+            "",
+            vec![call("a", "lookup", json!({"key": "x"}))],
+        ),
+        stop_reason: StopReason::MaxTokens,
+        usage: Usage::default(),
+        truncated_tool_calls: vec![TruncatedToolCall {
+            id: "b".into(),
+            name: "write_note".into(),
+            partial_arguments: "{\"text\": \"lo".into(),
+        }],
+        model: None,
+        id: None,
+    };
+    let mock = MockProvider::new([MockReply::Response(cut), MockReply::text("Done.")]);
+    let outcome = AgentRuntime::new(mock.clone(), registry())
+        .run("go")
+        .await
+        .unwrap();
+    assert_eq!(outcome.finish, FinishReason::NoMoreToolCalls);
+    let sent = &mock.requests()[1].messages;
+    assert_eq!(
+        sent.len(),
+        4,
+        "goal, calls, one result, the notice: {sent:?}"
+    );
+    assert_eq!(
+        (
+            sent[2].role,
+            sent[2].tool_call_id.as_deref(),
+            sent[2].content.as_str()
+        ),
+        (Role::Tool, Some("a"), "x=42"),
+        "the finished call ran"
+    );
+    assert_eq!(sent[3].role, Role::User);
+    assert!(
+        sent[3].content.contains("cut off by the token limit")
+            && sent[3].content.contains("`write_note`"),
+        "{}",
+        sent[3].content
+    );
+}
+
+#[tokio::test]
 async fn the_step_budget_ends_an_endless_run() {
     let mock = MockProvider::new((0..10).map(|i| {
         MockReply::tool_calls([call(
