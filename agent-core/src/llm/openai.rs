@@ -7,6 +7,11 @@
 //! as a JSON object instead of a string, `finish_reason: stop` although tool calls were made, the
 //! legacy `function_call` field, usage in a final chunk with `choices: []`, and a stream that ends
 //! without `data: [DONE]` after a finish reason.
+//!
+//! Made-up ids are made when a call is announced ([`StreamEvent::ToolCallStarted`]), so the events
+//! and the answer name each call alike. An answer cut at the token limit (`finish_reason: length`)
+//! reports only its last call as cut off: calls come one after another, so the ones before it are
+//! whole and run.
 
 use std::sync::Arc;
 
@@ -309,29 +314,16 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
     }
     let finish = choice.get("finish_reason").and_then(Value::as_str);
     let stop_reason = decode_finish(finish, !calls.is_empty());
-    let mut message = Message::assistant(
-        wire.get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
-    );
-    let mut truncated = Vec::new();
     let mut ids = IdMaker::default();
-    for (id, name, arguments) in calls {
-        let id = ids.make(&id);
-        if stop_reason == StopReason::MaxTokens {
-            truncated.push(TruncatedToolCall {
-                id,
-                name,
-                partial_arguments: arguments,
-            });
-        } else {
-            message.tool_calls.push(ToolCall {
-                id: id.into(),
-                name,
-                arguments: parse_arguments(&arguments),
-            });
-        }
-    }
+    let calls = calls
+        .into_iter()
+        .map(|(id, name, arguments)| (ids.make(&id), name, arguments))
+        .collect();
+    let text = wire
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (message, truncated) = answer(text.to_owned(), calls, &stop_reason);
     Ok(ChatResponse {
         message,
         stop_reason,
@@ -343,6 +335,36 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
             .map(str::to_owned),
         id: value.get("id").and_then(Value::as_str).map(str::to_owned),
     })
+}
+
+/// The assistant message of an answer, and the calls the token limit cut off. Calls come one after
+/// another, so only the last one can have been cut: when the answer stopped at the limit, that one
+/// is reported as truncated (never run) and the ones before it are whole.
+fn answer(
+    text: String,
+    mut calls: Vec<(String, String, String)>,
+    stop_reason: &StopReason,
+) -> (Message, Vec<TruncatedToolCall>) {
+    let mut truncated = Vec::new();
+    if *stop_reason == StopReason::MaxTokens
+        && let Some((id, name, partial_arguments)) = calls.pop()
+    {
+        truncated.push(TruncatedToolCall {
+            id,
+            name,
+            partial_arguments,
+        });
+    }
+    let mut message = Message::assistant(text);
+    message.tool_calls = calls
+        .into_iter()
+        .map(|(id, name, arguments)| ToolCall {
+            id: id.into(),
+            name,
+            arguments: parse_arguments(&arguments),
+        })
+        .collect();
+    (message, truncated)
 }
 
 /// Makes ids unique: an empty id, or one already used in this answer (some servers send `"0"` for
@@ -377,7 +399,9 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
-    announced: bool,
+    /// The id announced in `ToolCallStarted`, which the answer uses too: the server's, or one
+    /// made up when the server's is empty or taken (`None`: not announced yet, no name so far).
+    announced_id: Option<String>,
 }
 
 /// Decodes a Chat Completions stream. A pure state machine: no I/O.
@@ -387,6 +411,7 @@ pub(crate) struct StreamDecoder {
     model: Option<String>,
     text: String,
     calls: Vec<PartialCall>,
+    ids: IdMaker,
     finish_reason: Option<String>,
     usage: Usage,
     done: bool,
@@ -429,7 +454,7 @@ impl StreamDecoder {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
-                    announced: false,
+                    announced_id: None,
                 });
                 self.calls.len() - 1
             }
@@ -456,11 +481,12 @@ impl StreamDecoder {
         {
             call.name = name.to_owned();
         }
-        if !call.announced && !call.name.is_empty() {
-            call.announced = true;
+        if call.announced_id.is_none() && !call.name.is_empty() {
+            let id = self.ids.make(&call.id);
+            call.announced_id = Some(id.clone());
             out.push(StreamEvent::ToolCallStarted {
                 index: position,
-                id: call.id.clone(),
+                id,
                 name: call.name.clone(),
             });
         }
@@ -598,31 +624,14 @@ impl SseDecoder for StreamDecoder {
                 },
             });
         }
-        let calls: Vec<PartialCall> = self
+        // Every call with a name was announced, with the id it keeps.
+        let calls: Vec<(String, String, String)> = self
             .calls
             .into_iter()
-            .filter(|c| !c.name.is_empty())
+            .filter_map(|c| Some((c.announced_id?, c.name, c.arguments)))
             .collect();
         let stop_reason = decode_finish(self.finish_reason.as_deref(), !calls.is_empty());
-        let mut message = Message::assistant(self.text);
-        let mut truncated = Vec::new();
-        let mut ids = IdMaker::default();
-        for call in calls {
-            let id = ids.make(&call.id);
-            if stop_reason == StopReason::MaxTokens {
-                truncated.push(TruncatedToolCall {
-                    id,
-                    name: call.name,
-                    partial_arguments: call.arguments,
-                });
-            } else {
-                message.tool_calls.push(ToolCall {
-                    id: id.into(),
-                    name: call.name,
-                    arguments: parse_arguments(&call.arguments),
-                });
-            }
-        }
+        let (message, truncated) = answer(self.text, calls, &stop_reason);
         Ok(ChatResponse {
             message,
             stop_reason,

@@ -173,6 +173,51 @@ async fn ids_of_zero_on_every_call_are_made_unique() {
         calls[1].id, "0",
         "results must be matched to calls, so ids are unique"
     );
+    let started: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCallStarted { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let answered: Vec<&str> = calls.iter().map(|c| &*c.id).collect();
+    assert_eq!(
+        started, answered,
+        "the events announce the ids the answer uses"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_the_token_limit_keeps_the_calls_it_finished() {
+    // Calls stream one after another, so only the last can be cut off.
+    let stream = chunks(&[
+        delta(
+            json!([{"index": 0, "id": "call_a", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}]),
+        ),
+        delta(
+            json!([{"index": 1, "id": "call_b", "function": {"name": "write_file", "arguments": "{\"path\": \"b\", \"text\": \"lo"}}]),
+        ),
+        finish("length"),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("go")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    let response = done(&events);
+    assert_eq!(response.stop_reason, StopReason::MaxTokens);
+    assert_eq!(
+        response.message.tool_calls,
+        [ToolCall::new("call_a", "read_file", json!({"path": "a"}))]
+    );
+    let cut: Vec<(&str, &str, &str)> = response
+        .truncated_tool_calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.partial_arguments.as_str()))
+        .collect();
+    assert_eq!(
+        cut,
+        [("call_b", "write_file", "{\"path\": \"b\", \"text\": \"lo")]
+    );
 }
 
 #[tokio::test]
