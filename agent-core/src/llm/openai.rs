@@ -11,7 +11,8 @@
 //! Made-up ids are made when a call is announced ([`StreamEvent::ToolCallStarted`]), so the events
 //! and the answer name each call alike. An answer cut at the token limit (`finish_reason: length`)
 //! reports only its last call as cut off: calls come one after another, so the ones before it are
-//! whole and run.
+//! whole and run. A refusal (OpenAI's `refusal` field instead of `content`) is the answer's text, with
+//! [`StopReason::Refusal`].
 
 use std::sync::Arc;
 
@@ -313,17 +314,27 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
         ));
     }
     let finish = choice.get("finish_reason").and_then(Value::as_str);
-    let stop_reason = decode_finish(finish, !calls.is_empty());
+    // A refusal comes as `refusal` text instead of `content`; it is the answer's text.
+    let refusal = wire
+        .get("refusal")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
+    let mut stop_reason = decode_finish(finish, !calls.is_empty());
+    if refusal.is_some() && calls.is_empty() {
+        stop_reason = StopReason::Refusal;
+    }
     let mut ids = IdMaker::default();
     let calls = calls
         .into_iter()
         .map(|(id, name, arguments)| (ids.make(&id), name, arguments))
         .collect();
-    let text = wire
+    let mut text = wire
         .get("content")
         .and_then(Value::as_str)
-        .unwrap_or_default();
-    let (message, truncated) = answer(text.to_owned(), calls, &stop_reason);
+        .unwrap_or_default()
+        .to_owned();
+    text.push_str(refusal.unwrap_or_default());
+    let (message, truncated) = answer(text, calls, &stop_reason);
     Ok(ChatResponse {
         message,
         stop_reason,
@@ -412,6 +423,8 @@ pub(crate) struct StreamDecoder {
     text: String,
     calls: Vec<PartialCall>,
     ids: IdMaker,
+    /// Whether the model refused (its `refusal` text is the answer's text).
+    refused: bool,
     finish_reason: Option<String>,
     usage: Usage,
     done: bool,
@@ -560,13 +573,16 @@ impl SseDecoder for StreamDecoder {
             return Ok(out);
         };
         let delta = choice.get("delta").unwrap_or(&Value::Null);
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            self.text.push_str(text);
-            out.push(StreamEvent::TextDelta(text.to_owned()));
+        for key in ["content", "refusal"] {
+            if let Some(text) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                self.refused |= key == "refusal";
+                self.text.push_str(text);
+                out.push(StreamEvent::TextDelta(text.to_owned()));
+            }
         }
         // vLLM sends the same text under both names; the first one present is the reasoning.
         if let Some(text) = ["reasoning_content", "reasoning"].iter().find_map(|key| {
@@ -630,7 +646,10 @@ impl SseDecoder for StreamDecoder {
             .into_iter()
             .filter_map(|c| Some((c.announced_id?, c.name, c.arguments)))
             .collect();
-        let stop_reason = decode_finish(self.finish_reason.as_deref(), !calls.is_empty());
+        let mut stop_reason = decode_finish(self.finish_reason.as_deref(), !calls.is_empty());
+        if self.refused && calls.is_empty() {
+            stop_reason = StopReason::Refusal;
+        }
         let (message, truncated) = answer(self.text, calls, &stop_reason);
         Ok(ChatResponse {
             message,

@@ -476,3 +476,37 @@ async fn reasoning_sent_under_both_names_is_streamed_once() {
         [&StreamEvent::ThinkingDelta("Let me think.".into())]
     );
 }
+
+#[tokio::test]
+async fn a_refusal_is_the_answers_text_with_a_refusal_stop_whole_and_streamed() {
+    let words = "I'm sorry, I can't help with that.";
+    let whole = json!({
+        "id": "chatcmpl-1", "model": "gpt-test",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": null, "refusal": words}}],
+    });
+    let stream = chunks(&[
+        json!({"id": "c1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": null, "refusal": ""}}]}),
+        json!({"id": "c1", "choices": [{"index": 0, "delta": {"refusal": "I'm sorry, "}}]}),
+        json!({"id": "c1", "choices": [{"index": 0, "delta": {"refusal": "I can't help with that."}}]}),
+        finish("stop"),
+    ]) + "data: [DONE]\n\n";
+    let server = Server::start([Reply::json(200, &whole), Reply::sse(&stream)]).await;
+    let transcript = [Message::user("do something bad")];
+    let request = ChatRequest::new(&transcript);
+    let answer = provider(&server).complete(&request).await.unwrap();
+    assert_eq!(
+        (answer.message.content.as_str(), answer.stop_reason),
+        (words, StopReason::Refusal)
+    );
+    let (events, error) = drain(provider(&server).stream(&request)).await;
+    assert!(error.is_none(), "{error:?}");
+    let streamed = done(&events);
+    assert_eq!(
+        (
+            streamed.message.content.as_str(),
+            streamed.stop_reason.clone()
+        ),
+        (words, StopReason::Refusal)
+    );
+}
