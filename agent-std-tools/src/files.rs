@@ -292,13 +292,13 @@ fn list(
     depth: usize,
     max_entries: usize,
 ) -> Result<String, SkillError> {
-    let (target, target_rel, meta) = ws.walk_root(path)?;
+    let (target, _, meta) = ws.walk_root(path)?;
     if !meta.is_dir() {
         return Err(SkillError::tool(format!(
             "`{path}` is a file, not a directory; use read_file to read it"
         )));
     }
-    let mut builder = walker(ws, &target, &target_rel);
+    let mut builder = walker(ws, &target, None)?;
     builder
         .max_depth(Some(depth))
         .sort_by_file_name(|a, b| a.cmp(b));

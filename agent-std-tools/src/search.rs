@@ -102,17 +102,20 @@ fn search(
     if meta.is_file() {
         search_one(ws, matcher, &mut searcher(), &target_rel, &found, cap);
     } else {
-        let mut builder = walker(ws, &target, &target_rel);
-        if let Some(glob) = glob {
-            let mut overrides = OverrideBuilder::new(&target);
-            overrides
-                .add(glob)
-                .map_err(|e| SkillError::bad_args("glob", format!("not a valid glob: {e}")))?;
-            let overrides = overrides
-                .build()
-                .map_err(|e| SkillError::bad_args("glob", format!("not a valid glob: {e}")))?;
-            builder.overrides(overrides);
-        }
+        let overrides =
+            match glob {
+                Some(glob) => {
+                    let mut overrides = OverrideBuilder::new(&target);
+                    overrides.add(glob).map_err(|e| {
+                        SkillError::bad_args("glob", format!("not a valid glob: {e}"))
+                    })?;
+                    Some(overrides.build().map_err(|e| {
+                        SkillError::bad_args("glob", format!("not a valid glob: {e}"))
+                    })?)
+                }
+                None => None,
+            };
+        let builder = walker(ws, &target, overrides)?;
         let root = ws.root();
         builder.build_parallel().run(|| {
             let mut searcher = searcher();

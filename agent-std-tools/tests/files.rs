@@ -205,6 +205,47 @@ async fn read_file_and_apply_patch_refuse_a_fifo_instead_of_hanging() {
     );
 }
 
+/// A thread that waits for a reader of the FIFO at `path` and writes `text` to it once.
+fn fifo_writer(path: &std::path::Path, text: &'static str) -> std::thread::JoinHandle<()> {
+    let path = path.to_owned();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let mut pipe = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        let _ = pipe.write_all(text.as_bytes());
+    })
+}
+
+/// Lets a [`fifo_writer`] that nobody read from finish, and waits for it.
+fn release_fifo_writer(path: &std::path::Path, writer: std::thread::JoinHandle<()>) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .unwrap();
+    writer.join().unwrap();
+}
+
+#[tokio::test]
+async fn walks_never_open_a_fifo_named_like_an_ignore_file() {
+    let (tmp, ctx) = ws();
+    put(tmp.path(), "logs/keep.txt", "kept\n");
+    let fifo_path = tmp.path().join("logs/.gitignore");
+    let fifo = std::ffi::CString::new(fifo_path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    // A writer waits on the pipe, so that a walk that opens it (which would hang without a
+    // writer) reads a rule hiding `keep.txt` instead.
+    let writer = fifo_writer(&fifo_path, "keep.txt\n");
+    let listing = call(&ctx, "list_dir", json!({"path": "logs"})).await;
+    release_fifo_writer(&fifo_path, writer);
+    assert_eq!(listing.ok(), "keep.txt");
+    let writer = fifo_writer(&fifo_path, "keep.txt\n");
+    let found = call(&ctx, "search_files", json!({"pattern": "kept"})).await;
+    release_fifo_writer(&fifo_path, writer);
+    assert_eq!(found.ok(), "logs/keep.txt:1:kept");
+}
+
 #[tokio::test]
 async fn read_file_keeps_crlf_lines_readable() {
     let (tmp, ctx) = ws();

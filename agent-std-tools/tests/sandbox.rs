@@ -524,3 +524,24 @@ async fn memory_refuses_a_database_file_linked_out() {
     answer.assert_safety(".agent/memory.redb");
     assert_eq!(snapshot(&f.outside), out_before);
 }
+
+#[tokio::test]
+async fn walks_read_no_ignore_file_through_a_link_out() {
+    let f = Fixture::new();
+    // Rules outside the workspace that would hide `file.txt` and `kept.txt`, reached through a
+    // `.gitignore` link and a `.git` link (its `info/exclude`).
+    put(&f.outside, "rules", "file.txt\n");
+    put(&f.outside, "gitdir/info/exclude", "kept.txt\n");
+    symlink("../../outside/rules", f.ws.join("sub/.gitignore")).unwrap();
+    put(&f.ws, "wt/kept.txt", "kept\n");
+    symlink("../../outside/gitdir", f.ws.join("wt/.git")).unwrap();
+    let ctx = f.ctx();
+    let listing = call(&ctx, "list_dir", json!({"path": "sub"})).await;
+    assert!(listing.ok().contains("file.txt"), "{}", listing.text);
+    let found = call(&ctx, "search_files", json!({"pattern": "in sub"})).await;
+    assert_eq!(found.ok(), "sub/file.txt:1:in sub");
+    let listing = call(&ctx, "list_dir", json!({"path": "wt"})).await;
+    assert_eq!(listing.ok(), "kept.txt");
+    let found = call(&ctx, "search_files", json!({"pattern": "kept"})).await;
+    assert_eq!(found.ok(), "wt/kept.txt:1:kept");
+}
