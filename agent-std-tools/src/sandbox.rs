@@ -409,6 +409,19 @@ impl Staged {
         &self.path
     }
 
+    /// Gives the staged file `permissions` (otherwise a file that committing creates gets the
+    /// default ones, and one it replaces keeps those it had).
+    pub fn set_permissions(
+        &self,
+        ws: &Workspace,
+        permissions: cap_std::fs::Permissions,
+    ) -> Result<(), SkillError> {
+        let tmp = self.tmp.as_ref().expect("a staged file is committed once");
+        self.parent
+            .set_permissions(tmp, permissions)
+            .map_err(|e| ws.fs_error(&self.path, e))
+    }
+
     /// Renames the staged file over its target and flushes the directory.
     pub fn commit(mut self, ws: &Workspace) -> Result<(), SkillError> {
         let tmp = self.tmp.take().expect("a staged file is committed once");

@@ -477,3 +477,68 @@ async fn directories_are_not_deleted_by_a_patch() {
     assert!(answer.err().contains("is a directory"), "{}", answer.text);
     assert!(tmp.path().join("dir/f.txt").exists());
 }
+
+#[tokio::test]
+async fn mixed_line_endings_are_kept_line_by_line() {
+    let (tmp, ctx) = ws();
+    // Mostly `\n`, one `\r\n` line: the lines the patch does not touch must keep their bytes.
+    put(tmp.path(), "mixed.txt", "one\ntwo\r\nthree\nfour\n");
+    apply(&ctx, "*** Update File: mixed.txt\n-one\n+ONE")
+        .await
+        .ok();
+    assert_eq!(get(tmp.path(), "mixed.txt"), "ONE\ntwo\r\nthree\nfour\n");
+}
+
+#[tokio::test]
+async fn one_file_named_twice_through_a_linked_directory_is_refused() {
+    let (tmp, ctx) = ws();
+    put(tmp.path(), "real/a.txt", "one\ntwo\nthree\n");
+    std::os::unix::fs::symlink("real", tmp.path().join("alias")).unwrap();
+    let before = snapshot(tmp.path());
+    // Two updates of the same file under two names: applied one after the other, the second
+    // would overwrite the first and lose it.
+    let answer = apply(
+        &ctx,
+        "*** Update File: real/a.txt\n-one\n+ONE\n*** Update File: alias/a.txt\n-three\n+THREE",
+    )
+    .await;
+    assert!(
+        answer.err().contains("more than one operation"),
+        "{}",
+        answer.text
+    );
+    // Two adds of one new file likewise.
+    let answer = apply(
+        &ctx,
+        "*** Add File: real/new/b.txt\n+first\n*** Add File: alias/new/b.txt\n+second",
+    )
+    .await;
+    assert!(
+        answer.err().contains("more than one operation"),
+        "{}",
+        answer.text
+    );
+    assert_eq!(snapshot(tmp.path()), before);
+}
+
+#[tokio::test]
+async fn a_moved_file_keeps_its_permissions() {
+    let (tmp, ctx) = ws();
+    put(tmp.path(), "run.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(
+        tmp.path().join("run.sh"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    apply(
+        &ctx,
+        "*** Update File: run.sh\n*** Move to: bin/run.sh\n-echo hi\n+echo bye",
+    )
+    .await
+    .ok();
+    let mode = std::fs::metadata(tmp.path().join("bin/run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o750);
+}

@@ -17,7 +17,10 @@ use super::parse::{Chunk, DiffLine};
 /// assert_eq!(apply_chunks("a\nb\nc\n", "f", chunks).unwrap(), "a\nB\nc\n");
 /// ```
 pub fn apply_chunks(original: &str, path: &str, chunks: &[Chunk]) -> Result<String, String> {
-    let crlf = original.contains("\r\n");
+    // CRLF only when every line ends so: in a file with mixed endings each line keeps its own
+    // (a `\r` stays part of its line's text), so lines the patch does not touch keep their bytes.
+    let crlf = original.contains("\r\n")
+        && original.matches('\n').count() == original.matches("\r\n").count();
     let eol = if crlf { "\r\n" } else { "\n" };
     let mut lines: Vec<String> = original
         .split('\n')

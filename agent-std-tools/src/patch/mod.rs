@@ -41,7 +41,7 @@ mod apply;
 mod parse;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agent_core::{SkillContext, SkillError, skill};
 
@@ -84,10 +84,12 @@ pub async fn apply_patch(ctx: &SkillContext, patch: String) -> Result<String, Sk
 /// One change the commit makes.
 enum Op {
     /// Write `content` to `path`; `original` is what was there (`None`: nothing).
+    /// `permissions`: those of the file a move comes from, for the new file.
     Write {
         path: String,
         content: Vec<u8>,
         original: Option<Vec<u8>>,
+        permissions: Option<cap_std::fs::Permissions>,
     },
     /// Delete `path`, whose content was `original`.
     Delete { path: String, original: Vec<u8> },
@@ -119,7 +121,7 @@ fn unchanged(err: SkillError) -> SkillError {
 }
 
 fn check_distinct_paths(ws: &Workspace, patch: &Patch) -> Result<(), SkillError> {
-    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut seen: HashSet<(Option<(u64, u64)>, PathBuf)> = HashSet::new();
     for hunk in &patch.hunks {
         let mut paths = vec![hunk.path()];
         if let Hunk::Update {
@@ -131,7 +133,7 @@ fn check_distinct_paths(ws: &Workspace, patch: &Patch) -> Result<(), SkillError>
         }
         for path in paths {
             let rel = ws.relative(path)?;
-            if !seen.insert(rel) {
+            if !seen.insert(identity(ws, &rel)) {
                 return Err(SkillError::bad_args(
                     "patch",
                     format!(
@@ -142,6 +144,31 @@ fn check_distinct_paths(ws: &Workspace, patch: &Patch) -> Result<(), SkillError>
         }
     }
     Ok(())
+}
+
+/// What `rel` names on disk, so that two spellings of one file (one through a symbolic link to a
+/// directory) compare equal: the device and inode of its nearest existing directory, and the
+/// rest of the path below it. Without any (an error is reported later), the path itself.
+fn identity(ws: &Workspace, rel: &Path) -> (Option<(u64, u64)>, PathBuf) {
+    use cap_std::fs::MetadataExt;
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    let mut at = rel;
+    while let Some(name) = at.file_name() {
+        rest.push(name);
+        at = at.parent().unwrap_or(Path::new(""));
+        let dir = if at.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            at
+        };
+        if let Ok(meta) = ws.dir().metadata(dir)
+            && meta.is_dir()
+        {
+            let below: PathBuf = rest.iter().rev().collect();
+            return (Some((meta.dev(), meta.ino())), below);
+        }
+    }
+    (None, rel.to_path_buf())
 }
 
 /// Step 2: every new content, computed in memory.
@@ -160,6 +187,7 @@ fn plan(ws: &Workspace, patch: &Patch) -> Result<(Vec<Op>, Vec<String>), SkillEr
                     path: path.clone(),
                     content: content.clone().into_bytes(),
                     original: None,
+                    permissions: None,
                 });
                 summary.push(format!("A {path}"));
             }
@@ -194,6 +222,7 @@ fn plan(ws: &Workspace, patch: &Patch) -> Result<(Vec<Op>, Vec<String>), SkillEr
                             path: dest.clone(),
                             content: new.into_bytes(),
                             original: None,
+                            permissions: Some(ws.metadata(path)?.permissions()),
                         });
                         ops.push(Op::Delete {
                             path: path.clone(),
@@ -206,6 +235,7 @@ fn plan(ws: &Workspace, patch: &Patch) -> Result<(Vec<Op>, Vec<String>), SkillEr
                             path: path.clone(),
                             content: new.into_bytes(),
                             original: Some(original),
+                            permissions: None,
                         });
                         summary.push(format!("M {path}"));
                     }
@@ -250,7 +280,13 @@ fn commit(ws: &Workspace, ops: Vec<Op>) -> Result<(), SkillError> {
                 path,
                 content,
                 original,
-            } => match ws.stage_with_dirs(&path, &content, &mut created_dirs) {
+                permissions,
+            } => match ws
+                .stage_with_dirs(&path, &content, &mut created_dirs)
+                .and_then(|file| match permissions {
+                    Some(permissions) => file.set_permissions(ws, permissions).map(|()| file),
+                    None => Ok(file),
+                }) {
                 Ok(file) => staged.push((file, original)),
                 Err(e) => {
                     drop(staged);
