@@ -145,6 +145,17 @@ impl Workspace {
         created_dirs: &mut Vec<PathBuf>,
     ) -> Result<Staged, SkillError> {
         let rel = self.relative(path)?;
+        if path.ends_with('/') || path.ends_with("/.") {
+            // `Path` drops the ending, which would write a file named like the directory.
+            return Err(SkillError::bad_args(
+                "path",
+                format!(
+                    "`{path}` ends with `/`, so it names a directory; give the path of a file in \
+                     it (for example `{}file.txt`)",
+                    path.trim_end_matches('.')
+                ),
+            ));
+        }
         let Some(name) = rel.file_name().map(|n| n.to_owned()) else {
             return Err(SkillError::bad_args(
                 "path",

@@ -541,3 +541,36 @@ async fn delete_file_is_deferred_until_tool_search_loads_it() {
     let meta = registry.metadata("remove_file").unwrap();
     assert!(meta.is_destructive && meta.should_defer && !meta.is_read_only);
 }
+
+#[tokio::test]
+async fn a_write_to_a_path_ending_in_a_slash_is_refused_and_creates_nothing() {
+    let (tmp, ctx) = ws();
+    put(tmp.path(), "keep.txt", "kept\n");
+    let before = snapshot(tmp.path());
+    for path in ["newdir/", "newdir/.", "keep.txt/"] {
+        let answer = call(
+            &ctx,
+            "write_file",
+            json!({"path": path, "content": "text\n"}),
+        )
+        .await;
+        let text = answer.err();
+        assert!(
+            text.starts_with("invalid arguments: `path`") && text.contains("names a directory"),
+            "{text}"
+        );
+        assert_eq!(snapshot(tmp.path()), before, "{path} changed the workspace");
+    }
+    let answer = call(
+        &ctx,
+        "apply_patch",
+        json!({"patch": "*** Begin Patch\n*** Add File: newdir/\n+text\n*** End Patch"}),
+    )
+    .await;
+    assert!(
+        answer.err().contains("names a directory"),
+        "{}",
+        answer.text
+    );
+    assert_eq!(snapshot(tmp.path()), before);
+}
