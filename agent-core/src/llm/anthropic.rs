@@ -5,6 +5,11 @@
 //! message after the assistant turn, before any text; streams are server-sent events
 //! (`message_start`, `content_block_start/delta/stop`, `message_delta` with cumulative usage,
 //! `message_stop`, `ping` anywhere, `error` even after HTTP 200).
+//!
+//! An answer's text blocks become one text: blocks that follow one another are joined as they are
+//! (the API splits text where a citation starts or ends, mid-sentence), and a block of another
+//! kind between two of them (a tool call, a search result) becomes a paragraph break, which a
+//! stream sends as a text delta too, so the deltas add up to the answer's text.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -333,16 +338,22 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
         value.get("stop_sequence").and_then(Value::as_str),
     );
     let mut message = Message::assistant("");
-    let mut texts = Vec::new();
+    let mut paragraphs = Paragraphs::default();
     let mut truncated = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         match block.get("type").and_then(Value::as_str) {
-            Some("text") => texts.push(
-                block
+            Some("text") => {
+                let text = block
                     .get("text")
                     .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            ),
+                    .unwrap_or_default();
+                message.content.push_str(paragraphs.text_block());
+                message.content.push_str(text);
+                if !text.is_empty() {
+                    paragraphs.saw_text();
+                }
+                continue;
+            }
             Some("tool_use") => {
                 let id = block
                     .get("id")
@@ -377,8 +388,8 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
             }
             _ => {}
         }
+        paragraphs.other_block();
     }
-    message.content = texts.join("\n\n");
     let mut usage = Usage::default();
     if let Some(u) = value.get("usage") {
         decode_usage(u, &mut usage);
@@ -394,6 +405,38 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
             .map(str::to_owned),
         id: value.get("id").and_then(Value::as_str).map(str::to_owned),
     })
+}
+
+/// How an answer's text blocks are joined. Text blocks that follow one another are one text (the
+/// API splits text where a citation starts or ends, mid-sentence); a block of another kind between
+/// two of them (a tool call, a search result) starts a new paragraph.
+#[derive(Default)]
+struct Paragraphs {
+    /// Some text came so far.
+    text: bool,
+    /// A block of another kind came after it.
+    gap: bool,
+}
+
+impl Paragraphs {
+    /// A block of another kind starts.
+    fn other_block(&mut self) {
+        self.gap = self.text;
+    }
+
+    /// A text block starts: what goes before it (a paragraph break, or nothing).
+    fn text_block(&mut self) -> &'static str {
+        if std::mem::take(&mut self.gap) {
+            "\n\n"
+        } else {
+            ""
+        }
+    }
+
+    /// Text came (not empty).
+    fn saw_text(&mut self) {
+        self.text = true;
+    }
 }
 
 /// One content block being streamed.
@@ -422,6 +465,8 @@ pub(crate) struct StreamDecoder {
     id: Option<String>,
     model: Option<String>,
     blocks: BTreeMap<u64, Block>,
+    /// How text blocks are joined.
+    paragraphs: Paragraphs,
     tools_seen: usize,
     stop_reason: Option<String>,
     stop_sequence: Option<String>,
@@ -466,8 +511,20 @@ impl SseDecoder for StreamDecoder {
                         .unwrap_or_default()
                         .to_owned()
                 };
-                let new = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => Block::Text(text("text")),
+                let kind = block.get("type").and_then(Value::as_str);
+                if kind != Some("text") {
+                    self.paragraphs.other_block();
+                }
+                let new = match kind {
+                    Some("text") => {
+                        // The paragraph break, if any, is part of the block and of its deltas,
+                        // so the deltas add up to the answer's text.
+                        let initial = text("text");
+                        if !initial.is_empty() {
+                            self.paragraphs.saw_text();
+                        }
+                        Block::Text(format!("{}{initial}", self.paragraphs.text_block()))
+                    }
                     Some("tool_use") => {
                         let ordinal = self.tools_seen;
                         self.tools_seen += 1;
@@ -507,6 +564,9 @@ impl SseDecoder for StreamDecoder {
                 ) {
                     (Some(Block::Text(buffer)), Some("text_delta")) => {
                         buffer.push_str(text("text"));
+                        if !text("text").is_empty() {
+                            self.paragraphs.saw_text();
+                        }
                         out.push(StreamEvent::TextDelta(text("text").to_owned()));
                     }
                     (Some(Block::Tool { json, ordinal, .. }), Some("input_json_delta")) => {
@@ -604,11 +664,10 @@ impl SseDecoder for StreamDecoder {
             });
         }
         let mut message = Message::assistant("");
-        let mut texts = Vec::new();
         let mut truncated = Vec::new();
         for block in self.blocks.into_values() {
             match block {
-                Block::Text(text) => texts.push(text),
+                Block::Text(text) => message.content.push_str(&text),
                 Block::Tool {
                     id,
                     name,
@@ -646,7 +705,6 @@ impl SseDecoder for StreamDecoder {
                 Block::Other => {}
             }
         }
-        message.content = texts.join("\n\n");
         Ok(ChatResponse {
             message,
             stop_reason: decode_stop_reason(

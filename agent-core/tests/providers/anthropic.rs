@@ -462,3 +462,69 @@ fn empty_tool_results_and_empty_user_text_are_encoded_as_the_api_accepts() {
         "no empty text before the calls"
     );
 }
+
+#[tokio::test]
+async fn text_split_at_citations_stays_one_text_and_deltas_add_up_to_it() {
+    // Text split where citations start and end is one sentence; a search between two texts
+    // starts a new paragraph. Whole and streamed answers agree, and the deltas add up to it.
+    let blocks = [
+        json!({"type": "text", "text": "Let me check."}),
+        json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "rust"}}),
+        json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}),
+        json!({"type": "text", "text": "Rust is "}),
+        json!({"type": "text", "text": "a systems language", "citations": [{"type": "web_search_result_location", "url": "https://example.com", "title": "Rust", "cited_text": "Rust is a systems language", "encrypted_index": "x"}]}),
+        json!({"type": "text", "text": "."}),
+    ];
+    let expected = "Let me check.\n\nRust is a systems language.";
+    let whole = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "c",
+        "content": blocks, "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 9},
+    });
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_1", "model": "c", "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+    )];
+    for (index, block) in blocks.iter().enumerate() {
+        let text = block["text"].as_str();
+        let mut start = block.clone();
+        if text.is_some() {
+            start["text"] = json!("");
+        }
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        if let Some(text) = text {
+            events.push((
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}),
+            ));
+        }
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    let server = Server::start([Reply::json(200, &whole), Reply::sse(&sse(&events))]).await;
+    let transcript = [Message::user("What is Rust?")];
+    let request = ChatRequest::new(&transcript);
+    let answer = provider(&server).complete(&request).await.unwrap();
+    assert_eq!(answer.message.content, expected);
+    let (events, error) = drain(provider(&server).stream(&request)).await;
+    assert!(error.is_none(), "{error:?}");
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, expected);
+    assert_eq!(done(&events).message.content, expected);
+}
