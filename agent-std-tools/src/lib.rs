@@ -49,10 +49,16 @@
 //! - Every refusal is [`SkillError::Safety`](agent_core::SkillError::Safety) and names the path.
 //!   Nothing outside the root is read, written, created or deleted.
 //! - Writes are atomic (temporary file in the same directory, `fsync`, rename) and never go
-//!   through a symbolic link; `apply_patch` is all or nothing across files; `delete_file` removes
+//!   through a symbolic link; a path ending in `/` is refused, not written as a file;
+//!   `apply_patch` is all or nothing across files, refuses a patch that names one file twice (also
+//!   through a linked directory), keeps each line's ending and a moved file's permissions;
+//!   `delete_file` removes
 //!   a link, never its target, and a directory only with `recursive: true`.
 //! - Walks (`list_dir`, `search_files`) never follow symbolic links, read no ignore files above
-//!   the root, and open every file they search through the capability. (The walk itself goes by
+//!   the root, read the ignore files inside it (`.gitignore`, `.ignore`, `.git/info/exclude`)
+//!   through the capability and only when they are regular files (a linked `.gitignore` or `.git`
+//!   is skipped, so rules from outside never decide what is listed), and open every file they
+//!   search through the capability. (The walk itself goes by
 //!   path, from a directory the capability has checked: a directory swapped for a link *during*
 //!   a walk could show names from outside, never contents.)
 //! - Pipes, sockets and devices are refused rather than opened (opening a FIFO would hang).
