@@ -519,6 +519,57 @@ async fn the_output_budget_is_configurable_and_short_output_is_untouched() {
     );
 }
 
+/// Refuses every path, quoting it (as a sandbox does).
+struct Guard;
+
+#[agent_core::async_trait]
+impl agent_core::Skill for Guard {
+    type Input = PathInput;
+    fn name(&self) -> &str {
+        "guard"
+    }
+    fn description(&self) -> &str {
+        "Refuses every path."
+    }
+    async fn run(&self, input: PathInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
+        Err(SkillError::Safety(format!(
+            "`{}` is outside the workspace",
+            input.path
+        )))
+    }
+}
+
+#[tokio::test]
+async fn error_results_are_cut_to_the_output_budget_too() {
+    let mut registry = Registry::new();
+    registry.with_output_budget(100).add(Echo).add(Guard);
+    let long = "é".repeat(5_000);
+    let calls = [
+        // serde quotes the wrong value in its message.
+        call("1", "echo", json!({"text": "a", "times": long})),
+        call("2", &"z".repeat(5_000), json!({})),
+        call("3", "guard", json!({"path": long})),
+    ];
+    let results = registry.run_many(&calls, &SkillContext::default()).await;
+    for result in &results {
+        let content = result.content();
+        assert!(
+            content.chars().count() < 300 && content.contains("[output truncated: showing 100 of"),
+            "{} characters: {}",
+            content.chars().count(),
+            content.chars().take(300).collect::<String>()
+        );
+    }
+    assert!(
+        matches!(results[0].output, Err(SkillError::BadArgs { ref path, .. }) if path == "times")
+    );
+    assert!(matches!(
+        results[1].output,
+        Err(SkillError::UnknownSkill { .. })
+    ));
+    assert!(matches!(results[2].output, Err(SkillError::Safety(_))));
+}
+
 #[tokio::test]
 async fn the_call_id_reaches_the_skill() {
     let tracker = Arc::new(Tracker::default());

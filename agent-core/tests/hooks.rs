@@ -331,3 +331,77 @@ async fn hooks_see_the_skill_name_when_it_is_called_by_an_alias() {
         [r#"h before shred_file {"path":"a"}"#, "h after shred_file"]
     );
 }
+
+/// A hook with a bug: it panics on some arguments, before or after the call.
+struct Fragile;
+
+#[async_trait]
+impl SkillHook for Fragile {
+    async fn before(
+        &self,
+        _name: &str,
+        _m: &SkillMetadata,
+        args: &Value,
+    ) -> Result<HookOutcome, SkillError> {
+        if args["text"] == "boom before" {
+            panic!("the hook broke before");
+        }
+        Ok(HookOutcome::Proceed)
+    }
+
+    async fn after(
+        &self,
+        _name: &str,
+        args: &Value,
+        _result: &mut Result<SkillOutput, SkillError>,
+    ) {
+        if args["text"] == "boom after" {
+            panic!("the hook broke after");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_hook_becomes_an_error_result_and_the_batch_goes_on() {
+    let mut registry = Registry::new();
+    registry
+        .add(Echo)
+        .add(Big { chars: 3 })
+        .with_hook(Fragile)
+        // A gate's rule runs as `before` is called, not when its future is polled.
+        .with_hook(PermissionGate::new(|name, _| {
+            assert_ne!(name, "big", "the gate broke");
+            true
+        }));
+    let calls = [
+        ToolCall::new("1", "echo", json!({"text": "one"})),
+        ToolCall::new("2", "echo", json!({"text": "boom before"})),
+        ToolCall::new("3", "big", json!({})),
+        ToolCall::new("4", "echo", json!({"text": "boom after"})),
+        ToolCall::new("5", "echo", json!({"text": "five"})),
+    ];
+    let results = registry.run_many(&calls, &SkillContext::default()).await;
+    let ids: Vec<&str> = results.iter().map(|r| &*r.call_id).collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"]);
+    assert_eq!(results[0].content(), "one");
+    assert_eq!(results[4].content(), "five");
+    for (i, broke) in [
+        (1, "the hook broke before"),
+        (2, "the gate broke"),
+        (3, "the hook broke after"),
+    ] {
+        assert!(results[i].is_error(), "{:?}", results[i].output);
+        let text = results[i].content();
+        assert!(
+            text.contains("hook panicked") && text.contains(broke),
+            "{text}"
+        );
+    }
+    // The same through the single-call path.
+    let one = registry.run_one(&calls[1], &SkillContext::default()).await;
+    assert!(
+        one.content().contains("the hook broke before"),
+        "{}",
+        one.content()
+    );
+}

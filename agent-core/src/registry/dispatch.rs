@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::{StreamExt, stream};
+use futures::{FutureExt, StreamExt, stream};
 use serde_json::Value;
 use tracing::Span;
 
@@ -187,7 +187,15 @@ impl Registry {
             }
         };
         for hook in &self.hooks {
-            let before = hook.before(&entry.definition.name, &entry.metadata, prepared.args());
+            // Called inside the guarded future: a hook may panic as it is called (a
+            // `PermissionGate`'s rule) or as it is polled, and either becomes this call's error.
+            let args = prepared.args();
+            let before = AssertUnwindSafe(async move {
+                hook.before(&entry.definition.name, &entry.metadata, args)
+                    .await
+            })
+            .catch_unwind()
+            .map(|outcome| outcome.unwrap_or_else(|panic| Err(hook_panic_error(&*panic))));
             let answer = match until_cancelled(ctx, before).await {
                 Ok(HookOutcome::Proceed) => continue,
                 Ok(HookOutcome::Modify(new_args)) => match entry.skill.parse(&new_args) {
@@ -258,7 +266,11 @@ impl Registry {
         mut output: Result<SkillOutput, SkillError>,
     ) -> Result<SkillOutput, SkillError> {
         for hook in &self.hooks {
-            hook.after(name, args, &mut output).await;
+            let after = AssertUnwindSafe(async { hook.after(name, args, &mut output).await });
+            if let Err(panic) = after.catch_unwind().await {
+                // What the hook left half changed is not trusted; later hooks see the failure.
+                output = Err(hook_panic_error(&*panic));
+            }
         }
         output
     }
@@ -467,12 +479,23 @@ fn similarity(a: &str, b: &str) -> f64 {
 }
 
 fn panic_error(panic: &(dyn std::any::Any + Send)) -> SkillError {
-    let message = panic
+    SkillError::tool(format!("the skill panicked: {}", panic_message(panic)))
+}
+
+/// The error a call gets when a hook panics on it: the call is answered, the batch goes on.
+fn hook_panic_error(panic: &(dyn std::any::Any + Send)) -> SkillError {
+    SkillError::tool(format!(
+        "a hook panicked while handling this call: {}",
+        panic_message(panic)
+    ))
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_owned());
-    SkillError::tool(format!("the skill panicked: {message}"))
+        .unwrap_or_else(|| "no message".to_owned())
 }
 
 fn truncate_output(
@@ -489,10 +512,36 @@ fn truncate_output(
                 Ok(SkillOutput::Text(truncate_text(text, budget)))
             }
         }
-        Err(SkillError::Tool { message, source }) => Err(SkillError::Tool {
-            message: truncate_text(message, budget),
+        Err(error) => Err(truncate_error(error, budget)),
+    }
+}
+
+/// Cuts the texts of an error to the budget, keeping its kind (denials and safety refusals are
+/// counted by kind). Error texts can be as long as anything a skill or the model sent: serde quotes
+/// a wrongly typed value, an unknown name is repeated, a refusal names the path it refused.
+fn truncate_error(error: SkillError, budget: usize) -> SkillError {
+    let cut = |text: String| truncate_text(text, budget);
+    match error {
+        SkillError::Tool { message, source } => SkillError::Tool {
+            message: cut(message),
             source,
-        }),
+        },
+        SkillError::BadArgs { path, message } => SkillError::BadArgs {
+            path: cut(path),
+            message: cut(message),
+        },
+        SkillError::UnknownSkill {
+            name,
+            suggestions,
+            close,
+        } => SkillError::UnknownSkill {
+            name: cut(name),
+            suggestions,
+            close,
+        },
+        SkillError::Denied(reason) => SkillError::Denied(cut(reason)),
+        SkillError::Safety(reason) => SkillError::Safety(cut(reason)),
+        SkillError::Transient(reason) => SkillError::Transient(cut(reason)),
         other => other,
     }
 }
