@@ -279,7 +279,8 @@ impl AgentRuntime {
     }
 
     /// Plan mode: only read-only skills run; the model's first answer without tool calls is its
-    /// plan, and the run ends with [`FinishReason::PlanPending`].
+    /// plan, and the run ends with [`FinishReason::PlanPending`] (an answer cut off by the token
+    /// limit or refused ends it with [`FinishReason::ProviderStop`] instead, as outside plan mode).
     pub fn plan_mode(mut self, on: bool) -> Self {
         self.plan_mode = on;
         self
@@ -331,6 +332,10 @@ impl AgentRuntime {
 
     /// Continues a conversation (multi-turn chat): append the user's next message to the previous
     /// outcome's transcript and resume.
+    ///
+    /// A tool call the transcript leaves unanswered (one saved before its results were) is
+    /// answered with an error result saying it was not run, so the model is never sent a call
+    /// without its result; the model may make it again.
     pub async fn resume(&self, transcript: Vec<Message>) -> Result<RunOutcome, AgentError> {
         self.drive(transcript, self.plan_mode).await
     }
@@ -362,6 +367,8 @@ impl AgentRuntime {
             "gen_ai.usage.input_tokens" = tracing::field::Empty,
             "gen_ai.usage.output_tokens" = tracing::field::Empty,
         );
+        let mut transcript = transcript;
+        answer_unanswered_calls(&mut transcript);
         let mut run = Run::new(self, transcript, plan_mode);
         let result = run.go().instrument(span.clone()).await;
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
@@ -422,6 +429,57 @@ fn message_chars(message: &Message) -> usize {
             .iter()
             .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum::<usize>()
+}
+
+/// Makes a transcript given to `resume` valid for both wire formats before any model sees it: the
+/// results right after each assistant message that made calls answer those calls, once each, in
+/// call order. A call without a result (a transcript saved before its calls were answered) gets
+/// an error result saying it was not run; it is not run now, since it may have run before the
+/// transcript was saved. Results that match no call are kept, after the others.
+fn answer_unanswered_calls(transcript: &mut Vec<Message>) {
+    let mut i = 0;
+    while i < transcript.len() {
+        if transcript[i].tool_calls.is_empty() {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let end = transcript[start..]
+            .iter()
+            .position(|m| m.role != Role::Tool)
+            .map_or(transcript.len(), |n| start + n);
+        let calls = &transcript[i].tool_calls;
+        let in_order = end - start == calls.len()
+            && calls
+                .iter()
+                .zip(&transcript[start..end])
+                .all(|(call, m)| m.tool_call_id.as_ref() == Some(&call.id));
+        if in_order {
+            i = end;
+            continue;
+        }
+        let calls = calls.clone();
+        let mut results: Vec<Message> = transcript.drain(start..end).collect();
+        let mut answers = Vec::with_capacity(calls.len() + results.len());
+        for call in &calls {
+            match results
+                .iter()
+                .position(|m| m.tool_call_id.as_ref() == Some(&call.id))
+            {
+                Some(at) => answers.push(results.remove(at)),
+                None => answers.push(Message::tool_result(&ToolResult::new(
+                    call,
+                    Err(SkillError::tool(
+                        "this call was not run: the conversation was resumed before it was \
+                         answered. Make the call again if you still need it",
+                    )),
+                ))),
+            }
+        }
+        answers.append(&mut results);
+        i = start + answers.len();
+        transcript.splice(start..start, answers);
+    }
 }
 
 /// Arguments in a canonical form: object keys sorted at every level.
@@ -566,15 +624,19 @@ impl<'a> Run<'a> {
                 self.push(notice);
                 return Ok(None);
             }
-            if self.plan_mode {
-                let plan = self
-                    .transcript
-                    .last()
-                    .map(|m| m.content.clone())
-                    .unwrap_or_default();
-                return Ok(Some(FinishReason::PlanPending { plan }));
-            }
             return Ok(Some(match stop_reason {
+                // Only an answer the model finished is a plan: one cut off by the token limit or
+                // refused is not something to approve.
+                StopReason::EndTurn | StopReason::ToolUse | StopReason::StopSequence(_)
+                    if self.plan_mode =>
+                {
+                    let plan = self
+                        .transcript
+                        .last()
+                        .map(|m| m.content.clone())
+                        .unwrap_or_default();
+                    FinishReason::PlanPending { plan }
+                }
                 StopReason::EndTurn | StopReason::ToolUse | StopReason::StopSequence(_) => {
                     FinishReason::NoMoreToolCalls
                 }
@@ -801,7 +863,8 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Compacts the transcript when it is over its limit; `Some` when it cannot be kept under.
+    /// Compacts the transcript when it is over its limit; `Some` when it cannot be kept under, or
+    /// when the run is cancelled while the summary is written (the transcript is then unchanged).
     async fn keep_within_limit(&mut self) -> Option<FinishReason> {
         loop {
             let (size, limit) = self.size()?;
@@ -814,7 +877,13 @@ impl<'a> Run<'a> {
             let Some(cut) = self.compaction_cut() else {
                 return Some(FinishReason::TranscriptLimit { size, limit });
             };
-            match self.summarise(1..cut).await {
+            // The summary is a model call like any other: the run's token cancels it.
+            let summary = tokio::select! {
+                biased;
+                _ = self.rt.cancellation.cancelled() => return Some(FinishReason::Cancelled),
+                summary = self.summarise(1..cut) => summary,
+            };
+            match summary {
                 Some(summary) => {
                     let removed = cut - 1;
                     let summary_chars = summary.chars().count();

@@ -510,6 +510,74 @@ async fn plan_mode_runs_only_read_only_skills_then_pends_and_approval_carries_it
     );
 }
 
+#[tokio::test]
+async fn in_plan_mode_an_answer_cut_off_or_refused_is_a_provider_stop_not_a_plan() {
+    for stop in [StopReason::MaxTokens, StopReason::Refusal] {
+        let cut = ChatResponse {
+            message: Message::assistant("Plan: 1. delete every"),
+            stop_reason: stop.clone(),
+            usage: Usage::default(),
+            truncated_tool_calls: Vec::new(),
+            model: None,
+            id: None,
+        };
+        let mock = MockProvider::new([MockReply::Response(cut)]);
+        let outcome = AgentRuntime::new(mock, registry())
+            .plan_mode(true)
+            .run("tidy up")
+            .await
+            .unwrap();
+        assert_eq!(outcome.finish, FinishReason::ProviderStop(stop));
+    }
+}
+
+#[tokio::test]
+async fn resuming_a_transcript_with_unanswered_calls_answers_them_before_the_model_sees_it() {
+    let calls = vec![
+        call("a", "lookup", json!({"key": "x"})),
+        call("b", "write_note", json!({"text": "y"})),
+        call("c", "lookup", json!({"key": "z"})),
+    ];
+    let answered_b = agent_core::ToolResult::new(&calls[1], Ok("wrote y".into()));
+    let cases = [
+        // Saved right after the model asked, before any call was answered.
+        vec![
+            Message::user("go"),
+            Message::assistant_with_tool_calls("", calls.clone()),
+        ],
+        // Only the second call was answered, and the user then wrote again.
+        vec![
+            Message::user("go"),
+            Message::assistant_with_tool_calls("", calls.clone()),
+            Message::tool_result(&answered_b),
+            Message::user("and then?"),
+        ],
+    ];
+    for transcript in cases {
+        let mock = MockProvider::new([MockReply::text("Done.")]);
+        let outcome = AgentRuntime::new(mock.clone(), registry())
+            .resume(transcript)
+            .await
+            .unwrap();
+        assert_eq!(outcome.finish, FinishReason::NoMoreToolCalls);
+        let sent = &mock.requests()[0].messages;
+        assert_valid(sent);
+        assert_valid(&outcome.transcript);
+        let answers: Vec<&Message> = sent.iter().filter(|m| m.role == Role::Tool).collect();
+        assert_eq!(answers.len(), 3, "{sent:#?}");
+        for answer in answers {
+            if answer.tool_call_id.as_deref() == Some("b") && !answer.is_error {
+                assert_eq!(answer.content, "wrote y", "an existing answer is kept");
+            } else {
+                assert!(
+                    answer.is_error && answer.content.contains("not run"),
+                    "{answer:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Waits until told, and counts how often its future is dropped unfinished.
 struct Gate {
     started: Arc<tokio::sync::Notify>,
@@ -623,6 +691,37 @@ async fn cancelling_mid_request_ends_the_run_promptly() {
         (outcome.finish, outcome.steps),
         (FinishReason::Cancelled, 0)
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_while_the_transcript_is_being_summarised_ends_the_run_promptly() {
+    let mut transcript = vec![Message::user("look things up")];
+    for i in 0..4 {
+        let call = call(&i.to_string(), "lookup", json!({"key": "k".repeat(300)}));
+        let result = agent_core::ToolResult::new(&call, Ok("42".into()));
+        transcript.push(Message::assistant_with_tool_calls("", vec![call]));
+        transcript.push(Message::tool_result(&result));
+    }
+    let token = CancellationToken::new();
+    // Over its limit from the start, so the first thing the run does is ask for a summary.
+    let runtime = AgentRuntime::new(Silent, registry())
+        .transcript_limit(TranscriptLimit::Chars(500))
+        .keep_recent(2)
+        .cancellation(token.clone());
+    let saved = transcript.clone();
+    let run = tokio::spawn(async move { runtime.resume(transcript).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    token.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("cancel is prompt")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (outcome.finish, outcome.steps),
+        (FinishReason::Cancelled, 0)
+    );
+    assert_eq!(outcome.transcript, saved, "nothing was summarised away");
 }
 
 #[tokio::test]
