@@ -23,8 +23,9 @@ use crate::message::Usage;
 use crate::runtime::FinishReason;
 
 /// One thing that happened in a run. Every event carries the step (model call) it belongs to,
-/// counted from 1. [`AgentEvent::TurnFinished`] ends every turn, and the last one of a run carries
-/// the run's [`FinishReason`].
+/// counted from 1. [`AgentEvent::TurnFinished`] ends every turn, once, and the last one of a run
+/// carries the run's [`FinishReason`] (a run that ends between two steps, on a budget or a
+/// cancellation, ends its last step with that reason).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum AgentEvent {

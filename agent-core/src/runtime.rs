@@ -549,34 +549,44 @@ impl<'a> Run<'a> {
 
     async fn go(&mut self) -> Result<FinishReason, AgentError> {
         loop {
-            if self.rt.cancellation.is_cancelled() {
-                return Ok(FinishReason::Cancelled);
-            }
-            if self.step >= self.rt.max_steps {
-                return Ok(FinishReason::BudgetExceeded(Budget::Steps {
-                    limit: self.rt.max_steps,
-                }));
-            }
-            if let Some(limit) = self.rt.max_tokens_total
-                && self.usage.total() >= limit
-            {
-                return Ok(FinishReason::BudgetExceeded(Budget::Tokens {
-                    limit,
-                    used: self.usage.total(),
-                }));
-            }
-            if let Some(finish) = self.keep_within_limit().await {
+            if let Some(finish) = self.before_step().await {
+                // The caller's `TurnFinished` with this reason ends the last step.
                 return Ok(finish);
+            }
+            // The previous step ends here, once it is known the run goes on: each step gets
+            // exactly one `TurnFinished`, and only the last one carries a reason.
+            if self.step > 0 {
+                let step = self.step;
+                self.emit(|| AgentEvent::TurnFinished { step, finish: None });
             }
             self.step += 1;
-            let step = self.step;
-            let turn = tracing::info_span!("turn", "agent.step" = step);
-            let finish = self.turn().instrument(turn).await?;
-            if let Some(finish) = finish {
+            let turn = tracing::info_span!("turn", "agent.step" = self.step);
+            if let Some(finish) = self.turn().instrument(turn).await? {
                 return Ok(finish);
             }
-            self.emit(|| AgentEvent::TurnFinished { step, finish: None });
         }
+    }
+
+    /// The checks before each model call (cancellation, budgets, the transcript's size, compacting
+    /// it if need be); `Some` ends the run.
+    async fn before_step(&mut self) -> Option<FinishReason> {
+        if self.rt.cancellation.is_cancelled() {
+            return Some(FinishReason::Cancelled);
+        }
+        if self.step >= self.rt.max_steps {
+            return Some(FinishReason::BudgetExceeded(Budget::Steps {
+                limit: self.rt.max_steps,
+            }));
+        }
+        if let Some(limit) = self.rt.max_tokens_total
+            && self.usage.total() >= limit
+        {
+            return Some(FinishReason::BudgetExceeded(Budget::Tokens {
+                limit,
+                used: self.usage.total(),
+            }));
+        }
+        self.keep_within_limit().await
     }
 
     /// One model call and the tool calls it makes. `Some` ends the run.

@@ -288,6 +288,42 @@ async fn calls_finished_before_the_cut_run_and_the_cut_one_is_reported_after_the
 }
 
 #[tokio::test]
+async fn a_run_ended_by_a_budget_between_steps_finishes_each_step_once() {
+    let mock = MockProvider::new((0..5).map(|i| {
+        MockReply::tool_calls([call(
+            &i.to_string(),
+            "lookup",
+            json!({"key": i.to_string()}),
+        )])
+    }));
+    let (events, sink) = recorder();
+    let outcome = AgentRuntime::new(mock, registry())
+        .max_steps(2)
+        .event_sink(sink)
+        .run("look")
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.finish,
+        FinishReason::BudgetExceeded(Budget::Steps { limit: 2 })
+    );
+    let finished: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::TurnFinished { .. }))
+        .map(describe)
+        .collect();
+    assert_eq!(
+        finished,
+        [
+            "1 finished None",
+            "2 finished Some(BudgetExceeded(Steps { limit: 2 }))"
+        ]
+    );
+}
+
+#[tokio::test]
 async fn the_step_budget_ends_an_endless_run() {
     let mock = MockProvider::new((0..10).map(|i| {
         MockReply::tool_calls([call(
