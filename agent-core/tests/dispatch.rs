@@ -641,3 +641,100 @@ fn invalid_names_are_refused() {
     );
     assert!(registry.is_empty());
 }
+
+/// Input whose hand-written `Deserialize` has a bug: it panics on the text "boom".
+#[derive(schemars::JsonSchema)]
+#[schemars(crate = "agent_core::__private::schemars")]
+struct TouchyInput {
+    text: String,
+}
+
+impl<'de> serde::Deserialize<'de> for TouchyInput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(crate = "agent_core::__private::serde")]
+        struct Raw {
+            text: String,
+        }
+        let raw = Raw::deserialize(d)?;
+        assert_ne!(raw.text, "boom", "the input's Deserialize broke");
+        Ok(TouchyInput { text: raw.text })
+    }
+}
+
+struct Touchy;
+
+#[agent_core::async_trait]
+impl agent_core::Skill for Touchy {
+    type Input = TouchyInput;
+    fn name(&self) -> &str {
+        "touchy"
+    }
+    fn description(&self) -> &str {
+        "Echoes text, unless its input breaks."
+    }
+    fn is_read_only(&self) -> bool {
+        true
+    }
+    async fn run(&self, input: TouchyInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
+        Ok(SkillOutput::Text(input.text))
+    }
+}
+
+#[tokio::test]
+async fn a_panic_while_parsing_the_arguments_is_the_calls_error_with_or_without_hooks() {
+    let calls = [
+        call("1", "touchy", json!({"text": "fine"})),
+        call("2", "touchy", json!({"text": "boom"})),
+        call("3", "touchy", json!({"text": "also fine"})),
+    ];
+    let mut plain = Registry::new();
+    plain.add(Touchy);
+    let mut hooked = Registry::new();
+    hooked
+        .add(Touchy)
+        .with_hook(PermissionGate::new(|_, _| true));
+    for registry in [&plain, &hooked] {
+        let results = registry.run_many(&calls, &SkillContext::default()).await;
+        let texts: Vec<String> = results.iter().map(|r| r.content().into_owned()).collect();
+        assert_eq!(texts[0], "fine");
+        assert_eq!(texts[2], "also fine");
+        assert!(results[1].is_error());
+        assert!(
+            texts[1].contains("panicked") && texts[1].contains("the input's Deserialize broke"),
+            "{}",
+            texts[1]
+        );
+        let one = registry.run_one(&calls[1], &SkillContext::default()).await;
+        assert!(one.content().contains("panicked"), "{}", one.content());
+    }
+}
+
+#[tokio::test]
+async fn no_hook_is_asked_about_a_call_of_a_cancelled_run() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let mut registry = Registry::new();
+    registry
+        .add(Touchy)
+        .with_hook(PermissionGate::new(move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            true
+        }));
+    let token = CancellationToken::new();
+    token.cancel();
+    let ctx = SkillContext::default().with_cancellation(token);
+    let calls = [
+        call("1", "touchy", json!({"text": "a"})),
+        call("2", "touchy", json!({"text": "b"})),
+    ];
+    let results = registry.run_many(&calls, &ctx).await;
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "a gate was asked");
+    for result in &results {
+        assert!(
+            matches!(result.output, Err(SkillError::Cancelled)),
+            "{:?}",
+            result.output
+        );
+    }
+}

@@ -179,7 +179,12 @@ impl Registry {
         let Some(entry) = prepared.entry else {
             return prepared;
         };
-        let mut input = match entry.skill.parse(prepared.args) {
+        // Hooks may ask a person; nobody is asked about a call of a cancelled run.
+        if ctx.is_cancelled() {
+            prepared.answer(Err(SkillError::Cancelled));
+            return prepared;
+        }
+        let mut input = match parse(entry, prepared.args) {
             Ok(input) => input,
             Err(error) => {
                 prepared.answer(Err(error));
@@ -198,7 +203,7 @@ impl Registry {
             .map(|outcome| outcome.unwrap_or_else(|panic| Err(hook_panic_error(&*panic))));
             let answer = match until_cancelled(ctx, before).await {
                 Ok(HookOutcome::Proceed) => continue,
-                Ok(HookOutcome::Modify(new_args)) => match entry.skill.parse(&new_args) {
+                Ok(HookOutcome::Modify(new_args)) => match parse(entry, &new_args) {
                     Ok(new_input) => {
                         input = new_input;
                         prepared.modified = Some(Box::new(new_args));
@@ -389,6 +394,8 @@ async fn until_cancelled<T>(
 }
 
 /// Starts one attempt of a skill: with the arguments the hooks saw parsed, or parsing them now.
+/// A panic on the way (in the arguments' `Deserialize`, say) is the call's error, as one while the
+/// skill runs is.
 fn start<'a>(
     entry: &'a Entry,
     input: Option<ParsedInput>,
@@ -397,11 +404,18 @@ fn start<'a>(
     span: &'a Span,
 ) -> Result<Running<'a>, SkillError> {
     let _entered = span.enter();
-    let skill = match input {
-        Some(input) => entry.skill.run_parsed(input, ctx),
-        None => entry.skill.start(args, ctx)?,
-    };
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| match input {
+        Some(input) => Ok(entry.skill.run_parsed(input, ctx)),
+        None => entry.skill.start(args, ctx),
+    }));
+    let skill = started.unwrap_or_else(|panic| Err(panic_error(&*panic)))?;
     Ok(Running::new(skill, entry.timeout, ctx, span))
+}
+
+/// Validates `args` for the skill; a panic while doing so is the call's error.
+fn parse(entry: &Entry, args: &Value) -> Result<ParsedInput, SkillError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| entry.skill.parse(args)))
+        .unwrap_or_else(|panic| Err(panic_error(&*panic)))
 }
 
 /// One attempt of a running skill: polls the skill's future inside its `tracing` span and a panic
