@@ -893,7 +893,12 @@ impl<'a> Run<'a> {
                 _ = self.rt.cancellation.cancelled() => return Some(FinishReason::Cancelled),
                 summary = self.summarise(1..cut) => summary,
             };
-            match summary {
+            // The summary's tokens are the run's like any others, and count against its budget.
+            let summary = summary.map(|(summary, usage)| {
+                self.usage += usage;
+                summary
+            });
+            match summary.filter(|s| !s.trim().is_empty()) {
                 Some(summary) => {
                     let removed = cut - 1;
                     let summary_chars = summary.chars().count();
@@ -931,7 +936,9 @@ impl<'a> Run<'a> {
         (cut >= 3).then_some(cut)
     }
 
-    async fn summarise(&self, range: std::ops::Range<usize>) -> Option<String> {
+    /// A summary of `range` by the run's model, with the tokens it took; `None` when the call
+    /// failed. The text may be empty (the model wrote nothing).
+    async fn summarise(&self, range: std::ops::Range<usize>) -> Option<(String, Usage)> {
         let mut text = String::new();
         for message in &self.transcript[range] {
             let who = match message.role {
@@ -953,11 +960,7 @@ impl<'a> Run<'a> {
         let request = ChatRequest::new(&prompt)
             .system("You write concise, factual summaries.")
             .max_tokens(1024);
-        match self.rt.provider.complete(&request).await {
-            Ok(response) if !response.message.content.trim().is_empty() => {
-                Some(response.message.content)
-            }
-            _ => None,
-        }
+        let response = self.rt.provider.complete(&request).await.ok()?;
+        Some((response.message.content, response.usage))
     }
 }

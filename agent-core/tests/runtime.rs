@@ -890,6 +890,8 @@ async fn compaction_summarises_old_turns_and_keeps_the_goal_and_recent_turns() {
             .starts_with("[Summary of the earlier part of this conversation]\nSummary: looked up")
     );
     assert_valid(&outcome.transcript);
+    // Five steps and the summary, 15 tokens each: the summary's count too.
+    assert_eq!((outcome.steps, outcome.usage.total()), (5, 6 * 15));
     let summary_request = &mock.requests()[4];
     assert!(
         summary_request.tools.is_empty()
