@@ -69,3 +69,73 @@ async fn the_function_stays_callable() {
     assert_eq!(out, "a in /x (max Some(3))");
     let _: SkillOutput = out.into();
 }
+
+/// Look something up.
+///
+/// # Arguments
+/// * `query` - What to look up.
+#[skill(read_only, register = false)]
+async fn query(query: String) -> Result<String, SkillError> {
+    Ok(format!("looked up {query}"))
+}
+
+#[tokio::test]
+async fn a_parameter_may_share_the_functions_name() {
+    let mut registry = Registry::new();
+    registry.add(Query);
+    let result = registry
+        .run_one(
+            &ToolCall::new("1", "query", json!({"query": "rust"})),
+            &SkillContext::default(),
+        )
+        .await;
+    assert_eq!(result.content(), "looked up rust");
+}
+
+/// Open a file.
+///
+/// # Arguments
+/// * `mode` - How to open it, one of:
+///   * `read` - only read;
+///   * `write` - truncate and write.
+/// * `path` - Which file.
+#[skill(register = false)]
+async fn open_file(mode: String, path: String) -> Result<String, SkillError> {
+    Ok(format!("{mode} {path}"))
+}
+
+/// Run a shell script.
+///
+/// # Arguments
+/// * `script` - The script, e.g.
+///   ```sh
+///   # list the files
+///   ls
+///   ```
+/// * `shell` - The shell to run it with.
+#[skill(register = false)]
+async fn run_script(script: String, shell: Option<String>) -> Result<String, SkillError> {
+    Ok(format!("{script} {shell:?}"))
+}
+
+#[test]
+fn nested_lists_and_code_blocks_stay_in_their_arguments_description() {
+    let mut registry = Registry::new();
+    registry.add(OpenFile).add(RunScript);
+    let definitions = registry.definitions();
+    let (open, run) = (&definitions[0], &definitions[1]);
+    assert_eq!(open.description, "Open a file.");
+    assert_eq!(
+        open.input_schema["properties"]["mode"]["description"],
+        "How to open it, one of:\n* `read` - only read;\n* `write` - truncate and write."
+    );
+    assert_eq!(run.description, "Run a shell script.");
+    assert_eq!(
+        run.input_schema["properties"]["script"]["description"],
+        "The script, e.g.\n```sh\n# list the files\nls\n```"
+    );
+    assert_eq!(
+        run.input_schema["properties"]["shell"]["description"],
+        "The shell to run it with."
+    );
+}

@@ -195,17 +195,28 @@ fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
 }
 
 /// Splits doc lines into the description (everything but the `# Arguments` section) and the
-/// section's entries.
+/// section's entries. Inside a code fence nothing is a heading or an entry; an entry's nested
+/// list items (indented deeper than the entries) and code blocks stay in its text, on lines of
+/// their own, while wrapped prose is joined with spaces.
 fn split_docs(lines: &[DocLine]) -> (String, Vec<ArgDoc>) {
     let mut description = Vec::new();
     let mut args: Vec<ArgDoc> = Vec::new();
     let mut in_args = false;
+    let mut in_fence = false;
+    // The indentation of the section's first entry: deeper list items belong to an entry.
+    let mut entry_indent: Option<usize> = None;
     for line in lines {
         let trimmed = line.text.trim();
-        if trimmed.starts_with('#') {
+        let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        let in_code = in_fence || fence;
+        if fence {
+            in_fence = !in_fence;
+        }
+        if !in_code && trimmed.starts_with('#') {
             let heading = trimmed.trim_start_matches('#').trim();
             in_args =
                 heading.eq_ignore_ascii_case("arguments") || heading.eq_ignore_ascii_case("args");
+            entry_indent = None;
             if in_args {
                 continue;
             }
@@ -214,7 +225,14 @@ fn split_docs(lines: &[DocLine]) -> (String, Vec<ArgDoc>) {
             description.push(line.text.as_str());
             continue;
         }
-        if let Some((name, text)) = parse_arg_entry(trimmed) {
+        let indent = line.text.len() - line.text.trim_start().len();
+        let entry = if in_code || entry_indent.is_some_and(|first| indent > first) {
+            None
+        } else {
+            parse_arg_entry(trimmed)
+        };
+        if let Some((name, text)) = entry {
+            entry_indent.get_or_insert(indent);
             args.push(ArgDoc {
                 name,
                 text,
@@ -223,7 +241,8 @@ fn split_docs(lines: &[DocLine]) -> (String, Vec<ArgDoc>) {
         } else if let Some(last) = args.last_mut()
             && !trimmed.is_empty()
         {
-            last.text.push(' ');
+            let own_line = in_code || trimmed.starts_with(['*', '-', '+']);
+            last.text.push(if own_line { '\n' } else { ' ' });
             last.text.push_str(trimmed);
         }
     }

@@ -97,11 +97,15 @@ pub fn expand(attr: &SkillAttr, skill: &SkillFn) -> TokenStream {
             #krate::__private::assert_skill_param::<#ty>();
         });
     }
+    // Fields are bound to locals of their own, so a parameter named like the function (`async fn
+    // query(query: String)`) does not shadow the function it is passed to.
+    let local = |ident: &Ident| format_ident!("__arg_{}", unraw(ident));
     let field_idents: Vec<&Ident> = skill.inputs().filter_map(|p| p.ident.as_ref()).collect();
+    let field_locals: Vec<Ident> = field_idents.iter().map(|ident| local(ident)).collect();
     let call_args = skill.params.iter().map(|p| match p.kind {
         ParamKind::Context => quote!(__ctx),
         ParamKind::Input => {
-            let ident = p.ident.as_ref().expect("validated");
+            let ident = local(p.ident.as_ref().expect("validated"));
             quote!(#ident)
         }
     });
@@ -123,7 +127,7 @@ pub fn expand(attr: &SkillAttr, skill: &SkillFn) -> TokenStream {
     let run_body = quote_spanned! {send_span=> {
         #[allow(unused_imports)]
         use #krate::__private::{ViaSkillError as _, ViaStdError as _};
-        let #input_ident { #(#field_idents),* } = __input;
+        let #input_ident { #(#field_idents: #field_locals),* } = __input;
         match #future.await {
             ::core::result::Result::Ok(__value) => ::core::result::Result::Ok(#into_output),
             ::core::result::Result::Err(__error) => ::core::result::Result::Err(#into_error),
