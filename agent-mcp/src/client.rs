@@ -25,11 +25,12 @@
 //!   default is `true`). Read-only tools may run concurrently.
 //! - **Results.** Text content is joined with newlines; images, audio and binary resources are
 //!   described in brackets; `structuredContent` is the output when there is no text. A result
-//!   with `isError: true` is a [`SkillError::Tool`] with its text.
+//!   with `isError: true` is a [`SkillError::Tool`] with its text (or its `structuredContent`).
 //! - **Failures never hang.** Every call has a time limit ([`McpSkills::with_call_timeout`],
 //!   default [`DEFAULT_CALL_TIMEOUT`]). A server process that has exited gives a
 //!   [`SkillError::Tool`] that says so, with its exit status; a connection lost otherwise gives
-//!   a [`SkillError::Transient`] (retried by the registry); a JSON-RPC error from the server is
+//!   a [`SkillError::Transient`] (retried by the registry; a broken HTTP event stream is
+//!   reconnected three times first, not until the time limit); a JSON-RPC error from the server is
 //!   a [`SkillError::Tool`] with its message. [`McpSkills::reconnect`] starts the server again
 //!   (or opens a new HTTP session); the skills already in a registry use the new connection.
 
@@ -48,6 +49,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ResourceContents, Tool,
 };
 use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
@@ -203,7 +206,8 @@ impl McpSkills {
     }
 
     /// Adds every tool to `registry` and returns the names added, or adds none and says which
-    /// name cannot be added (taken, or invalid even after cleaning).
+    /// name cannot be added (taken, invalid even after cleaning, or with an input schema that is
+    /// not an object's).
     pub fn add_to(&self, registry: &mut Registry) -> Result<Vec<String>, McpError> {
         let skills = self.skills();
         let mut seen = std::collections::HashSet::new();
@@ -212,6 +216,15 @@ impl McpSkills {
             if !is_valid_name(name) {
                 return Err(agent_core::RegistryError::InvalidName {
                     name: name.to_owned(),
+                }
+                .into());
+            }
+            // The registry refuses a schema that is not an object's only once some are added.
+            let schema = skill.input_schema();
+            if schema.get("type") != Some(&Value::from("object")) {
+                return Err(agent_core::RegistryError::InputNotObject {
+                    name: name.to_owned(),
+                    schema: schema.to_string(),
                 }
                 .into());
             }
@@ -387,8 +400,23 @@ async fn connect_http(url: &str, label: &str) -> Result<Live, McpError> {
     // reqwest is built without a default crypto provider (no aws-lc); use rustls' ring one,
     // unless the application installed its own.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    handshake(label, StreamableHttpClientTransport::from_uri(url), None).await
+    // rmcp's default reconnects a broken event stream forever, so a call whose server died
+    // would wait out its whole time limit; a few tries tell a blip from a dead server.
+    let mut retry = ExponentialBackoff::default();
+    retry.max_times = Some(SSE_RECONNECTS);
+    retry.max_delay = Some(Duration::from_secs(2));
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    config.retry_config = Arc::new(retry);
+    handshake(
+        label,
+        StreamableHttpClientTransport::from_config(config),
+        None,
+    )
+    .await
 }
+
+/// How often a broken HTTP event stream is reconnected before its calls fail.
+const SSE_RECONNECTS: usize = 3;
 
 async fn handshake<T, E, A>(
     label: &str,
@@ -632,10 +660,10 @@ pub fn from_call_tool_result(result: CallToolResult) -> Result<SkillOutput, Skil
         .collect::<Vec<_>>()
         .join("\n");
     if result.is_error == Some(true) {
-        return Err(SkillError::tool(if text.is_empty() {
-            "the tool failed without saying why".to_owned()
-        } else {
-            text
+        return Err(SkillError::tool(match result.structured_content {
+            _ if !text.is_empty() => text,
+            Some(details) if !details.is_null() => details.to_string(),
+            _ => "the tool failed without saying why".to_owned(),
         }));
     }
     match result.structured_content {

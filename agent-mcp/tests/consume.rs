@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use agent_core::{
     AgentRuntime, FinishReason, MockProvider, MockReply, Registry, Role, SkillContext, SkillError,
-    ToolCall,
+    ToolCall, skill,
 };
-use agent_mcp::{McpError, McpSkills};
+use agent_mcp::{McpError, McpServer, McpSkills};
 use echo_server::EchoServer;
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
@@ -280,5 +280,154 @@ async fn a_command_that_is_no_mcp_server_fails_to_connect_with_a_reason() {
         error
             .to_string()
             .contains("starting the MCP server `/nonexistent/mcp-server x`")
+    );
+}
+
+/// A server with tools `McpSkills` must be careful with: `report` fails with its details in
+/// `structuredContent` only, and `raw` (listed last) takes a string, not an object.
+#[derive(Clone)]
+struct OddServer;
+
+impl rmcp::ServerHandler for OddServer {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let schema = |value: Value| value.as_object().unwrap().clone();
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![
+            rmcp::model::Tool::new(
+                "report",
+                "Fails with structured details.",
+                schema(json!({"type": "object"})),
+            ),
+            rmcp::model::Tool::new(
+                "raw",
+                "Takes a bare string.",
+                schema(json!({"type": "string"})),
+            ),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: rmcp::model::CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let mut result = rmcp::model::CallToolResult::error(vec![]);
+        result.structured_content = Some(json!({"code": "E_QUOTA", "retry_after": 30}));
+        Ok(result.into())
+    }
+}
+
+async fn odd_over_duplex() -> McpSkills {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = OddServer
+            .serve(server_end)
+            .await
+            .expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    McpSkills::connect_transport("odd", client_end)
+        .await
+        .expect("connects")
+}
+
+#[tokio::test]
+async fn a_tool_whose_input_is_not_an_object_adds_nothing() {
+    let odd = odd_over_duplex().await;
+    let mut registry = Registry::new();
+    let before = registry.len();
+    let error = odd.add_to(&mut registry).unwrap_err();
+    assert!(error.to_string().contains("raw"), "{error}");
+    assert_eq!(
+        registry.len(),
+        before,
+        "{:?}",
+        registry.names().collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn an_error_result_with_only_structured_content_keeps_its_details() {
+    let odd = odd_over_duplex().await;
+    let report = odd
+        .skills()
+        .into_iter()
+        .find(|s| s.name() == "report")
+        .unwrap();
+    let mut registry = Registry::new();
+    registry.try_add_shared(report).unwrap();
+    let failed = registry
+        .run_one(&call("report", json!({})), &SkillContext::default())
+        .await;
+    assert!(matches!(failed.output, Err(SkillError::Tool { .. })));
+    assert!(
+        failed.content().contains("E_QUOTA") && failed.content().contains("retry_after"),
+        "{}",
+        failed.content()
+    );
+}
+
+static STALL_STARTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Wait forever.
+#[skill(read_only, register = false)]
+async fn stall() -> Result<String, SkillError> {
+    STALL_STARTED.notify_one();
+    std::future::pending::<()>().await;
+    unreachable!("pending never finishes")
+}
+
+#[tokio::test]
+async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit() {
+    // The server runs on a runtime of its own, on its own thread, so it can die whole.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (kill, killed) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.spawn(async move {
+            let mut registry = Registry::new();
+            registry.add(Stall);
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let _ = McpServer::new(registry).serve_http_on(listener).await;
+        });
+        let _ = killed.recv();
+        runtime.shutdown_background();
+    });
+    let remote = McpSkills::connect_http(&url)
+        .await
+        .unwrap()
+        .with_call_timeout(Duration::from_secs(120));
+    let mut registry = Registry::new();
+    remote.add_to(&mut registry).unwrap();
+    let (stall, ctx) = (call("stall", json!({})), SkillContext::default());
+    let call = registry.run_one(&stall, &ctx);
+    let kill_when_started = async {
+        STALL_STARTED.notified().await;
+        kill.send(()).unwrap();
+    };
+    let (result, ()) = tokio::join!(call, kill_when_started);
+    server.join().unwrap();
+    assert!(
+        matches!(result.output, Err(SkillError::Transient(_))),
+        "{:?}",
+        result.output
+    );
+    assert!(
+        result.content().contains("lost the connection"),
+        "{}",
+        result.content()
     );
 }
