@@ -191,35 +191,43 @@ impl Registry {
                 return prepared;
             }
         };
-        for hook in &self.hooks {
-            // Called inside the guarded future: a hook may panic as it is called (a
-            // `PermissionGate`'s rule) or as it is polled, and either becomes this call's error.
-            let args = prepared.args();
-            let before = AssertUnwindSafe(async move {
-                hook.before(&entry.definition.name, &entry.metadata, args)
-                    .await
-            })
-            .catch_unwind()
-            .map(|outcome| outcome.unwrap_or_else(|panic| Err(hook_panic_error(&*panic))));
-            let answer = match until_cancelled(ctx, before).await {
-                Ok(HookOutcome::Proceed) => continue,
-                Ok(HookOutcome::Modify(new_args)) => match parse(entry, &new_args) {
-                    Ok(new_input) => {
-                        input = new_input;
-                        prepared.modified = Some(Box::new(new_args));
-                        continue;
-                    }
-                    Err(error) => Err(error),
-                },
-                Ok(HookOutcome::Deny(reason)) => Err(SkillError::Denied(reason)),
-                Ok(HookOutcome::Replace(text)) => Ok(SkillOutput::Text(text)),
-                Err(error) => Err(error),
-            };
-            prepared.answer(answer);
-            return prepared;
+        // One panic guard around the whole chain (one per hook cost ~13 ns each): a hook that
+        // panics, as it is called (a `PermissionGate`'s rule) or polled, answers the call.
+        let chain = self.before_chain(entry, &mut prepared, &mut input, ctx);
+        match AssertUnwindSafe(chain).catch_unwind().await {
+            Ok(None) => prepared.step = Step::Run(Some(input)),
+            Ok(Some(answer)) => prepared.answer(answer),
+            Err(panic) => prepared.answer(Err(hook_panic_error(&*panic))),
         }
-        prepared.step = Step::Run(Some(input));
         prepared
+    }
+
+    /// Runs each hook's `before` in order on the validated `input`; `Some` is the call's answer
+    /// when a hook ends it (a denial, a replacement, an error, or new arguments that are invalid).
+    async fn before_chain(
+        &self,
+        entry: &Entry,
+        prepared: &mut Prepared<'_>,
+        input: &mut ParsedInput,
+        ctx: &SkillContext,
+    ) -> Option<Result<SkillOutput, SkillError>> {
+        for hook in &self.hooks {
+            let before = hook.before(&entry.definition.name, &entry.metadata, prepared.args());
+            match until_cancelled(ctx, before).await {
+                Ok(HookOutcome::Proceed) => {}
+                Ok(HookOutcome::Modify(new_args)) => {
+                    *input = match parse(entry, &new_args) {
+                        Ok(new_input) => new_input,
+                        Err(error) => return Some(Err(error)),
+                    };
+                    prepared.modified = Some(Box::new(new_args));
+                }
+                Ok(HookOutcome::Deny(reason)) => return Some(Err(SkillError::Denied(reason))),
+                Ok(HookOutcome::Replace(text)) => return Some(Ok(SkillOutput::Text(text))),
+                Err(error) => return Some(Err(error)),
+            }
+        }
+        None
     }
 
     /// Runs a prepared call, then the after-hooks and truncation.
@@ -270,11 +278,23 @@ impl Registry {
         args: &Value,
         mut output: Result<SkillOutput, SkillError>,
     ) -> Result<SkillOutput, SkillError> {
-        for hook in &self.hooks {
-            let after = AssertUnwindSafe(async { hook.after(name, args, &mut output).await });
-            if let Err(panic) = after.catch_unwind().await {
-                // What the hook left half changed is not trusted; later hooks see the failure.
-                output = Err(hook_panic_error(&*panic));
+        // One panic guard around the rest of the chain, as in `before_hooks`. After a panic, what
+        // the hook left half changed is not trusted: the later hooks see the failure instead.
+        let mut from = 0;
+        while from < self.hooks.len() {
+            let mut at = from;
+            let rest = AssertUnwindSafe(async {
+                for (i, hook) in self.hooks.iter().enumerate().skip(from) {
+                    at = i;
+                    hook.after(name, args, &mut output).await;
+                }
+            });
+            match rest.catch_unwind().await {
+                Ok(()) => break,
+                Err(panic) => {
+                    output = Err(hook_panic_error(&*panic));
+                    from = at + 1;
+                }
             }
         }
         output
