@@ -139,3 +139,24 @@ fn nested_lists_and_code_blocks_stay_in_their_arguments_description() {
         "The shell to run it with."
     );
 }
+
+/// Greet someone.
+///
+/// # Parameters
+/// - `who` - The person to greet.
+#[skill(read_only, register = false)]
+async fn greet(who: String) -> Result<String, SkillError> {
+    Ok(format!("Hello, {who}!"))
+}
+
+#[test]
+fn a_parameters_heading_is_read_like_arguments() {
+    let mut registry = Registry::new();
+    registry.add(Greet);
+    let definition = &registry.definitions()[0];
+    assert_eq!(definition.description, "Greet someone.");
+    assert_eq!(
+        definition.input_schema["properties"]["who"]["description"],
+        "The person to greet."
+    );
+}

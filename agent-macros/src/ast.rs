@@ -214,8 +214,9 @@ fn split_docs(lines: &[DocLine]) -> (String, Vec<ArgDoc>) {
         }
         if !in_code && trimmed.starts_with('#') {
             let heading = trimmed.trim_start_matches('#').trim();
-            in_args =
-                heading.eq_ignore_ascii_case("arguments") || heading.eq_ignore_ascii_case("args");
+            in_args = ["arguments", "args", "parameters", "params"]
+                .iter()
+                .any(|name| heading.eq_ignore_ascii_case(name));
             entry_indent = None;
             if in_args {
                 continue;
