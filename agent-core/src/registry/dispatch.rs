@@ -424,17 +424,21 @@ fn start<'a>(
     span: &'a Span,
 ) -> Result<Running<'a>, SkillError> {
     let _entered = span.enter();
-    let started = std::panic::catch_unwind(AssertUnwindSafe(|| match input {
+    let skill = guard_skill(|| match input {
         Some(input) => Ok(entry.skill.run_parsed(input, ctx)),
         None => entry.skill.start(args, ctx),
-    }));
-    let skill = started.unwrap_or_else(|panic| Err(panic_error(&*panic)))?;
+    })?;
     Ok(Running::new(skill, entry.timeout, ctx, span))
 }
 
 /// Validates `args` for the skill; a panic while doing so is the call's error.
 fn parse(entry: &Entry, args: &Value) -> Result<ParsedInput, SkillError> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| entry.skill.parse(args)))
+    guard_skill(|| entry.skill.parse(args))
+}
+
+/// Runs the skill's own synchronous code (parsing, starting); a panic in it is the call's error.
+fn guard_skill<T>(work: impl FnOnce() -> Result<T, SkillError>) -> Result<T, SkillError> {
+    std::panic::catch_unwind(AssertUnwindSafe(work))
         .unwrap_or_else(|panic| Err(panic_error(&*panic)))
 }
 
