@@ -252,9 +252,11 @@ fn decode_usage(usage: &Value) -> Usage {
 }
 
 /// `finish_reason` in neutral words. `stop` with tool calls present means tool use (some servers
-/// never say `tool_calls`).
-fn decode_finish(reason: Option<&str>, has_tool_calls: bool) -> StopReason {
+/// never say `tool_calls`); an answer that sent `refusal` text and no calls is a refusal, whatever
+/// its `finish_reason`.
+fn decode_finish(reason: Option<&str>, has_tool_calls: bool, refused: bool) -> StopReason {
     match reason {
+        _ if refused && !has_tool_calls => StopReason::Refusal,
         Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
         Some("stop") | None if has_tool_calls => StopReason::ToolUse,
         Some("stop") | None => StopReason::EndTurn,
@@ -319,10 +321,7 @@ fn decode_response(value: &Value) -> Result<ChatResponse, ProviderError> {
         .get("refusal")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty());
-    let mut stop_reason = decode_finish(finish, !calls.is_empty());
-    if refusal.is_some() && calls.is_empty() {
-        stop_reason = StopReason::Refusal;
-    }
+    let stop_reason = decode_finish(finish, !calls.is_empty(), refusal.is_some());
     let mut ids = IdMaker::default();
     let calls = calls
         .into_iter()
@@ -646,10 +645,11 @@ impl SseDecoder for StreamDecoder {
             .into_iter()
             .filter_map(|c| Some((c.announced_id?, c.name, c.arguments)))
             .collect();
-        let mut stop_reason = decode_finish(self.finish_reason.as_deref(), !calls.is_empty());
-        if self.refused && calls.is_empty() {
-            stop_reason = StopReason::Refusal;
-        }
+        let stop_reason = decode_finish(
+            self.finish_reason.as_deref(),
+            !calls.is_empty(),
+            self.refused,
+        );
         let (message, truncated) = answer(self.text, calls, &stop_reason);
         Ok(ChatResponse {
             message,
