@@ -352,7 +352,7 @@ impl AgentRuntime {
 
     async fn drive(
         &self,
-        transcript: Vec<Message>,
+        mut transcript: Vec<Message>,
         plan_mode: bool,
     ) -> Result<RunOutcome, AgentError> {
         if transcript.is_empty() {
@@ -367,7 +367,6 @@ impl AgentRuntime {
             "gen_ai.usage.input_tokens" = tracing::field::Empty,
             "gen_ai.usage.output_tokens" = tracing::field::Empty,
         );
-        let mut transcript = transcript;
         answer_unanswered_calls(&mut transcript);
         let mut run = Run::new(self, transcript, plan_mode);
         let result = run.go().instrument(span.clone()).await;
