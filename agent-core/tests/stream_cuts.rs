@@ -6,7 +6,7 @@ use agent_core::{StreamEvent, WireFormat, decode_recorded_stream};
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures")
+        .join("../fixtures/recordings")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }

@@ -307,10 +307,10 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
     })
 }
 
-/// A fixture from `../shared/fixtures`.
+/// A recording from the repository's `fixtures/recordings` (see its README for provenance).
 pub fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures")
+        .join("../fixtures/recordings")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
