@@ -56,13 +56,13 @@ pub fn apply_chunks(original: &str, path: &str, chunks: &[Chunk]) -> Result<Stri
         let mut old: Vec<String> = old_of(diff);
         if old.is_empty() {
             // Pure addition: after the `@@` context if there is one, else at the end of the file.
-            let insert_at = if chunk.context.is_empty() {
-                lines.len()
+            // An addition at the end does not move the cursor: later chunks are still looked for
+            // from where the last one matched (as the reference implementation does).
+            if chunk.context.is_empty() {
+                replacements.push((lines.len(), 0, new_block(diff, &lines, lines.len())));
             } else {
-                at
-            };
-            replacements.push((insert_at, 0, new_block(diff, &lines, insert_at)));
-            at = insert_at;
+                replacements.push((at, 0, new_block(diff, &lines, at)));
+            }
             continue;
         }
         let mut found = seek(&lines, &old, at, chunk.end_of_file);
@@ -79,6 +79,9 @@ pub fn apply_chunks(original: &str, path: &str, chunks: &[Chunk]) -> Result<Stri
         at = start + old.len();
     }
 
+    // Applied from the last place to the first, so earlier indexes stay valid. The sort is
+    // stable: additions at the same place keep the patch's order.
+    replacements.sort_by_key(|&(start, _, _)| start);
     for (start, len, new) in replacements.into_iter().rev() {
         lines.splice(start..start + len, new);
     }

@@ -12,8 +12,23 @@
 //! *** End Patch
 //! ```
 //!
-//! Marker lines may be padded with whitespace. An empty line inside an update is an empty context
-//! line (models often drop the leading space).
+//! # Which line is a marker
+//!
+//! The rule follows the format's reference implementation (codex's `apply-patch` parser):
+//!
+//! - **The boundaries** are the first and last non-blank lines, compared after trimming, so
+//!   ` *** Begin Patch` and ` *** End Patch` are accepted (also right after a `+` line). A patch
+//!   wrapped the way models send it to a shell — a first line `<<'EOF'`, `<<"EOF"` or `<<EOF` and a
+//!   last line `EOF` around the boundaries — is unwrapped first.
+//! - **Where a file header is expected** (after `*** Begin Patch`, after a `*** Delete File`, after
+//!   the `+` lines of an `*** Add File`), headers are compared after trimming:
+//!   `  *** Update File: x` is a header. `*** Move to:` right after its `*** Update File` is
+//!   already inside the changes: unpadded, it is the move; ` *** Move to: x` is a context line.
+//! - **Inside the changes to a file, the first character decides.** A line starting with a space is
+//!   a context line whatever its text — ` @@ def foo():`, ` *** End Patch`, ` *** Add File: x` are
+//!   lines of the file, not markers. `-` removes, `+` adds, and an empty line is an empty context
+//!   line (models often drop the leading space). Only a line starting with none of these is read
+//!   as a marker (`@@`, `*** End of File`, or the next file's header, trailing spaces ignored).
 
 /// A parsed patch: the file operations in the order written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,11 +160,26 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         .collect();
     let first = lines.iter().position(|l| !l.trim().is_empty());
     let last = lines.iter().rposition(|l| !l.trim().is_empty());
-    let (Some(first), Some(last)) = (first, last) else {
+    let (Some(mut first), Some(mut last)) = (first, last) else {
         return Err(ParseError(format!(
             "the patch is empty; it must start with `{BEGIN}` and end with `{END}`"
         )));
     };
+    if last > first && is_heredoc_start(lines[first]) && lines[last].trim() == "EOF" {
+        let inner = |i: &usize| !lines[*i].trim().is_empty();
+        match (
+            (first + 1..last).find(inner),
+            (first + 1..last).rev().find(inner),
+        ) {
+            (Some(f), Some(l)) => (first, last) = (f, l),
+            _ => {
+                return Err(ParseError(format!(
+                    "the patch between `{}` and `EOF` is empty; it must start with `{BEGIN}` and end with `{END}`",
+                    lines[first].trim()
+                )));
+            }
+        }
+    }
     if lines[first].trim() != BEGIN {
         return Err(ParseError(format!(
             "line {}: the patch must start with `{BEGIN}`, found `{}`",
@@ -210,13 +240,19 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    /// Whether the line at `self.at` starts the next file operation (or is `*** End Patch`).
+    /// Whether the line at `self.at` starts the next file operation (or is `*** End Patch`),
+    /// where a header is expected: padding is allowed.
     fn at_file_marker(&self) -> bool {
-        if self.at >= self.end {
-            return true;
+        self.at >= self.end || is_file_marker(self.lines[self.at].trim())
+    }
+
+    /// Whether the line at `self.at` ends the changes to a file: the next file operation, not
+    /// padded (a line starting with a space is a context line there).
+    fn at_unpadded_file_marker(&self) -> bool {
+        self.at >= self.end || {
+            let line = self.lines[self.at];
+            !line.starts_with(char::is_whitespace) && is_file_marker(line.trim_end())
         }
-        let marker = self.lines[self.at].trim();
-        [ADD, DELETE, UPDATE].iter().any(|m| marker.starts_with(m)) || marker == END
     }
 
     fn add(&mut self, path: String) -> Result<Hunk, ParseError> {
@@ -244,7 +280,7 @@ impl Parser<'_> {
     fn update(&mut self, path: String, header_line: usize) -> Result<Hunk, ParseError> {
         let mut move_to = None;
         if self.at < self.end
-            && let Some(dest) = self.lines[self.at].trim().strip_prefix(MOVE)
+            && let Some(dest) = self.lines[self.at].trim_end().strip_prefix(MOVE)
         {
             move_to = Some(path_of(dest, self.at + 1, MOVE)?);
             self.at += 1;
@@ -254,11 +290,16 @@ impl Parser<'_> {
             line: self.at + 1,
             ..Chunk::default()
         };
-        while !self.at_file_marker() {
+        while !self.at_unpadded_file_marker() {
             let line = self.lines[self.at];
             let number = self.at + 1;
             self.at += 1;
-            let trimmed = line.trim();
+            // The first character decides: a leading space means context, whatever follows.
+            if let Some(text) = line.strip_prefix(' ') {
+                current.lines.push(DiffLine::Context(text.to_owned()));
+                continue;
+            }
+            let trimmed = line.trim_end();
             if trimmed == "@@" || trimmed.starts_with("@@ ") {
                 if current.has_lines() {
                     chunks.push(std::mem::take(&mut current));
@@ -283,9 +324,7 @@ impl Parser<'_> {
                 current.line = number + 1;
                 continue;
             }
-            if let Some(text) = line.strip_prefix(' ') {
-                current.lines.push(DiffLine::Context(text.to_owned()));
-            } else if let Some(text) = line.strip_prefix('-') {
+            if let Some(text) = line.strip_prefix('-') {
                 current.lines.push(DiffLine::Remove(text.to_owned()));
             } else if let Some(text) = line.strip_prefix('+') {
                 current.lines.push(DiffLine::Add(text.to_owned()));
@@ -318,6 +357,17 @@ impl Parser<'_> {
             chunks,
         })
     }
+}
+
+/// Whether a trimmed line names a file operation or ends the patch.
+fn is_file_marker(marker: &str) -> bool {
+    [ADD, DELETE, UPDATE].iter().any(|m| marker.starts_with(m)) || marker == END
+}
+
+/// Whether a line opens a shell here-document (`<<'EOF'`, `<<"EOF"`, `<<EOF`), the way models
+/// often wrap a patch meant for a shell command.
+fn is_heredoc_start(line: &str) -> bool {
+    matches!(line.trim(), "<<'EOF'" | "<<\"EOF\"" | "<<EOF")
 }
 
 fn path_of(rest: &str, line: usize, marker: &str) -> Result<String, ParseError> {
