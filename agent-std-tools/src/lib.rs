@@ -62,8 +62,12 @@
 //!   path, from a directory the capability has checked: a directory swapped for a link *during*
 //!   a walk could show names from outside, never contents.)
 //! - Pipes, sockets and devices are refused rather than opened (opening a FIFO would hang).
-//! - `run_shell` is not sandboxed: it runs `sh` with the agent's rights, in the workspace root,
-//!   without the agent's API keys in its environment. Gate it with a hook or a permission gate.
+//! - `run_shell` runs `sh` in the workspace root inside a Landlock sandbox on Linux (writes only
+//!   in the workspace and a private `TMPDIR`, no home directory, no TCP unless allowed, no
+//!   signals or `/proc` access to the agent), with an allowlisted environment, and every process
+//!   it starts is killed when the call ends. Where the kernel offers no Landlock, the first result
+//!   says what ran unconfined. See [`shell`]. It is still `destructive` inside the workspace:
+//!   gate it with a hook or a permission gate.
 //!
 //! # Configuration
 //!
@@ -74,7 +78,7 @@
 //! | type | for | defaults |
 //! |---|---|---|
 //! | [`FilesConfig`] | `read_file`, `list_dir` | 15,000 characters a read, 1,000 entries a listing |
-//! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr |
+//! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr, confined where the kernel allows, no network |
 //! | [`WebConfig`] | `web_fetch` | public addresses only, 30 s, 2 MiB, 15,000 characters, 5 redirects |
 //! | [`MemoryConfig`] | `remember`, `recall` | `<workspace>/.agent/memory.redb`; waits up to 5 s for another process using it |
 //!
@@ -93,11 +97,11 @@
 //!
 //! `cap-std` (the capability sandbox), `ignore` (ripgrep's walker: `.gitignore`, hidden files,
 //! parallel walks), `grep-regex`/`grep-searcher` (ripgrep's search engine), `tokio` (child
-//! processes, timers, blocking work off the async threads), `libc` (`killpg`, error numbers),
+//! processes, timers, blocking work off the async threads), `libc` (`fork`, `prctl`, signals, error numbers), `landlock` (the shell's sandbox),
 //! `redb` (the embedded transactional store behind memory), `reqwest` with rustls and
 //! `html2text` (only with the `web` feature: HTTP and HTML to text).
 //!
-//! Unix only: `run_shell` needs `sh` and process groups.
+//! Linux only: `run_shell` needs `sh`, `prctl` (a child subreaper) and, for its sandbox, Landlock.
 
 #![warn(missing_docs)]
 
@@ -116,7 +120,7 @@ pub use memory::{MemoryConfig, Recall, Remember};
 pub use patch::ApplyPatch;
 pub use sandbox::Workspace;
 pub use search::SearchFiles;
-pub use shell::{RunShell, ShellConfig};
+pub use shell::{Confinement, RunShell, ShellConfig, harden_process};
 #[cfg(feature = "web")]
 pub use web::{WebConfig, WebFetch};
 
