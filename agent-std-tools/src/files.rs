@@ -29,7 +29,7 @@ use std::io::{BufRead, BufReader};
 use agent_core::{SkillContext, SkillError, skill};
 
 use crate::sandbox::Workspace;
-use crate::walk::{display_rel, walker};
+use crate::walk::{display_name, display_rel, walker};
 
 /// Limits of the file skills. Put one in the context with
 /// [`SkillContext::with_extension`]; without one, [`FilesConfig::default`] applies.
@@ -267,7 +267,9 @@ pub async fn write_file(
 
 /// List the files and directories in a directory of the workspace, sorted, directories with a
 /// trailing `/` and symbolic links with a trailing `@`. Files ignored by `.gitignore` and hidden
-/// files are left out.
+/// files are left out. Each entry is one line: control characters in a name are shown escaped
+/// (`\n`, `\r`, `\t`, others as `\u{1b}`), as are the line separators U+2028 and U+2029, and
+/// bytes that are not UTF-8 as `\xFF`.
 ///
 /// # Arguments
 /// * `path` - Directory, relative to the workspace root. Default: the root.
@@ -321,9 +323,10 @@ fn list(
             break;
         }
         let rel = entry.path().strip_prefix(&target).unwrap_or(entry.path());
-        let mut name = rel
-            .to_string_lossy()
-            .replace(std::path::MAIN_SEPARATOR, "/");
+        let mut name = display_name(rel);
+        if std::path::MAIN_SEPARATOR != '/' {
+            name = name.replace(std::path::MAIN_SEPARATOR, "/");
+        }
         match entry.file_type() {
             Some(t) if t.is_dir() => name.push('/'),
             Some(t) if t.is_symlink() => name.push('@'),
