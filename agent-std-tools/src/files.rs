@@ -353,7 +353,8 @@ fn list(
 }
 
 /// Delete a file, a symbolic link (the link only, never what it points to) or, with
-/// `recursive: true`, a directory and everything in it.
+/// `recursive: true`, a directory and everything in it (links inside it are removed, never
+/// followed; any depth).
 ///
 /// # Arguments
 /// * `path` - What to delete, relative to the workspace root.
@@ -371,6 +372,10 @@ pub async fn delete_file(
 ) -> Result<String, SkillError> {
     let ws = Workspace::from_context(ctx)?;
     let recursive = recursive.unwrap_or(false);
+    // Fires when the run is cancelled, or when this call is dropped (its time limit passed), so
+    // a deletion still going on in the blocking pool stops there too.
+    let stop = ctx.cancellation().child_token();
+    let _stop_when_dropped = stop.clone().drop_guard();
     blocking(move || {
         let rel = ws.relative(&path)?;
         if rel == std::path::Path::new(".") {
@@ -393,7 +398,7 @@ pub async fn delete_file(
                     "`{path}` is a directory; pass `recursive: true` to delete it and everything in it"
                 )));
             }
-            ws.remove_dir_all(&path)?;
+            ws.remove_dir_all_until(&path, || stop.is_cancelled())?;
             return Ok(format!("Deleted the directory `{path}` and everything in it"));
         }
         ws.remove_file(&path)?;
