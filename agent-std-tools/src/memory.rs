@@ -1,9 +1,17 @@
 //! `remember` and `recall`: a persistent key-value memory in [redb], an embedded transactional
 //! store (copy-on-write B-trees, every commit flushed to disk before it returns).
 //!
-//! - **Where**: `<workspace>/.agent/memory.redb`, created through the sandbox (a `.agent` or
-//!   `memory.redb` that is a symbolic link out of the workspace is refused), or the file named by
-//!   [`MemoryConfig::path`].
+//! - **Where**: `<workspace>/.agent/memory.redb`, created through the sandbox by the first
+//!   `remember`, or the file named by [`MemoryConfig::path`]. A `recall` before that answers
+//!   "Nothing has been remembered yet." and creates nothing (no `.agent`, no file).
+//! - **Never through a link**: the default store is opened without following a symbolic link at
+//!   `.agent` or at `memory.redb`, wherever it points (out of the workspace or to a file inside
+//!   it, which the store would overwrite). Such a link is a [`SkillError::Safety`] refusal that
+//!   says to remove it; a `.agent` that is not a directory, or a `memory.redb` that is not a
+//!   regular file, is refused too.
+//! - **Damaged**: a store redb cannot read (truncated, overwritten) is an error that names the
+//!   file, says it is damaged and that moving it away or deleting it starts a new store; the file
+//!   is kept, not reset. redb panics on some damage; those panics are caught.
 //! - **Durable**: a `remember` that returned is on disk; killing the process afterwards loses
 //!   nothing, and killing it half-way leaves the previous state (redb's commits are atomic).
 //! - **Concurrent callers**: each call runs one transaction. Calls in one process take turns
@@ -18,14 +26,16 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::path::PathBuf;
+use std::io::ErrorKind;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_core::{SkillContext, SkillError, skill};
-use redb::{Database, DatabaseError, ReadableTable, TableDefinition, TableError};
+use redb::{Database, DatabaseError, ReadableTable, StorageError, TableDefinition, TableError};
 
-use crate::sandbox::Workspace;
+use crate::sandbox::{Workspace, open_dir_nofollow, open_nofollow};
 
 /// Where the memory lives. Put one in the context with [`SkillContext::with_extension`]; without
 /// one, the database is `<workspace>/.agent/memory.redb`.
@@ -101,7 +111,9 @@ pub async fn remember(
             ),
         ));
     }
-    let file = DbFile::for_context(ctx)?;
+    let Some(file) = DbFile::for_context(ctx, Create::Yes)? else {
+        return Err(SkillError::tool("the memory store could not be created"));
+    };
     blocking(move || {
         file.with_db(|db| {
             let txn = db.begin_write().map_err(store_error)?;
@@ -142,7 +154,10 @@ pub async fn recall(
         ));
     }
     let key = key.map(|k| check_key(&k, "key")).transpose()?;
-    let file = DbFile::for_context(ctx)?;
+    // Reading creates nothing: no store yet means nothing was remembered.
+    let Some(file) = DbFile::for_context(ctx, Create::No)? else {
+        return Ok(NOTHING_YET.to_owned());
+    };
     blocking(move || {
         file.with_db(|db| {
             let txn = db.begin_read().map_err(store_error)?;
@@ -152,7 +167,7 @@ pub async fn recall(
                 Err(e) => return Err(store_error(e)),
             };
             let Some(table) = table else {
-                return Ok("Nothing has been remembered yet.".to_owned());
+                return Ok(NOTHING_YET.to_owned());
             };
             if let Some(key) = key {
                 return Ok(match table.get(key.as_str()).map_err(store_error)? {
@@ -177,7 +192,7 @@ pub async fn recall(
                 }
             }
             Ok(match (&query, lines.is_empty()) {
-                (None, true) => "Nothing has been remembered yet.".to_owned(),
+                (None, true) => NOTHING_YET.to_owned(),
                 (Some(q), true) => format!("No memory contains `{q}`."),
                 _ => lines.join("\n"),
             })
@@ -200,17 +215,57 @@ fn check_key(key: &str, field: &str) -> Result<String, SkillError> {
     Ok(key.to_owned())
 }
 
+/// What `recall` answers when nothing is stored.
+const NOTHING_YET: &str = "Nothing has been remembered yet.";
+
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, SkillError> + Send + 'static,
 ) -> Result<T, SkillError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(SkillError::from_error)?
+    // `with_db` catches the database's panics; this is for any other.
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        if e.is_panic() {
+            SkillError::tool(format!(
+                "the memory store failed unexpectedly: {}",
+                panic_text(e.into_panic().as_ref())
+            ))
+        } else {
+            SkillError::from_error(e)
+        }
+    })?
 }
 
 fn store_error(e: impl Into<redb::Error>) -> SkillError {
     let e: redb::Error = e.into();
     SkillError::from_error(format!("the memory database failed: {e}"))
+}
+
+/// The error for a store redb cannot read: what it is, where, and how to start afresh.
+fn damaged(shown: &str, detail: &str) -> SkillError {
+    SkillError::tool(format!(
+        "the memory store at `{shown}` is damaged and cannot be read ({detail}); the file was \
+         kept, not reset. To start a new, empty store, move the file away (to keep it for \
+         recovery) or delete it; the next `remember` creates a new one"
+    ))
+}
+
+/// What a panic of redb's says about the file. Not the assertion's text, which means nothing to
+/// the model; the panic hook has written that, with its place in redb, to the process's stderr.
+const INCONSISTENT: &str = "it failed the database's consistency checks";
+
+/// The message of a caught panic.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
+}
+
+/// Whether a missing store is created (`remember`) or means "nothing remembered" (`recall`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Create {
+    Yes,
+    No,
 }
 
 /// The database file of a call, opened (not yet locked by redb).
@@ -221,64 +276,39 @@ struct DbFile {
 }
 
 impl DbFile {
-    fn for_context(ctx: &SkillContext) -> Result<DbFile, SkillError> {
+    /// The store of `ctx`'s call, opened; `None` when there is none and `create` is
+    /// [`Create::No`].
+    fn for_context(ctx: &SkillContext, create: Create) -> Result<Option<DbFile>, SkillError> {
         let config = ctx.extension::<MemoryConfig>().cloned().unwrap_or_default();
         let lock_wait = config.lock_wait;
-        match config.path {
+        let (file, shown) = match config.path {
             Some(path) => {
                 let path = if path.is_absolute() {
                     path
                 } else {
                     ctx.workspace_root().join(path)
                 };
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(SkillError::from_error)?;
+                let shown = path.display().to_string();
+                match open_configured(&path, &shown, create)? {
+                    Some(file) => (file, shown),
+                    None => return Ok(None),
                 }
-                let file = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(&path)
-                    .map_err(|e| {
-                        SkillError::tool(format!(
-                            "cannot open the memory database `{}`: {e}",
-                            path.display()
-                        ))
-                    })?;
-                Ok(DbFile {
-                    file,
-                    shown: path.display().to_string(),
-                    lock_wait,
-                })
             }
-            None => {
-                let ws = Workspace::from_context(ctx)?;
-                let dir = std::path::Path::new(DEFAULT_MEMORY_PATH)
-                    .parent()
-                    .expect("the default path has a directory");
-                match ws.dir().create_dir(dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => return Err(ws.fs_error(&dir.to_string_lossy(), e)),
-                }
-                let file = ws
-                    .dir()
-                    .open_with(
-                        DEFAULT_MEMORY_PATH,
-                        cap_std::fs::OpenOptions::new()
-                            .read(true)
-                            .write(true)
-                            .create(true),
-                    )
-                    .map_err(|e| ws.fs_error(DEFAULT_MEMORY_PATH, e))?;
-                Ok(DbFile {
-                    file: file.into_std(),
-                    shown: DEFAULT_MEMORY_PATH.to_owned(),
-                    lock_wait,
-                })
-            }
+            None => match open_default(&Workspace::from_context(ctx)?, create)? {
+                Some(file) => (file, DEFAULT_MEMORY_PATH.to_owned()),
+                None => return Ok(None),
+            },
+        };
+        // An empty file is a store not yet written (redb fills it on first open): for a read,
+        // nothing was remembered, and nothing is written.
+        if create == Create::No && file.metadata().map_err(SkillError::from_error)?.len() == 0 {
+            return Ok(None);
         }
+        Ok(Some(DbFile {
+            file,
+            shown,
+            lock_wait,
+        }))
     }
 
     /// Runs `work` on the database, taking turns with the other calls of this process on the same
@@ -294,7 +324,16 @@ impl DbFile {
             guard.db = Some(self.open()?);
         }
         let db = guard.db.as_ref().expect("opened above");
-        let result = work(db);
+        // redb may panic on a file damaged in a way it does not check for.
+        let result = match catch_unwind(AssertUnwindSafe(|| work(db))) {
+            Ok(result) => result,
+            Err(_) => {
+                // Whatever state the handle is in, it is not used again.
+                let db = guard.db.take();
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(db)));
+                return Err(damaged(&self.shown, INCONSISTENT));
+            }
+        };
         guard.last_used = Instant::now();
         if !guard.closer {
             guard.closer = true;
@@ -310,7 +349,12 @@ impl DbFile {
         loop {
             // redb takes the file; a duplicate keeps ours for another attempt.
             let attempt = self.file.try_clone().map_err(SkillError::from_error)?;
-            match redb::Builder::new().create_file(attempt) {
+            // redb checks much of a file as it opens it, and panics on some damage it finds.
+            let opened = catch_unwind(AssertUnwindSafe(|| {
+                redb::Builder::new().create_file(attempt)
+            }))
+            .map_err(|_| damaged(&self.shown, INCONSISTENT))?;
+            match opened {
                 Ok(db) => return Ok(db),
                 Err(DatabaseError::DatabaseAlreadyOpen) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(50));
@@ -321,9 +365,145 @@ impl DbFile {
                         self.shown
                     )));
                 }
+                Err(DatabaseError::Storage(StorageError::Corrupted(detail))) => {
+                    return Err(damaged(&self.shown, &detail));
+                }
+                Err(DatabaseError::Storage(StorageError::Io(e)))
+                    if e.kind() == ErrorKind::UnexpectedEof =>
+                {
+                    return Err(damaged(
+                        &self.shown,
+                        "the file is shorter than it should be",
+                    ));
+                }
+                // What redb says of a file that does not start like one of its databases.
+                Err(DatabaseError::Storage(StorageError::Io(e)))
+                    if e.kind() == ErrorKind::InvalidData =>
+                {
+                    return Err(damaged(
+                        &self.shown,
+                        "it does not start like a memory database",
+                    ));
+                }
                 Err(e) => return Err(store_error(e)),
             }
         }
+    }
+}
+
+/// Opens the default store, `.agent/memory.redb` in the workspace, never through a symbolic link
+/// (at `.agent` or at `memory.redb`, wherever it would lead). `None` when it does not exist and
+/// `create` is [`Create::No`]; then nothing is created.
+fn open_default(ws: &Workspace, create: Create) -> Result<Option<File>, SkillError> {
+    let path = Path::new(DEFAULT_MEMORY_PATH);
+    let (dir_name, file_name) = (
+        path.parent().expect("the default path has a directory"),
+        Path::new(path.file_name().expect("the default path names a file")),
+    );
+    let shown_dir = dir_name.to_string_lossy();
+    let dir = match open_dir_nofollow(ws.dir(), dir_name) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            if create == Create::No {
+                return Ok(None);
+            }
+            match ws.dir().create_dir(dir_name) {
+                // Created, or by another caller meanwhile: open it.
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(ws.fs_error(&shown_dir, e)),
+            }
+            open_dir_nofollow(ws.dir(), dir_name)
+                .map_err(|e| not_openable(ws, ws.dir(), dir_name, &shown_dir, true, e))?
+        }
+        Err(e) => return Err(not_openable(ws, ws.dir(), dir_name, &shown_dir, true, e)),
+    };
+    let refuse = |e| not_openable(ws, &dir, file_name, DEFAULT_MEMORY_PATH, false, e);
+    match dir.symlink_metadata(file_name) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(refuse(std::io::Error::from_raw_os_error(libc::ELOOP))),
+        Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => return Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(refuse(e)),
+    }
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).write(true).create(create == Create::Yes);
+    match open_nofollow(&dir, file_name, &mut options, 0) {
+        Ok(file) => Ok(Some(file.into_std())),
+        Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => Ok(None),
+        Err(e) => Err(refuse(e)),
+    }
+}
+
+/// Why `name` in `parent` (shown as `shown`) cannot be the store's directory (`want_dir`) or
+/// file: a symbolic link, something else than a directory or regular file, or `err` as it is.
+fn not_openable(
+    ws: &Workspace,
+    parent: &cap_std::fs::Dir,
+    name: &Path,
+    shown: &str,
+    want_dir: bool,
+    err: std::io::Error,
+) -> SkillError {
+    let Ok(meta) = parent.symlink_metadata(name) else {
+        return ws.fs_error(shown, err);
+    };
+    if meta.file_type().is_symlink() {
+        let target = parent
+            .read_link_contents(name)
+            .map(|t| format!(" (to `{}`)", t.display()))
+            .unwrap_or_default();
+        return SkillError::Safety(format!(
+            "`{shown}` is a symbolic link{target}; the memory store is never opened through a \
+             link, so nothing was read or written. To keep memory in this workspace, remove the \
+             link (the next `remember` creates a new store at `{DEFAULT_MEMORY_PATH}`); to keep \
+             it elsewhere, set `MemoryConfig::path`"
+        ));
+    }
+    let (is_wanted, wanted) = if want_dir {
+        (meta.is_dir(), "a directory")
+    } else {
+        (meta.is_file(), "a regular file")
+    };
+    if !is_wanted {
+        return SkillError::tool(format!(
+            "`{shown}` is not {wanted}, so the memory store cannot be kept there; move it away \
+             and the next `remember` creates the store at `{DEFAULT_MEMORY_PATH}`"
+        ));
+    }
+    ws.fs_error(shown, err)
+}
+
+/// Opens the store at a path the user configured (not confined to the workspace). `None` when it
+/// does not exist and `create` is [`Create::No`]; then nothing is created.
+fn open_configured(path: &Path, shown: &str, create: Create) -> Result<Option<File>, SkillError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(SkillError::tool(format!(
+                "the memory store `{shown}` is not a regular file"
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => return Ok(None),
+        Err(_) => {}
+    }
+    if create == Create::Yes
+        && let Some(parent) = path.parent()
+    {
+        std::fs::create_dir_all(parent).map_err(SkillError::from_error)?;
+    }
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create == Create::Yes)
+        .truncate(false)
+        .open(path)
+    {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => Ok(None),
+        Err(e) => Err(SkillError::tool(format!(
+            "cannot open the memory database `{shown}`: {e}"
+        ))),
     }
 }
 
