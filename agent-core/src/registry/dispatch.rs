@@ -361,35 +361,21 @@ impl Registry {
     }
 
     fn unknown_skill(&self, name: &str) -> SkillError {
-        let mut close: Vec<(f64, &str)> = self
-            .by_name
-            .keys()
-            .map(|candidate| (similarity(name, candidate), &**candidate))
-            .filter(|(score, _)| *score >= 0.7)
-            .collect();
-        close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-        if close.is_empty() {
-            let suggestions = self
-                .entries
+        let suggestions = super::suggest::close_names(name, self.by_name.keys().map(|k| &**k));
+        let close = !suggestions.is_empty();
+        let suggestions = if close {
+            suggestions
+        } else {
+            self.entries
                 .iter()
                 .filter(|e| !e.metadata.should_defer)
                 .map(|e| e.definition.name.clone())
-                .collect();
-            return SkillError::UnknownSkill {
-                name: name.to_owned(),
-                suggestions,
-                close: false,
-            };
-        }
-        let suggestions = close
-            .into_iter()
-            .take(3)
-            .map(|(_, n)| n.to_owned())
-            .collect();
+                .collect()
+        };
         SkillError::UnknownSkill {
-            name: name.to_owned(),
+            name: super::suggest::quoted(name),
             suggestions,
-            close: true,
+            close,
         }
     }
 }
@@ -504,16 +490,6 @@ impl Future for Running<'_> {
         }
         Poll::Pending
     }
-}
-
-/// How alike two skill names are, from 0 to 1, ignoring case; a name that contains the other
-/// (`read` in `read_file`) counts as close.
-fn similarity(a: &str, b: &str) -> f64 {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    if a.len() >= 3 && b.len() >= 3 && (a.contains(&b) || b.contains(&a)) {
-        return 0.9;
-    }
-    strsim::jaro_winkler(&a, &b).max(strsim::normalized_damerau_levenshtein(&a, &b))
 }
 
 fn panic_error(panic: &(dyn std::any::Any + Send)) -> SkillError {

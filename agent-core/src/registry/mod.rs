@@ -39,6 +39,7 @@
 //! truncation) is described on [`Registry::run_many`].
 
 mod dispatch;
+mod suggest;
 mod tool_search;
 
 use std::collections::HashMap;
