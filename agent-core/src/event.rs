@@ -36,6 +36,14 @@ pub enum AgentEvent {
         /// The piece.
         text: String,
     },
+    /// A piece of the model's thinking, while streaming with thinking on. Never part of the
+    /// answer's text.
+    ThinkingDelta {
+        /// The step.
+        step: usize,
+        /// The piece.
+        text: String,
+    },
     /// The model's whole text of this turn (not sent when the turn has no text).
     AssistantText {
         /// The step.

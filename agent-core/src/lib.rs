@@ -163,8 +163,8 @@ pub use llm::{
     decode_recorded_stream,
 };
 pub use message::{
-    ChatRequest, ChatResponse, Message, Role, StopReason, Thinking, ToolChoice, TruncatedToolCall,
-    Usage,
+    ChatRequest, ChatResponse, Effort, Message, Role, StopReason, Thinking, ThinkingConfig,
+    ToolChoice, TruncatedToolCall, Usage,
 };
 pub use registry::Registry;
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};

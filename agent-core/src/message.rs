@@ -161,6 +161,50 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f32>,
     /// Texts that end the answer when generated.
     pub stop_sequences: &'a [String],
+    /// Whether, and how much, the model should think before it answers; `None` leaves the
+    /// provider's default (no thinking, for most models).
+    pub thinking: Option<ThinkingConfig>,
+}
+
+/// How much a model should reason before it answers, in terms every provider can map.
+///
+/// | | Anthropic Messages | OpenAI-compatible Chat Completions |
+/// |---|---|---|
+/// | `Budget(n)` | `thinking: {type: "enabled", budget_tokens: n}` (at least 1,024; `max_tokens` is raised above it when needed) | `reasoning_effort`: `low` below 4,096 tokens, `medium` below 16,384, else `high` |
+/// | `Adaptive(effort)` | `thinking: {type: "adaptive"}` with `output_config: {effort}` (the models that offer it) | `reasoning_effort: effort` |
+///
+/// The thinking text arrives as [`StreamEvent::ThinkingDelta`](crate::StreamEvent::ThinkingDelta)
+/// events and in [`Message::thinking`], never in the answer's text. Anthropic requires
+/// automatic tool choice and the default temperature with thinking, so a request that thinks
+/// sends neither a forced tool choice nor a temperature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThinkingConfig {
+    /// Think with up to this many tokens.
+    Budget(u32),
+    /// Let the model decide how much to think, at this effort.
+    Adaptive(Effort),
+}
+
+/// How hard a model should think: OpenAI's `reasoning_effort`, Anthropic's `effort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Effort {
+    /// Quick answers, little reasoning.
+    Low,
+    /// The usual balance.
+    Medium,
+    /// The most reasoning the model offers.
+    High,
+}
+
+impl Effort {
+    /// The word both APIs use: `low`, `medium`, `high`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
 }
 
 impl<'a> ChatRequest<'a> {
@@ -176,6 +220,7 @@ impl<'a> ChatRequest<'a> {
             max_tokens: 4096,
             temperature: None,
             stop_sequences: &[],
+            thinking: None,
         }
     }
 
@@ -218,6 +263,12 @@ impl<'a> ChatRequest<'a> {
     /// Sets the stop sequences.
     pub fn stop_sequences(mut self, stop: &'a [String]) -> Self {
         self.stop_sequences = stop;
+        self
+    }
+
+    /// Asks the model to think first (see [`ThinkingConfig`]).
+    pub fn thinking(mut self, thinking: ThinkingConfig) -> Self {
+        self.thinking = Some(thinking);
         self
     }
 }

@@ -64,7 +64,9 @@ use crate::context::{SkillContext, SkillSession};
 use crate::error::SkillError;
 use crate::event::{AgentEvent, EventSink};
 use crate::llm::{LlmProvider, ProviderError, StreamEvent};
-use crate::message::{ChatRequest, ChatResponse, Message, Role, StopReason, Usage};
+use crate::message::{
+    ChatRequest, ChatResponse, Message, Role, StopReason, ThinkingConfig, ToolChoice, Usage,
+};
 use crate::registry::Registry;
 
 /// Why a run ended.
@@ -189,6 +191,8 @@ pub struct AgentRuntime {
     context: Option<SkillContext>,
     sinks: Vec<Arc<dyn EventSink>>,
     streaming: bool,
+    thinking: Option<ThinkingConfig>,
+    first_tool_choice: ToolChoice,
     cancellation: CancellationToken,
 }
 
@@ -219,6 +223,8 @@ impl AgentRuntime {
             context: None,
             sinks: Vec::new(),
             streaming: false,
+            thinking: None,
+            first_tool_choice: ToolChoice::Auto,
             cancellation: CancellationToken::new(),
         }
     }
@@ -310,6 +316,22 @@ impl AgentRuntime {
     /// Streams answers (text arrives as [`AgentEvent::TextDelta`]s).
     pub fn streaming(mut self, on: bool) -> Self {
         self.streaming = on;
+        self
+    }
+
+    /// Asks the model to think before each answer (see [`ThinkingConfig`]); the thinking text
+    /// arrives as [`AgentEvent::ThinkingDelta`]s when streaming, and is kept in the transcript
+    /// (with its signature) so the provider can check it on the next turn.
+    pub fn thinking(mut self, thinking: ThinkingConfig) -> Self {
+        self.thinking = Some(thinking);
+        self
+    }
+
+    /// The tool choice of a run's first model call, e.g. [`ToolChoice::Required`] to make sure a
+    /// tool is used (also the first call after a resume). Later calls are [`ToolChoice::Auto`], so
+    /// the run can end. Default `Auto`.
+    pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.first_tool_choice = choice;
         self
     }
 
@@ -708,9 +730,13 @@ impl<'a> Run<'a> {
     async fn call_model(&mut self) -> Result<Option<ChatResponse>, AgentError> {
         let step = self.step;
         let definitions = self.rt.registry.definitions_for(self.ctx.session());
-        let request = ChatRequest::new(&self.transcript)
+        let mut request = ChatRequest::new(&self.transcript)
             .tools(&definitions)
             .max_tokens(self.rt.max_tokens_per_call);
+        request.thinking = self.rt.thinking;
+        if step == 1 {
+            request.tool_choice = self.rt.first_tool_choice.clone();
+        }
         let request = match &self.rt.system {
             Some(system) => request.system(system),
             None => request,
@@ -732,6 +758,9 @@ impl<'a> Run<'a> {
             while let Some(event) = stream.next().await {
                 match event? {
                     StreamEvent::TextDelta(text) => emit(AgentEvent::TextDelta { step, text }),
+                    StreamEvent::ThinkingDelta(text) => {
+                        emit(AgentEvent::ThinkingDelta { step, text })
+                    }
                     StreamEvent::Retry {
                         attempt,
                         delay,

@@ -325,7 +325,27 @@ pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, SkillError> {
             } else {
                 match serde_json::from_str::<Value>(s) {
                     Ok(v @ Value::Object(_)) => v,
-                    _ => {
+                    // Arguments the model meant as an object but wrote as broken JSON (a raw
+                    // newline in a string, a missing brace): say what the parser found, and where.
+                    Err(error) if s.trim_start().starts_with('{') => {
+                        return Err(SkillError::bad_args(
+                            "(root)",
+                            format!(
+                                "the arguments are not valid JSON: {error}; send one JSON object, \
+                                 with newlines inside strings written as \\n"
+                            ),
+                        ));
+                    }
+                    Ok(other) => {
+                        return Err(SkillError::bad_args(
+                            "(root)",
+                            format!(
+                                "expected a JSON object of arguments, got {} inside a string",
+                                kind_of(&other)
+                            ),
+                        ));
+                    }
+                    Err(_) => {
                         return Err(SkillError::bad_args(
                             "(root)",
                             "expected a JSON object of arguments, got a string",

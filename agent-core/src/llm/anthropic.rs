@@ -22,8 +22,8 @@ use super::http::{Http, HttpOptions};
 use super::{EventStream, LlmProvider, ProviderError, SseDecoder, StreamEvent};
 use crate::call::ToolCall;
 use crate::message::{
-    ChatRequest, ChatResponse, Message, Role, StopReason, Thinking, ToolChoice, TruncatedToolCall,
-    Usage,
+    ChatRequest, ChatResponse, Message, Role, StopReason, Thinking, ThinkingConfig, ToolChoice,
+    TruncatedToolCall, Usage,
 };
 
 const PROVIDER: &str = "anthropic";
@@ -152,6 +152,7 @@ impl LlmProvider for AnthropicProvider {
             self.url(),
             body,
             StreamDecoder::default(),
+            |_| false,
         )
     }
 }
@@ -165,7 +166,25 @@ fn encode_request(
 ) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
-    body.insert("max_tokens".into(), json!(request.max_tokens));
+    let mut max_tokens = request.max_tokens;
+    match request.thinking {
+        None => {}
+        Some(ThinkingConfig::Budget(budget)) => {
+            // The API wants at least 1,024 thinking tokens and `max_tokens` above the budget.
+            let budget = budget.max(1024);
+            max_tokens = max_tokens.max(budget.saturating_add(1024));
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+        }
+        Some(ThinkingConfig::Adaptive(effort)) => {
+            body.insert("thinking".into(), json!({"type": "adaptive"}));
+            body.insert("output_config".into(), json!({"effort": effort.as_str()}));
+        }
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    let thinking = request.thinking.is_some();
     let mut system: Vec<&str> = request.system.into_iter().collect();
     system.extend(
         request
@@ -198,6 +217,8 @@ fn encode_request(
         }
         body.insert("tools".into(), Value::Array(tools));
         let mut choice = match &request.tool_choice {
+            // With thinking on, the API accepts only `auto` and `none`.
+            ToolChoice::Required | ToolChoice::Tool(_) if thinking => json!({"type": "auto"}),
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::Required => json!({"type": "any"}),
             ToolChoice::None => json!({"type": "none"}),
@@ -208,7 +229,8 @@ fn encode_request(
         }
         body.insert("tool_choice".into(), choice);
     }
-    if let Some(temperature) = request.temperature {
+    // With thinking on, the API requires the default temperature.
+    if let Some(temperature) = request.temperature.filter(|_| !thinking) {
         body.insert("temperature".into(), json!(temperature));
     }
     if !request.stop_sequences.is_empty() {

@@ -119,11 +119,14 @@ pub(crate) trait SseDecoder: Send + 'static {
 
 /// Sends `body` (retrying transient failures, each announced with [`StreamEvent::Retry`]), then
 /// decodes the answer's events.
+/// `final_error` names failures that must not be retried although they look transient (a 500
+/// that says the server cannot stream this request).
 pub(crate) fn sse_stream<D: SseDecoder>(
     http: Result<std::sync::Arc<http::Http>, ProviderError>,
     url: String,
     body: bytes::Bytes,
     decoder: D,
+    final_error: impl Fn(&ProviderError) -> bool + Send + 'static,
 ) -> EventStream {
     Box::pin(async_stream::try_stream! {
         let http = http?;
@@ -131,7 +134,7 @@ pub(crate) fn sse_stream<D: SseDecoder>(
         let response = loop {
             match http.attempt(&url, body.clone()).await {
                 Ok(response) => break response,
-                Err(error) if http.may_retry(attempt, &error) => {
+                Err(error) if http.may_retry(attempt, &error) && !final_error(&error) => {
                     let delay = http.retry_delay(attempt, &error);
                     yield StreamEvent::Retry { attempt, delay, error: error.to_string() };
                     tokio::time::sleep(delay).await;

@@ -15,9 +15,11 @@
 //! [`StopReason::Refusal`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_arguments;
@@ -25,7 +27,8 @@ use super::http::{Http, HttpOptions};
 use super::{EventStream, LlmProvider, ProviderError, SseDecoder, StreamEvent};
 use crate::call::ToolCall;
 use crate::message::{
-    ChatRequest, ChatResponse, Message, Role, StopReason, ToolChoice, TruncatedToolCall, Usage,
+    ChatRequest, ChatResponse, Effort, Message, Role, StopReason, ThinkingConfig, ToolChoice,
+    TruncatedToolCall, Usage,
 };
 
 const PROVIDER: &str = "openai";
@@ -36,6 +39,9 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub struct OpenAiProvider {
     config: Config,
     http: Result<Arc<Http>, ProviderError>,
+    /// Set once the server showed it cannot stream answers with tools: from then on, `stream`
+    /// asks for whole answers. Shared by clones.
+    whole_answers: Arc<AtomicBool>,
 }
 
 #[derive(Clone)]
@@ -68,8 +74,13 @@ impl OpenAiProvider {
             .iter()
             .map(|key| ("authorization", format!("Bearer {key}")))
             .collect();
-        let http = Http::new(PROVIDER, headers, config.options.clone()).map(Arc::new);
-        OpenAiProvider { config, http }
+        let http = check_base_url(&config.base_url)
+            .and_then(|()| Http::new(PROVIDER, headers, config.options.clone()).map(Arc::new));
+        OpenAiProvider {
+            config,
+            http,
+            whole_answers: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     fn with(self, change: impl FnOnce(&mut Config)) -> Self {
@@ -126,17 +137,180 @@ impl LlmProvider for OpenAiProvider {
     async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let body = Bytes::from(self.request_body(request, false).to_string());
         let http = self.http.as_ref().map_err(Clone::clone)?;
-        decode_response(&http.send_json(&self.url(), body).await?)
+        whole_answer(http, &self.url(), body, &self.config.base_url).await
     }
 
+    /// Streams the answer. A server that cannot stream answers with tools (llama-cpp-python's
+    /// `chatml-function-calling`: "Automatic streaming tool choice is not supported", or a stream
+    /// that ends before any data) is asked again for the whole answer, announced with a
+    /// [`StreamEvent::Retry`] that says so, and every later request of this provider (and its
+    /// clones) asks for whole answers at once.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
+        let whole_body = Bytes::from(self.request_body(request, false).to_string());
+        let http = self.http.clone();
+        let url = self.url();
+        let base_url = self.config.base_url.clone();
+        if self.whole_answers.load(Ordering::Relaxed) {
+            return Box::pin(async_stream::try_stream! {
+                let http = http?;
+                for event in whole_answer_events(&http, &url, whole_body, &base_url).await? {
+                    yield event;
+                }
+            });
+        }
         let body = Bytes::from(self.request_body(request, true).to_string());
-        super::sse_stream(
-            self.http.clone(),
-            self.url(),
+        let has_tools = !request.tools.is_empty();
+        let streamed = super::sse_stream(
+            http.clone(),
+            url.clone(),
             body,
             StreamDecoder::default(),
+            move |error| has_tools && streaming_unsupported(error),
+        );
+        let whole_answers = self.whole_answers.clone();
+        Box::pin(async_stream::try_stream! {
+            let mut streamed = streamed;
+            let mut delivered = false;
+            while let Some(item) = streamed.next().await {
+                match item {
+                    Ok(event) => {
+                        delivered |= !matches!(event, StreamEvent::Retry { .. });
+                        yield event;
+                    }
+                    Err(error) if !delivered && has_tools && streaming_unsupported(&error) => {
+                        whole_answers.store(true, Ordering::Relaxed);
+                        yield StreamEvent::Retry {
+                            attempt: 1,
+                            delay: std::time::Duration::ZERO,
+                            error: format!(
+                                "{error}; this server cannot stream answers that may call tools, \
+                                 so whole answers are asked for from now on"
+                            ),
+                        };
+                        let http = http?;
+                        for event in whole_answer_events(&http, &url, whole_body, &base_url).await? {
+                            yield event;
+                        }
+                        return;
+                    }
+                    Err(error) => Err(explain_not_found(error, &base_url))?,
+                }
+            }
+        })
+    }
+}
+
+/// Whether `error` says the server cannot stream this request (rather than that it failed).
+fn streaming_unsupported(error: &ProviderError) -> bool {
+    match error {
+        ProviderError::Stream { message, .. } => message.contains("before any data"),
+        ProviderError::Api {
+            status, message, ..
+        } => {
+            let message = message.to_ascii_lowercase();
+            matches!(status, 400 | 422 | 500 | 501)
+                && message.contains("stream")
+                && (message.contains("not supported")
+                    || message.contains("unsupported")
+                    || message.contains("not implemented"))
+        }
+        _ => false,
+    }
+}
+
+/// Asks for the whole answer (with retries) and decodes it.
+async fn whole_answer(
+    http: &Http,
+    url: &str,
+    body: Bytes,
+    base_url: &str,
+) -> Result<ChatResponse, ProviderError> {
+    let value = http
+        .send_json(url, body)
+        .await
+        .map_err(|e| explain_not_found(e, base_url))?;
+    decode_response(&value)
+}
+
+/// A whole answer as the events a stream of it would have given.
+async fn whole_answer_events(
+    http: &Http,
+    url: &str,
+    body: Bytes,
+    base_url: &str,
+) -> Result<Vec<StreamEvent>, ProviderError> {
+    let response = whole_answer(http, url, body, base_url).await?;
+    let mut events = Vec::new();
+    if !response.message.content.is_empty() {
+        events.push(StreamEvent::TextDelta(response.message.content.clone()));
+    }
+    for (index, call) in response.message.tool_calls.iter().enumerate() {
+        events.push(StreamEvent::ToolCallStarted {
+            index,
+            id: call.id.to_string(),
+            name: call.name.clone(),
+        });
+        events.push(StreamEvent::ToolCallFinished(call.clone()));
+    }
+    events.push(StreamEvent::Usage(response.usage));
+    events.push(StreamEvent::Done(response));
+    Ok(events)
+}
+
+/// A base URL that cannot work is a configuration error at once, naming the fix, rather than a
+/// network error retried four times.
+fn check_base_url(base_url: &str) -> Result<(), ProviderError> {
+    let fix = |problem: &str| {
+        let example = if base_url.contains("://") {
+            "http://127.0.0.1:8080/v1".to_owned()
+        } else {
+            format!("http://{base_url}")
+        };
+        Err(ProviderError::Config(format!(
+            "the OpenAI-compatible base URL `{base_url}` {problem}; write it in full, e.g. `{example}`"
+        )))
+    };
+    match reqwest::Url::parse(base_url) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
+        Ok(url) if !matches!(url.scheme(), "http" | "https") => {
+            fix("has no `http://` or `https://` scheme")
+        }
+        Ok(_) => fix("names no host"),
+        Err(_) => fix("has no `http://` or `https://` scheme"),
+    }
+}
+
+/// A 404 usually means the base URL is one path segment off: say which.
+fn explain_not_found(error: ProviderError, base_url: &str) -> ProviderError {
+    let ProviderError::Api {
+        provider,
+        status: 404,
+        error_type,
+        message,
+        retry_after,
+    } = error
+    else {
+        return error;
+    };
+    let hint = if base_url.ends_with("/chat/completions") {
+        format!(
+            " (the base URL `{base_url}` already ends in `/chat/completions`, which is added to \
+             it: give the part before it)"
         )
+    } else if !base_url.ends_with("/v1") {
+        format!(
+            " (no chat completions at `{base_url}/chat/completions`: most OpenAI-compatible \
+             servers answer under `/v1`, so try `{base_url}/v1` as the base URL)"
+        )
+    } else {
+        format!(" (no chat completions at `{base_url}/chat/completions`: is the base URL right?)")
+    };
+    ProviderError::Api {
+        provider,
+        status: 404,
+        error_type,
+        message: format!("{message}{hint}"),
+        retry_after,
     }
 }
 
@@ -189,6 +363,15 @@ fn encode_request(config: &Config, request: &ChatRequest<'_>, stream: bool) -> V
     if !request.stop_sequences.is_empty() {
         body.insert("stop".into(), json!(request.stop_sequences));
     }
+    if let Some(thinking) = request.thinking {
+        let effort = match thinking {
+            ThinkingConfig::Adaptive(effort) => effort,
+            ThinkingConfig::Budget(tokens) if tokens < 4096 => Effort::Low,
+            ThinkingConfig::Budget(tokens) if tokens < 16384 => Effort::Medium,
+            ThinkingConfig::Budget(_) => Effort::High,
+        };
+        body.insert("reasoning_effort".into(), json!(effort.as_str()));
+    }
     body.insert("stream".into(), json!(stream));
     if stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -206,11 +389,11 @@ fn encode_message(message: &Message) -> Value {
             "content": message.content,
         }),
         Role::Assistant => {
+            // `content` stays a string, `""` next to tool calls: OpenAI, vLLM, Ollama and
+            // llama.cpp's server accept `""` and `null` alike, llama-cpp-python only `""` (its
+            // schema types the field as a string: `null` or a missing field is a 500).
             let mut out = json!({"role": "assistant", "content": message.content});
             if !message.tool_calls.is_empty() {
-                if message.content.is_empty() {
-                    out["content"] = Value::Null;
-                }
                 let calls: Vec<Value> = message
                     .tool_calls
                     .iter()

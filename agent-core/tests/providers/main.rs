@@ -5,7 +5,9 @@ mod anthropic;
 mod faults;
 mod mock;
 mod openai;
+mod openai_local;
 mod server;
+mod thinking;
 
 use agent_core::{EventStream, ProviderError, StreamEvent};
 use futures::StreamExt;

@@ -309,7 +309,7 @@ async fn the_request_body_with_tool_results_is_exactly_what_the_api_expects() {
             "messages": [
                 {"role": "system", "content": "Be brief."},
                 {"role": "user", "content": "Weather in Paris and Rome?"},
-                {"role": "assistant", "content": null, "tool_calls": [
+                {"role": "assistant", "content": "", "tool_calls": [
                     {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\":\"Paris\"}"}},
                     {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\":\"Rome\"}"}}
                 ]},
