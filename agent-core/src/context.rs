@@ -71,6 +71,12 @@ impl SkillContext {
         &self.shared.workspace_root
     }
 
+    /// The same context (extensions, session, token) with another workspace.
+    pub fn with_workspace_root(mut self, workspace_root: impl Into<PathBuf>) -> Self {
+        Arc::make_mut(&mut self.shared).workspace_root = workspace_root.into();
+        self
+    }
+
     /// Uses `token` to cancel the calls made with this context.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         Arc::make_mut(&mut self.shared).cancellation = token;

@@ -1,0 +1,105 @@
+//! How a run ends: the [`FinishReason`], the budgets and limits it names, the [`RunOutcome`]
+//! handed back, and the [`AgentError`] that ends a run abnormally. Events ([`crate::event`])
+//! carry these types; the loop that decides them is in `run.rs`.
+
+use serde_json::Value;
+
+use crate::llm::ProviderError;
+use crate::message::{Message, StopReason, Usage};
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// The model answered without calling tools: the normal end.
+    NoMoreToolCalls,
+    /// The model stopped for a reason other than finishing its turn (token limit, refusal, ...).
+    ProviderStop(StopReason),
+    /// A budget ran out.
+    BudgetExceeded(Budget),
+    /// The model kept doing the same thing.
+    Stuck {
+        /// The tool it kept calling.
+        name: String,
+        /// The arguments it kept sending.
+        arguments: Value,
+        /// How many times in a row.
+        repeated: usize,
+        /// The error that kept coming back, when that is what repeated.
+        error: Option<String>,
+    },
+    /// The transcript grew past its limit and compaction could not bring it under.
+    TranscriptLimit {
+        /// Its size, in the limit's unit.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// In plan mode, the model presented its plan. Approve it with
+    /// [`AgentRuntime::approve_plan`](super::AgentRuntime::approve_plan).
+    PlanPending {
+        /// The plan, as the model wrote it.
+        plan: String,
+    },
+    /// The run's cancellation token fired.
+    Cancelled,
+    /// Hooks denied too many calls.
+    PermissionDenialLimit {
+        /// How many denials were counted.
+        denials: usize,
+    },
+}
+
+/// Which budget ran out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Budget {
+    /// The number of model calls.
+    Steps {
+        /// The limit.
+        limit: usize,
+    },
+    /// The number of tokens.
+    Tokens {
+        /// The limit.
+        limit: u64,
+        /// Tokens used.
+        used: u64,
+    },
+}
+
+/// How the transcript's size is measured against its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptLimit {
+    /// Characters of text and tool arguments.
+    Chars(usize),
+    /// Estimated tokens (characters / 4).
+    Tokens(usize),
+}
+
+/// How a run ended, with everything a caller needs to go on.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Why it ended.
+    pub finish: FinishReason,
+    /// The whole conversation, ready to continue with
+    /// [`AgentRuntime::resume`](super::AgentRuntime::resume).
+    pub transcript: Vec<Message>,
+    /// The model's last text, if it wrote any.
+    pub final_text: Option<String>,
+    /// Tokens used by the run.
+    pub usage: Usage,
+    /// Model calls made.
+    pub steps: usize,
+}
+
+/// What ends a run abnormally. Skill failures never do: they go back to the model.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The model could not be reached or answered with an error, after retries.
+    #[error("the model call failed: {0}")]
+    Provider(#[from] ProviderError),
+    /// The runtime is configured in a way that cannot work.
+    #[error("invalid runtime configuration: {0}")]
+    Config(String),
+}

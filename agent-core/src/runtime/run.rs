@@ -1,0 +1,400 @@
+//! The loop of one run: checks before each step, the model call, the tool calls it makes, and the
+//! decision of how the run ends. The settings come from [`AgentRuntime`]; the guards against
+//! repetition and denials are in `guards.rs`, compaction in `compaction.rs`.
+
+use futures::StreamExt;
+use tracing::Instrument;
+
+use super::AgentRuntime;
+use super::compaction;
+use super::guards::{DenialGuard, StuckGuard};
+use super::outcome::{AgentError, Budget, FinishReason, TranscriptLimit};
+use crate::call::{ToolCall, ToolResult};
+use crate::context::{SkillContext, SkillSession};
+use crate::error::SkillError;
+use crate::event::AgentEvent;
+use crate::llm::{ProviderError, StreamEvent};
+use crate::message::{ChatRequest, ChatResponse, Message, StopReason, TruncatedToolCall, Usage};
+
+/// The state of one run.
+pub(super) struct Run<'a> {
+    rt: &'a AgentRuntime,
+    pub(super) transcript: Vec<Message>,
+    /// Size of the transcript in characters, kept up to date as messages are added.
+    chars: usize,
+    plan_mode: bool,
+    pub(super) step: usize,
+    pub(super) usage: Usage,
+    ctx: SkillContext,
+    stuck: StuckGuard,
+    denials: DenialGuard,
+    compaction_failures: usize,
+}
+
+fn message_chars(message: &Message) -> usize {
+    message.content.chars().count()
+        + message
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.to_string().len())
+            .sum::<usize>()
+}
+
+impl<'a> Run<'a> {
+    pub(super) fn new(rt: &'a AgentRuntime, transcript: Vec<Message>, plan_mode: bool) -> Self {
+        let ctx = rt
+            .context
+            .clone()
+            .with_cancellation(rt.cancellation.clone())
+            .with_session(SkillSession::new());
+        let chars = transcript.iter().map(message_chars).sum();
+        Run {
+            rt,
+            transcript,
+            chars,
+            plan_mode,
+            step: 0,
+            usage: Usage::default(),
+            ctx,
+            stuck: StuckGuard::new(rt.stuck_after),
+            denials: DenialGuard::new(rt.denial_limit, rt.denial_count),
+            compaction_failures: 0,
+        }
+    }
+
+    /// Sends an event to every sink. The event is built only when there is a sink to see it: an
+    /// event copies the call or result it reports.
+    pub(super) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
+        if self.rt.sinks.is_empty() {
+            return;
+        }
+        let event = event();
+        for sink in &self.rt.sinks {
+            sink.send(&event);
+        }
+    }
+
+    fn push(&mut self, message: Message) {
+        self.chars += message_chars(&message);
+        self.transcript.push(message);
+    }
+
+    fn size(&self) -> Option<(usize, usize)> {
+        self.rt.transcript_limit.map(|limit| match limit {
+            TranscriptLimit::Chars(n) => (self.chars, n),
+            TranscriptLimit::Tokens(n) => (self.chars.div_ceil(4), n),
+        })
+    }
+
+    pub(super) async fn go(&mut self) -> Result<FinishReason, AgentError> {
+        loop {
+            if let Some(finish) = self.before_step().await {
+                // The caller's `TurnFinished` with this reason ends the last step.
+                return Ok(finish);
+            }
+            // The previous step ends here, once it is known the run goes on: each step gets
+            // exactly one `TurnFinished`, and only the last one carries a reason.
+            if self.step > 0 {
+                let step = self.step;
+                self.emit(|| AgentEvent::TurnFinished { step, finish: None });
+            }
+            self.step += 1;
+            let turn = tracing::info_span!("turn", "agent.step" = self.step);
+            if let Some(finish) = self.turn().instrument(turn).await? {
+                return Ok(finish);
+            }
+        }
+    }
+
+    /// The checks before each model call (cancellation, budgets, the transcript's size, compacting
+    /// it if need be); `Some` ends the run.
+    async fn before_step(&mut self) -> Option<FinishReason> {
+        if self.rt.cancellation.is_cancelled() {
+            return Some(FinishReason::Cancelled);
+        }
+        if self.step >= self.rt.max_steps {
+            return Some(FinishReason::BudgetExceeded(Budget::Steps {
+                limit: self.rt.max_steps,
+            }));
+        }
+        if let Some(limit) = self.rt.max_tokens_total
+            && self.usage.total() >= limit
+        {
+            return Some(FinishReason::BudgetExceeded(Budget::Tokens {
+                limit,
+                used: self.usage.total(),
+            }));
+        }
+        self.keep_within_limit().await
+    }
+
+    /// One model call and the tool calls it makes. `Some` ends the run.
+    async fn turn(&mut self) -> Result<Option<FinishReason>, AgentError> {
+        let step = self.step;
+        let Some(response) = self.call_model().await? else {
+            return Ok(Some(FinishReason::Cancelled));
+        };
+        self.usage += response.usage;
+        self.emit(|| AgentEvent::Usage {
+            step,
+            usage: response.usage,
+            total: self.usage,
+        });
+        if !response.message.content.is_empty() {
+            self.emit(|| AgentEvent::AssistantText {
+                step,
+                text: response.message.content.clone(),
+            });
+        }
+        let ChatResponse {
+            message,
+            stop_reason,
+            truncated_tool_calls,
+            ..
+        } = response;
+        let calls = message.tool_calls.clone();
+        self.push(message);
+        // Calls the token limit cut off are never run, but the model must hear of them: after the
+        // results of the calls it finished, if any.
+        let cut_off = cut_off_notice(&truncated_tool_calls);
+        if calls.is_empty() {
+            if let Some(notice) = cut_off {
+                self.push(notice);
+                return Ok(None);
+            }
+            return Ok(Some(self.finish_without_calls(stop_reason)));
+        }
+        if let Some(stuck) = self.stuck.on_calls(&calls) {
+            self.refuse_repeated(&calls);
+            return Ok(Some(stuck));
+        }
+        let results = self.answer_calls(&calls).await;
+        if let Some(notice) = cut_off {
+            self.push(notice);
+        }
+        if self.rt.cancellation.is_cancelled() {
+            return Ok(Some(FinishReason::Cancelled));
+        }
+        if let Some(finish) = self.denials.on_results(&results) {
+            return Ok(Some(finish));
+        }
+        Ok(self.stuck.on_results(&results, &calls))
+    }
+
+    /// How a run ends on an answer without tool calls. Only an answer the model finished is a
+    /// plan: one cut off by the token limit or refused is not something to approve.
+    fn finish_without_calls(&self, stop_reason: StopReason) -> FinishReason {
+        match stop_reason {
+            StopReason::EndTurn | StopReason::ToolUse | StopReason::StopSequence(_)
+                if self.plan_mode =>
+            {
+                let plan = self
+                    .transcript
+                    .last()
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default();
+                FinishReason::PlanPending { plan }
+            }
+            StopReason::EndTurn | StopReason::ToolUse | StopReason::StopSequence(_) => {
+                FinishReason::NoMoreToolCalls
+            }
+            other => FinishReason::ProviderStop(other),
+        }
+    }
+
+    /// Answers repeated calls without running them again, so the transcript stays valid.
+    fn refuse_repeated(&mut self, calls: &[ToolCall]) {
+        let step = self.step;
+        for call in calls {
+            let result = ToolResult::new(
+                call,
+                Err(SkillError::Denied(
+                    "the same call was repeated; the run stops here".into(),
+                )),
+            );
+            self.emit(|| AgentEvent::ToolCall {
+                step,
+                call: call.clone(),
+            });
+            self.emit(|| AgentEvent::ToolResult {
+                step,
+                result: result.clone(),
+            });
+            self.push(Message::tool_result(&result));
+        }
+    }
+
+    /// Runs the calls, reports them and their results, and adds the results to the transcript.
+    async fn answer_calls(&mut self, calls: &[ToolCall]) -> Vec<ToolResult> {
+        let step = self.step;
+        for call in calls {
+            self.emit(|| AgentEvent::ToolCall {
+                step,
+                call: call.clone(),
+            });
+        }
+        let results = self.run_calls(calls).await;
+        for result in &results {
+            self.emit(|| AgentEvent::ToolResult {
+                step,
+                result: result.clone(),
+            });
+            self.push(Message::tool_result(result));
+        }
+        results
+    }
+
+    /// Calls the model; `None` when the run was cancelled meanwhile.
+    async fn call_model(&mut self) -> Result<Option<ChatResponse>, AgentError> {
+        let step = self.step;
+        let definitions = self.rt.registry.definitions_for(self.ctx.session());
+        let mut request = ChatRequest::new(&self.transcript)
+            .tools(&definitions)
+            .max_tokens(self.rt.max_tokens_per_call);
+        request.thinking = self.rt.thinking;
+        if step == 1 {
+            request.tool_choice = self.rt.first_tool_choice.clone();
+        }
+        if let Some(system) = &self.rt.system {
+            request = request.system(system);
+        }
+        let span = tracing::info_span!(
+            "chat",
+            "gen_ai.operation.name" = "chat",
+            "gen_ai.system" = self.rt.provider.name(),
+            "gen_ai.usage.input_tokens" = tracing::field::Empty,
+            "gen_ai.usage.output_tokens" = tracing::field::Empty,
+        );
+        let sinks = &self.rt.sinks;
+        let emit = |event: AgentEvent| sinks.iter().for_each(|s| s.send(&event));
+        let call = async {
+            if !self.rt.streaming {
+                return self.rt.provider.complete(&request).await;
+            }
+            let mut stream = self.rt.provider.stream(&request);
+            while let Some(event) = stream.next().await {
+                match event? {
+                    StreamEvent::TextDelta(text) => emit(AgentEvent::TextDelta { step, text }),
+                    StreamEvent::ThinkingDelta(text) => {
+                        emit(AgentEvent::ThinkingDelta { step, text })
+                    }
+                    StreamEvent::Retry {
+                        attempt,
+                        delay,
+                        error,
+                    } => emit(AgentEvent::Retry {
+                        step,
+                        attempt,
+                        delay,
+                        error,
+                    }),
+                    StreamEvent::Done(response) => return Ok(response),
+                    _ => {}
+                }
+            }
+            Err(ProviderError::Stream {
+                provider: self.rt.provider.name().to_owned(),
+                error_type: None,
+                message: "the stream ended without a complete answer".into(),
+            })
+        }
+        .instrument(span.clone());
+        let response = tokio::select! {
+            biased;
+            _ = self.rt.cancellation.cancelled() => return Ok(None),
+            response = call => response?,
+        };
+        span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+        span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+        Ok(Some(response))
+    }
+
+    /// Runs the calls through the registry; in plan mode, calls that are not read-only are denied
+    /// with an explanation instead.
+    async fn run_calls(&mut self, calls: &[ToolCall]) -> Vec<ToolResult> {
+        if !self.plan_mode {
+            return self.rt.registry.run_many(calls, &self.ctx).await;
+        }
+        let registry = &self.rt.registry;
+        let allowed: Vec<bool> = calls
+            .iter()
+            .map(|c| registry.metadata(&c.name).is_none_or(|m| m.is_read_only))
+            .collect();
+        let runnable: Vec<ToolCall> = calls
+            .iter()
+            .zip(&allowed)
+            .filter(|(_, allowed)| **allowed)
+            .map(|(call, _)| call.clone())
+            .collect();
+        let mut ran = registry.run_many(&runnable, &self.ctx).await.into_iter();
+        calls
+            .iter()
+            .zip(allowed)
+            .map(|(call, allowed)| match allowed.then(|| ran.next()).flatten() {
+                Some(result) => result,
+                None => ToolResult::new(
+                    call,
+                    Err(SkillError::Denied(format!(
+                        "plan mode: `{}` changes things and cannot run yet. Use read-only tools to \
+                         investigate, then present your plan as your answer, without tool calls",
+                        call.name
+                    ))),
+                ),
+            })
+            .collect()
+    }
+
+    /// Compacts the transcript when it is over its limit; `Some` when it cannot be kept under, or
+    /// when the run is cancelled while the summary is written (the transcript is then unchanged).
+    async fn keep_within_limit(&mut self) -> Option<FinishReason> {
+        let rt = self.rt;
+        loop {
+            let (size, limit) = self.size()?;
+            if size <= limit {
+                return None;
+            }
+            if self.compaction_failures >= 2 {
+                return Some(FinishReason::TranscriptLimit { size, limit });
+            }
+            // The summary is a model call like any other: the run's token cancels it.
+            let attempt = tokio::select! {
+                biased;
+                _ = rt.cancellation.cancelled() => return Some(FinishReason::Cancelled),
+                attempt = compaction::compact(&mut self.transcript, &*rt.provider, rt.keep_recent) => attempt,
+            };
+            let Some(attempt) = attempt else {
+                return Some(FinishReason::TranscriptLimit { size, limit });
+            };
+            // The summary's tokens are the run's like any others, and count against its budget.
+            self.usage += attempt.usage;
+            let Some(compacted) = attempt.compacted else {
+                self.compaction_failures += 1;
+                continue;
+            };
+            self.chars = self.transcript.iter().map(message_chars).sum();
+            self.emit(|| AgentEvent::Compacted {
+                step: self.step,
+                removed: compacted.removed,
+                kept: compacted.kept,
+                summary_chars: compacted.summary_chars,
+            });
+            let (size, _) = self.size()?;
+            if size > limit && compaction::cut(&self.transcript, rt.keep_recent).is_none() {
+                return Some(FinishReason::TranscriptLimit { size, limit });
+            }
+        }
+    }
+}
+
+/// The message that tells the model its calls were cut off by the token limit and not run.
+fn cut_off_notice(truncated: &[TruncatedToolCall]) -> Option<Message> {
+    if truncated.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = truncated.iter().map(|c| format!("`{}`", c.name)).collect();
+    Some(Message::user(format!(
+        "Your answer was cut off by the token limit while you were writing a call to {}; \
+         it was not run. Make the call again with shorter arguments (for example, split the work).",
+        names.join(", ")
+    )))
+}
