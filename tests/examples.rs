@@ -216,9 +216,17 @@ async fn eugene_json_mode_prints_events_as_json_lines() {
         .collect();
     assert_eq!(
         kinds,
-        ["text_delta", "usage", "assistant_text", "turn_finished"]
+        [
+            "text_delta",
+            "usage",
+            "assistant_text",
+            "turn_finished",
+            "finished"
+        ]
     );
-    assert_eq!(events[3]["finish"], "NoMoreToolCalls");
+    assert_eq!(events[3]["finish"], "no_more_tool_calls");
+    assert_eq!(events[4]["finish"], "done");
+    assert_eq!(events[4]["exit_status"], 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,425 +4,328 @@
 //! ```sh
 //! cargo run --example eugene -- "Which Rust edition does Cargo.toml use?"
 //! cargo run --example eugene                 # interactive: ask one question after another
-//! cargo run --example eugene -- --help
+//! cargo run --example eugene -- --help       # flags, environment, provider order, exit statuses
 //! ```
 //!
 //! The model comes from the environment, first match wins: `ANTHROPIC_API_KEY` (and optionally
 //! `ANTHROPIC_BASE_URL`); `OPENAI_API_KEY` and/or `OPENAI_BASE_URL` (OpenAI, DeepSeek, vLLM,
 //! llama.cpp); `OLLAMA_HOST`, or an Ollama answering on 127.0.0.1:11434. `AGENT_MODEL` names the
 //! model; the flags override all of it.
+//!
+//! The answer goes to stdout; tool calls, progress, thinking and errors to stderr, coloured only on
+//! a terminal and never under `NO_COLOR`. The exit status says how the run ended ([`cli::Exit`]).
 
-use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+mod ask;
+mod cli;
+mod output;
+mod provider;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use agent_std_tools as _; // links the standard skills, so Registry::discover() finds them
 use clap::Parser;
-use eugene::{
-    AgentEvent, AgentRuntime, AnthropicProvider, CancellationToken, FinishReason, HookOutcome,
-    LlmProvider, Message, OpenAiProvider, Registry, SkillError, SkillHook, SkillMetadata,
-    async_trait,
-};
-use serde_json::{Value, json};
+use eugene::{AgentError, AgentRuntime, CancellationToken, Message, Registry, ToolChoice};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
-/// Ask an agent about the project in front of you.
-#[derive(Parser, Debug)]
-#[command(name = "eugene", version, about, long_about = None)]
-struct Args {
-    /// The question. Without one, eugene asks for questions one after another.
-    question: Option<String>,
-    /// Which provider: `anthropic`, `openai` or `ollama` (default: from the environment).
-    #[arg(long)]
-    provider: Option<String>,
-    /// The model (default: `AGENT_MODEL`, else the provider's usual one).
-    #[arg(long)]
-    model: Option<String>,
-    /// The most model calls for one question.
-    #[arg(long, default_value_t = 25)]
-    max_steps: usize,
-    /// The directory the agent works in (default: the current one).
-    #[arg(long)]
-    workspace: Option<PathBuf>,
-    /// Plan first: only read-only skills run, and the answer is a plan to approve.
-    #[arg(long)]
-    plan: bool,
-    /// Allow every skill without asking (writes, patches, shell).
-    #[arg(long)]
-    yes: bool,
-    /// Print the events as JSON lines on stdout, for scripts.
-    #[arg(long)]
-    json: bool,
-}
+use ask::{AskFirst, CurrentRun, LineReader};
+use cli::{Args, Exit};
+use output::{Limits, Renderer, Style, Summary};
+use provider::Chosen;
 
-const NO_PROVIDER: &str = "eugene needs a model, and none is configured or reachable. Any one of:
-  1. export ANTHROPIC_API_KEY=...            (Anthropic; ANTHROPIC_BASE_URL for a proxy)
-  2. export OPENAI_API_KEY=...               (OpenAI; or OPENAI_BASE_URL=http://host:port/v1 for
-                                              DeepSeek, vLLM, llama.cpp and other compatible servers)
-  3. run Ollama (ollama serve), or export OLLAMA_HOST=host:port
-Then pick a model with AGENT_MODEL or --model.";
-
-/// The provider the environment and flags ask for, or `None` when nothing is configured.
-async fn choose_provider(args: &Args) -> Result<Option<Arc<dyn LlmProvider>>, String> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let model = args.model.clone().or_else(|| env("AGENT_MODEL"));
-    let wanted = args.provider.as_deref();
-    let anthropic = || {
-        let key = env("ANTHROPIC_API_KEY")?;
-        let mut provider = AnthropicProvider::new(
-            key,
-            model.clone().unwrap_or_else(|| "claude-sonnet-4-5".into()),
-        );
-        if let Some(base) = env("ANTHROPIC_BASE_URL") {
-            provider = provider.with_base_url(base);
-        }
-        Some(Arc::new(provider) as Arc<dyn LlmProvider>)
-    };
-    let openai = || {
-        let key = env("OPENAI_API_KEY");
-        let base = env("OPENAI_BASE_URL");
-        if key.is_none() && base.is_none() {
-            return None;
-        }
-        let mut provider = OpenAiProvider::new(
-            key.unwrap_or_default(),
-            model.clone().unwrap_or_else(|| "gpt-4.1".into()),
-        );
-        if let Some(base) = base {
-            provider = provider.with_base_url(base);
-        }
-        Some(Arc::new(provider) as Arc<dyn LlmProvider>)
-    };
-    let ollama_host = env("OLLAMA_HOST").unwrap_or_else(|| "127.0.0.1:11434".into());
-    let ollama_host = ollama_host
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
-    let ollama_up = || async {
-        matches!(
-            tokio::time::timeout(
-                Duration::from_millis(300),
-                tokio::net::TcpStream::connect(&ollama_host)
-            )
-            .await,
-            Ok(Ok(_))
-        )
-    };
-    let ollama = |up: bool| {
-        up.then(|| {
-            let provider =
-                OpenAiProvider::new("", model.clone().unwrap_or_else(|| "llama3.2".into()))
-                    .with_base_url(format!("http://{ollama_host}/v1"));
-            Arc::new(provider) as Arc<dyn LlmProvider>
-        })
-    };
-    Ok(match wanted {
-        Some("anthropic") => {
-            Some(anthropic().ok_or("--provider anthropic needs ANTHROPIC_API_KEY")?)
-        }
-        Some("openai") => {
-            Some(openai().ok_or("--provider openai needs OPENAI_API_KEY or OPENAI_BASE_URL")?)
-        }
-        Some("ollama") => Some(ollama(ollama_up().await).ok_or(format!(
-            "--provider ollama: nothing answers on {ollama_host}"
-        ))?),
-        Some(other) => {
-            return Err(format!(
-                "unknown provider `{other}`: use anthropic, openai or ollama"
-            ));
-        }
-        None => match anthropic().or_else(openai) {
-            Some(provider) => Some(provider),
-            None => ollama(ollama_up().await),
-        },
-    })
-}
-
-/// Asks before a skill that is not read-only runs: `[y/N/a(lways)]` on a terminal; without a
-/// terminal such skills are denied, unless `--yes`.
-struct AskFirst {
-    yes: bool,
-    always: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl SkillHook for AskFirst {
-    async fn before(
-        &self,
-        name: &str,
-        metadata: &SkillMetadata,
-        args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
-        if metadata.is_read_only
-            || self.yes
-            || self.always.lock().unwrap().iter().any(|n| n == name)
-        {
-            return Ok(HookOutcome::Proceed);
-        }
-        if !std::io::stdin().is_terminal() {
-            return Ok(HookOutcome::Deny(format!(
-                "`{name}` changes things and needs the user's permission, which cannot be asked here \
-                 (no terminal; the user can rerun with --yes). Answer without it."
-            )));
-        }
-        let prompt = format!("Allow {name}({})? [y/N/a(lways)] ", summarise_args(args));
-        let answer = tokio::task::spawn_blocking(move || {
-            eprint!("\x1b[33m{prompt}\x1b[0m");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin()
-                .lock()
-                .read_line(&mut line)
-                .map(|_| line.trim().to_lowercase())
-                .unwrap_or_default()
-        })
-        .await
-        .unwrap_or_default();
-        match answer.as_str() {
-            "y" | "yes" => Ok(HookOutcome::Proceed),
-            "a" | "always" => {
-                self.always.lock().unwrap().push(name.to_owned());
-                Ok(HookOutcome::Proceed)
-            }
-            _ => Ok(HookOutcome::Deny(format!(
-                "the user did not allow `{name}`"
-            ))),
-        }
-    }
-}
-
-/// `path=src/main.rs, content=…` — each argument, cut short.
-fn summarise_args(args: &Value) -> String {
-    let Some(map) = args.as_object() else {
-        return short(&args.to_string(), 60);
-    };
-    map.iter()
-        .map(|(k, v)| {
-            format!(
-                "{k}={}",
-                short(
-                    v.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| v.to_string())
-                        .as_str(),
-                    40
-                )
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn short(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    if line.chars().count() > max || line.len() < text.len() {
-        format!("{}…", line.chars().take(max).collect::<String>())
-    } else {
-        line.to_owned()
-    }
-}
-
-/// Renders events: the answer streamed on stdout, tool calls and results dimmed on stderr; or
-/// JSON lines.
-fn render(json_lines: bool) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
-    move |event: &AgentEvent| {
-        if json_lines {
-            println!("{}", event_json(event));
-            return;
-        }
-        match event {
-            AgentEvent::TextDelta { text, .. } => {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-            }
-            AgentEvent::ToolCall { call, .. } => {
-                eprintln!(
-                    "\x1b[2m→ {}({})\x1b[0m",
-                    call.name,
-                    summarise_args(&call.arguments)
-                );
-            }
-            AgentEvent::ToolResult { result, .. } => {
-                let mark = if result.is_error() { "✗" } else { "✓" };
-                eprintln!("\x1b[2m  {mark} {}\x1b[0m", short(&result.content(), 100));
-            }
-            AgentEvent::TurnFinished { finish: None, .. } => {}
-            AgentEvent::Retry {
-                attempt,
-                delay,
-                error,
-                ..
-            } => {
-                eprintln!("\x1b[2m  retry {attempt} in {delay:?}: {error}\x1b[0m");
-            }
-            AgentEvent::Compacted { removed, .. } => {
-                eprintln!("\x1b[2m  (compacted {removed} messages)\x1b[0m")
-            }
-            _ => {}
-        }
-    }
-}
-
-fn event_json(event: &AgentEvent) -> Value {
-    match event {
-        AgentEvent::TextDelta { step, text } => {
-            json!({"event": "text_delta", "step": step, "text": text})
-        }
-        AgentEvent::AssistantText { step, text } => {
-            json!({"event": "assistant_text", "step": step, "text": text})
-        }
-        AgentEvent::ToolCall { step, call } => {
-            json!({"event": "tool_call", "step": step, "id": call.id, "name": call.name, "arguments": call.arguments})
-        }
-        AgentEvent::ToolResult { step, result } => {
-            json!({"event": "tool_result", "step": step, "id": result.call_id, "name": result.name, "is_error": result.is_error(), "content": result.content()})
-        }
-        AgentEvent::Usage { step, usage, total } => {
-            json!({"event": "usage", "step": step, "usage": usage, "total": total})
-        }
-        AgentEvent::Compacted {
-            step,
-            removed,
-            kept,
-            summary_chars,
-        } => {
-            json!({"event": "compacted", "step": step, "removed": removed, "kept": kept, "summary_chars": summary_chars})
-        }
-        AgentEvent::Retry {
-            step,
-            attempt,
-            delay,
-            error,
-        } => {
-            json!({"event": "retry", "step": step, "attempt": attempt, "delay_ms": delay.as_millis() as u64, "error": error})
-        }
-        AgentEvent::TurnFinished { step, finish } => {
-            json!({"event": "turn_finished", "step": step, "finish": finish.as_ref().map(|f| format!("{f:?}"))})
-        }
-        other => json!({"event": "other", "debug": format!("{other:?}")}),
-    }
-}
-
-fn finish_line(finish: &FinishReason) -> String {
-    match finish {
-        FinishReason::NoMoreToolCalls => "done".into(),
-        FinishReason::PlanPending { .. } => {
-            "plan ready (rerun without --plan to carry it out)".into()
-        }
-        other => format!("{other:?}"),
-    }
-}
-
-#[tokio::main]
-async fn main() {
+fn main() {
     let args = Args::parse();
-    let provider = match choose_provider(&args).await {
-        Ok(Some(provider)) => provider,
-        Ok(None) => {
-            eprintln!("{NO_PROVIDER}");
-            std::process::exit(2);
-        }
-        Err(message) => {
-            eprintln!("eugene: {message}");
-            std::process::exit(2);
+    let exit = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(run(args)),
+        Err(error) => {
+            eprintln!("eugene: cannot start the async runtime: {error}");
+            Exit::Internal
         }
     };
-    let workspace = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+    let _ = std::io::stdout().flush();
+    // Not returning: the thread that reads stdin may be blocked in a read.
+    std::process::exit(exit.code());
+}
+
+/// Everything one question needs besides the question.
+struct Session {
+    args: Args,
+    style: Style,
+    chosen: Chosen,
+    base: AgentRuntime,
+    renderer: Renderer,
+    current: CurrentRun,
+    sigint: Signal,
+}
+
+async fn run(args: Args) -> Exit {
+    let style = Style {
+        colour: args.color.colours(std::io::stderr().is_terminal()),
+    };
+    let chosen = match provider::choose(&args).await {
+        Ok(Some(chosen)) => chosen,
+        Ok(None) => return config_error(&args, style, provider::NO_PROVIDER),
+        Err(message) => return config_error(&args, style, &message),
+    };
+    let workspace = match workspace(args.workspace.as_deref()) {
+        Ok(path) => path,
+        Err(message) => return config_error(&args, style, &message),
+    };
     let mut registry = match Registry::discover() {
         Ok(registry) => registry,
         Err(error) => {
-            eprintln!("eugene: {error}");
-            std::process::exit(1);
+            eprintln!("{} {error}", style.red("eugene:"));
+            return Exit::Internal;
         }
     };
+    // Installed before the first run and kept: Ctrl-C never kills eugene mid-write, it is
+    // delivered here, to the run or to the prompt, whichever is waiting.
+    let sigint = match signal(SignalKind::interrupt()) {
+        Ok(sigint) => sigint,
+        Err(error) => {
+            eprintln!("{} cannot watch for Ctrl-C: {error}", style.red("eugene:"));
+            return Exit::Internal;
+        }
+    };
+    let input = Arc::new(tokio::sync::Mutex::new(LineReader::stdin()));
+    let current: CurrentRun = Arc::new(Mutex::new(CancellationToken::new()));
     registry.with_hook(AskFirst {
         yes: args.yes,
         always: Mutex::new(Vec::new()),
+        input: input.clone(),
+        run: current.clone(),
+        style,
     });
-    let base = AgentRuntime::from_shared(provider, Arc::new(registry))
-        .system(format!(
-            "You are eugene, a careful assistant for the software project in {}. Use the tools to look \
-             before you answer; quote what you find. Answer briefly.",
-            workspace.display()
-        ))
+    let renderer = Renderer::new(args.json, style);
+    let mut base = AgentRuntime::from_shared(chosen.provider.clone(), Arc::new(registry))
+        .system(system_prompt(&workspace))
         .workspace(workspace)
         .max_steps(args.max_steps)
+        .max_tokens_total(args.max_tokens)
+        .max_tokens_per_call(args.max_answer_tokens)
         .plan_mode(args.plan)
-        .streaming(true)
-        .event_sink(render(args.json));
+        .streaming(!args.no_stream)
+        .event_sink(renderer.clone());
+    if let Some(thinking) = args.think {
+        base = base.thinking(thinking);
+    }
+    match args.require_tool.as_deref() {
+        None => {}
+        Some("") => base = base.first_tool_choice(ToolChoice::Required),
+        Some(name) => base = base.first_tool_choice(ToolChoice::Tool(name.to_owned())),
+    }
+    let mut session = Session {
+        args,
+        style,
+        chosen,
+        base,
+        renderer,
+        current,
+        sigint,
+    };
 
-    let mut transcript: Vec<Message> = Vec::new();
-    let interactive = args.question.is_none();
-    let mut next = args.question.clone();
+    if let Some(question) = session.args.question.clone() {
+        return session.ask(&mut Vec::new(), question).await;
+    }
+    let show_prompt = std::io::stdin().is_terminal();
+    let mut transcript = Vec::new();
     loop {
-        let question = match next.take() {
-            Some(question) => question,
-            None if interactive => {
-                eprint!("\x1b[1m? \x1b[0m");
-                let _ = std::io::stderr().flush();
-                let mut line = String::new();
-                match std::io::stdin().lock().read_line(&mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) if line.trim().is_empty() => continue,
-                    Ok(_) => line.trim().to_owned(),
-                }
+        match read_question(&input, &mut session.sigint, style, show_prompt).await {
+            Prompted::Question(question) => {
+                session.ask(&mut transcript, question).await;
             }
-            None => return,
+            Prompted::End => return Exit::Answered,
+            Prompted::Quit => return Exit::Cancelled,
+        }
+    }
+}
+
+/// The workspace as an absolute path, or why it cannot be one.
+fn workspace(flag: Option<&Path>) -> Result<PathBuf, String> {
+    let path = flag.unwrap_or(Path::new("."));
+    match path.canonicalize() {
+        Ok(path) if path.is_dir() => Ok(path),
+        Ok(path) => Err(format!(
+            "the workspace {} is not a directory: give --workspace a directory",
+            path.display()
+        )),
+        Err(error) => Err(format!(
+            "the workspace {} cannot be opened ({error}): give --workspace an existing directory",
+            path.display()
+        )),
+    }
+}
+
+fn system_prompt(workspace: &Path) -> String {
+    format!(
+        "You are eugene, a careful assistant for the software project in {}. Your tools work inside \
+         that directory: give them paths relative to it (\".\" is the project's root). Use the tools \
+         to look before you answer; quote what you find. Answer briefly.",
+        workspace.display()
+    )
+}
+
+/// Reports a configuration error (on stderr, and as JSON lines with `--json`).
+fn config_error(args: &Args, style: Style, message: &str) -> Exit {
+    if message.starts_with("eugene") {
+        eprintln!("{message}");
+    } else {
+        eprintln!("{} {message}", style.red("eugene:"));
+    }
+    if args.json {
+        output::print_error_json("config_error", message, None);
+        Summary {
+            words: &format!("error: {message}"),
+            code: "config_error",
+            exit: Exit::Config,
+            stats: &output::RunStats::default(),
+            answer: None,
+        }
+        .print_json();
+    }
+    Exit::Config
+}
+
+/// What the prompt got.
+enum Prompted {
+    Question(String),
+    End,
+    Quit,
+}
+
+/// Asks for the next question. Ctrl-C here says how to quit; a second one in a row quits.
+async fn read_question(
+    input: &tokio::sync::Mutex<LineReader>,
+    sigint: &mut Signal,
+    style: Style,
+    show_prompt: bool,
+) -> Prompted {
+    let mut armed = false;
+    loop {
+        if show_prompt {
+            eprint!("{}", style.bold("? "));
+            let _ = std::io::stderr().flush();
+        }
+        let line = tokio::select! {
+            line = async { input.lock().await.next_line().await } => line,
+            _ = sigint.recv() => {
+                if armed {
+                    eprintln!();
+                    return Prompted::Quit;
+                }
+                armed = true;
+                eprintln!("\n{}", style.dim("(press Ctrl-C again to quit, or Ctrl-D)"));
+                continue;
+            }
         };
-        transcript.push(Message::user(question));
+        match line {
+            None => {
+                if show_prompt {
+                    eprintln!();
+                }
+                return Prompted::End;
+            }
+            Some(line) if line.trim().is_empty() => armed = false,
+            Some(line) => return Prompted::Question(line.trim().to_owned()),
+        }
+    }
+}
+
+impl Session {
+    /// Runs one question on top of `transcript` (which grows by the run when it did not fail),
+    /// renders how it ended, and returns the exit status that ending has.
+    async fn ask(&mut self, transcript: &mut Vec<Message>, question: String) -> Exit {
+        let mut conversation = transcript.clone();
+        conversation.push(Message::user(question));
         let token = CancellationToken::new();
-        let ctrl_c = tokio::spawn({
-            let token = token.clone();
-            async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    token.cancel();
-                    eprintln!("\n\x1b[2m(cancelling; press Ctrl-C again to quit)\x1b[0m");
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        std::process::exit(130);
+        *self.current.lock().unwrap() = token.clone();
+        self.renderer.start_run();
+        let runtime = self.base.clone().cancellation(token.clone());
+        let run = runtime.resume(conversation);
+        tokio::pin!(run);
+        let result = loop {
+            tokio::select! {
+                result = &mut run => break result,
+                _ = self.sigint.recv() => {
+                    self.renderer.end_lines();
+                    if token.is_cancelled() {
+                        eprintln!("{}", self.style.dim("(quit)"));
+                        return Exit::Cancelled;
                     }
+                    token.cancel();
+                    eprintln!("{}", self.style.dim("(cancelling; press Ctrl-C again to quit)"));
                 }
             }
-        });
-        let result = base
-            .clone()
-            .cancellation(token)
-            .resume(transcript.clone())
-            .await;
-        ctrl_c.abort();
+        };
+        self.renderer.end_lines();
+        let stats = self.renderer.stats();
+        let style = self.style;
         match result {
             Ok(outcome) => {
-                if !args.json {
-                    println!();
-                    let u = outcome.usage;
-                    // Some servers (llama-cpp-python's among them) report no usage when streaming.
-                    let tokens = if u.input_tokens + u.output_tokens == 0 {
-                        "tokens not reported".to_owned()
-                    } else if u.cache_read_tokens > 0 {
-                        format!(
-                            "{} in / {} out tokens · {} cached",
-                            u.input_tokens, u.output_tokens, u.cache_read_tokens
-                        )
-                    } else {
-                        format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)
+                let blank = output::answer_is_blank(&outcome.transcript);
+                let limits = Limits {
+                    answer_tokens: self.args.max_answer_tokens,
+                };
+                let words = output::finish_words(&outcome.finish, blank, &limits);
+                let exit = output::finish_exit(&outcome.finish, blank);
+                if self.args.json {
+                    Summary {
+                        words: &words,
+                        code: output::finish_code(&outcome.finish, blank),
+                        exit,
+                        stats: &stats,
+                        answer: outcome.final_text.as_deref().filter(|_| !blank),
+                    }
+                    .print_json();
+                } else {
+                    let steps = match outcome.steps {
+                        1 => "1 step".to_owned(),
+                        n => format!("{n} steps"),
                     };
-                    eprintln!(
-                        "\x1b[2m[{} · {} steps · {tokens}]\x1b[0m",
-                        finish_line(&outcome.finish),
-                        outcome.steps,
-                    );
+                    let tokens = output::token_words(&outcome.usage);
+                    eprintln!("{}", style.dim(&format!("[{words} · {steps} · {tokens}]")));
                 }
-                transcript = outcome.transcript;
+                *transcript = outcome.transcript;
+                exit
             }
             Err(error) => {
-                eprintln!("eugene: {error}");
-                transcript.pop(); // the question that failed; ask again
-                if !interactive {
-                    std::process::exit(1);
+                let (kind, exit, hint) = match &error {
+                    AgentError::Provider(e) if provider::is_config_error(e) => (
+                        "config_error",
+                        Exit::Config,
+                        provider::hint(e, &self.chosen, &self.args),
+                    ),
+                    AgentError::Provider(e) => (
+                        "provider_error",
+                        Exit::ProviderError,
+                        provider::hint(e, &self.chosen, &self.args),
+                    ),
+                    AgentError::Config(_) => {
+                        ("config_error", Exit::Config, "check the flags".to_owned())
+                    }
+                    _ => ("internal_error", Exit::Internal, "try again".to_owned()),
+                };
+                eprintln!("{} {error}", style.red("eugene:"));
+                eprintln!("  {hint}");
+                if self.args.json {
+                    let message = error.to_string();
+                    output::print_error_json(kind, &message, Some(&hint));
+                    Summary {
+                        words: &format!("error: {message}"),
+                        code: kind,
+                        exit,
+                        stats: &stats,
+                        answer: None,
+                    }
+                    .print_json();
                 }
+                exit
             }
-        }
-        if !interactive {
-            return;
         }
     }
 }

@@ -1,0 +1,125 @@
+//! Reading the user's lines (questions, permission answers) without blocking the runtime, and the
+//! hook that asks before a skill changes anything.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+
+use eugene::{CancellationToken, HookOutcome, SkillError, SkillHook, SkillMetadata, async_trait};
+use serde_json::Value;
+
+use crate::output::{Style, summarise_args};
+
+/// Lines from stdin, read on a thread of their own one at a time when asked for, so waiting for
+/// one can be abandoned (Ctrl-C) and picked up again without losing the line.
+pub struct LineReader {
+    ask: std::sync::mpsc::Sender<()>,
+    lines: tokio::sync::mpsc::UnboundedReceiver<Option<String>>,
+    asked: bool,
+    ended: bool,
+}
+
+impl LineReader {
+    /// Starts the reading thread.
+    pub fn stdin() -> LineReader {
+        let (ask, asked) = std::sync::mpsc::channel::<()>();
+        let (send, lines) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            while asked.recv().is_ok() {
+                let mut line = String::new();
+                let line = match std::io::stdin().lock().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                };
+                let ended = line.is_none();
+                if send.send(line).is_err() || ended {
+                    return;
+                }
+            }
+        });
+        LineReader {
+            ask,
+            lines,
+            asked: false,
+            ended: false,
+        }
+    }
+
+    /// The next line without its line ending, or `None` at the end of input. Cancel-safe: a line
+    /// asked for and not yet taken is the answer to the next call.
+    pub async fn next_line(&mut self) -> Option<String> {
+        if self.ended {
+            return None;
+        }
+        if !self.asked {
+            if self.ask.send(()).is_err() {
+                self.ended = true;
+                return None;
+            }
+            self.asked = true;
+        }
+        let line = self.lines.recv().await.flatten();
+        self.asked = false;
+        self.ended = line.is_none();
+        line.map(|l| l.trim_end_matches(['\n', '\r']).to_owned())
+    }
+}
+
+/// The current run's cancellation, shared with the hook so a question to the user gives way to
+/// Ctrl-C.
+pub type CurrentRun = Arc<Mutex<CancellationToken>>;
+
+/// Asks before a skill that is not read-only runs: `[y/N/a(lways)]` on a terminal; without a
+/// terminal such skills are denied, unless `--yes`.
+pub struct AskFirst {
+    /// `--yes`: allow everything.
+    pub yes: bool,
+    /// Skills the user allowed for the rest of the session.
+    pub always: Mutex<Vec<String>>,
+    /// Where answers come from.
+    pub input: Arc<tokio::sync::Mutex<LineReader>>,
+    /// The run in progress.
+    pub run: CurrentRun,
+    /// How the question is coloured.
+    pub style: Style,
+}
+
+#[async_trait]
+impl SkillHook for AskFirst {
+    async fn before(
+        &self,
+        name: &str,
+        metadata: &SkillMetadata,
+        args: &Value,
+    ) -> Result<HookOutcome, SkillError> {
+        if metadata.is_read_only
+            || self.yes
+            || self.always.lock().unwrap().iter().any(|n| n == name)
+        {
+            return Ok(HookOutcome::Proceed);
+        }
+        if !std::io::stdin().is_terminal() {
+            return Ok(HookOutcome::Deny(format!(
+                "`{name}` changes things and needs the user's permission, which cannot be asked here \
+                 (no terminal; the user can rerun with --yes). Answer without it."
+            )));
+        }
+        let prompt = format!("Allow {name}({})? [y/N/a(lways)] ", summarise_args(args));
+        eprint!("{}", self.style.yellow(&prompt));
+        let _ = std::io::stderr().flush();
+        let cancelled = self.run.lock().unwrap().clone();
+        let answer = tokio::select! {
+            line = async { self.input.lock().await.next_line().await } => line.unwrap_or_default(),
+            _ = cancelled.cancelled() => String::new(),
+        };
+        match answer.trim().to_lowercase().as_str() {
+            "y" | "yes" => Ok(HookOutcome::Proceed),
+            "a" | "always" => {
+                self.always.lock().unwrap().push(name.to_owned());
+                Ok(HookOutcome::Proceed)
+            }
+            _ => Ok(HookOutcome::Deny(format!(
+                "the user did not allow `{name}`"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The command line: flags, `--help`'s text, and the exit statuses.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+use eugene::{Effort, ThinkingConfig};
+
+/// What `--help` says after the flags: where the model comes from, the environment, the exit
+/// statuses and the keys of interactive mode.
+const AFTER_HELP: &str = "\
+Provider order (the first one configured wins; --provider picks one):
+  1. Anthropic         ANTHROPIC_API_KEY is set
+  2. OpenAI-compatible OPENAI_API_KEY and/or OPENAI_BASE_URL is set
+  3. Ollama            OLLAMA_HOST is set, or Ollama answers on 127.0.0.1:11434
+
+Environment:
+  ANTHROPIC_API_KEY    key for Anthropic
+  ANTHROPIC_BASE_URL   another Anthropic endpoint (http:// or https://)
+  OPENAI_API_KEY       key for OpenAI or a compatible server (not needed by local servers)
+  OPENAI_BASE_URL      a compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM,
+                       DeepSeek); must start with http:// or https://
+  OLLAMA_HOST          where Ollama listens (host:port)
+  AGENT_MODEL          the model, unless --model (default: claude-sonnet-4-5, gpt-4.1, llama3.2)
+  NO_COLOR             set and not empty: no colours (also --color never)
+
+Exit statuses:
+  0    answered (in --plan mode: the plan is ready); interactive mode: input ended
+  1    internal error
+  2    usage or configuration error (bad flag, no provider, bad URL, no such workspace)
+  3    provider error: the model could not be reached or answered with an error
+  4    the model stopped without an answer (empty answer, token limit of an answer, refusal)
+  5    a budget ran out (--max-steps, --max-tokens, or the conversation's length)
+  6    stuck: the model repeated the same call, or got the same error, 3 times in a row
+  7    too many calls were denied permission
+  130  cancelled with Ctrl-C
+
+Keys: Ctrl-C cancels the question being answered; at the prompt, Ctrl-C twice or Ctrl-D quits.
+Answers go to stdout; tool calls, progress and errors to stderr.";
+
+/// Ask an agent about the project in front of you.
+#[derive(Parser, Debug)]
+#[command(
+    name = "eugene",
+    version,
+    about = "Ask an agent about the project in front of you.",
+    long_about = "Ask an agent about the project in front of you. It reads, lists and searches the \
+                  workspace with its skills; writes, patches and shell commands run only when you \
+                  allow them (a prompt on a terminal, or --yes).",
+    after_help = AFTER_HELP
+)]
+pub struct Args {
+    /// The question. Without one, eugene asks for questions one after another.
+    pub question: Option<String>,
+    /// Which provider: anthropic, openai or ollama [default: the first configured, see below].
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// The model [default: AGENT_MODEL, else the provider's usual one].
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// The most model calls for one question.
+    #[arg(long, value_name = "N", default_value_t = 25)]
+    pub max_steps: usize,
+    /// The most tokens (in and out, all model calls together) for one question.
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    pub max_tokens: u64,
+    /// The most tokens of one answer.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_answer_tokens: u32,
+    /// Seconds to wait for an answer to begin (with --no-stream: for the whole answer), and the
+    /// longest silence within a streamed answer.
+    #[arg(long, value_name = "SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+    /// How many times a failed model call is tried again (a time-out, a dropped connection,
+    /// HTTP 429/5xx).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+    /// Answers arrive whole instead of as they are written.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Let the model think first: a token budget (e.g. --think=8000) or low, medium, high;
+    /// --think alone is 4096. The thinking is shown dimmed on stderr, never as the answer.
+    #[arg(long, value_name = "BUDGET", num_args = 0..=1, require_equals = true,
+          default_missing_value = "4096", value_parser = parse_thinking)]
+    pub think: Option<ThinkingConfig>,
+    /// The directory the agent works in [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Plan first: only read-only skills run, and the answer is a plan to approve.
+    #[arg(long)]
+    pub plan: bool,
+    /// Allow every skill without asking (writes, patches, shell).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print events as JSON lines on stdout, ending with a "finished" summary, for scripts.
+    #[arg(long)]
+    pub json: bool,
+    /// When to colour stderr: auto (on a terminal, unless NO_COLOR), always, never.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+    /// Make the model's first call use a tool: any tool (tool choice "required"), or the one
+    /// named (--require-tool=list_dir; llama-cpp-python's chatml-function-calling accepts only
+    /// this form). For checking that a server handles tool calls.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true,
+          default_missing_value = "")]
+    pub require_tool: Option<String>,
+}
+
+/// When stderr is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set and not empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether a stream that `is_terminal` (or not) gets colours.
+    pub fn colours(self, is_terminal: bool) -> bool {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => is_terminal && !no_color,
+        }
+    }
+}
+
+/// `4096` → a budget of tokens; `low` / `medium` / `high` → adaptive thinking at that effort.
+fn parse_thinking(text: &str) -> Result<ThinkingConfig, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "low" => Ok(ThinkingConfig::Adaptive(Effort::Low)),
+        "medium" => Ok(ThinkingConfig::Adaptive(Effort::Medium)),
+        "high" => Ok(ThinkingConfig::Adaptive(Effort::High)),
+        number => match number.replace('_', "").parse::<u32>() {
+            Ok(0) => Err("a thinking budget must be at least 1 token".into()),
+            Ok(budget) => Ok(ThinkingConfig::Budget(budget)),
+            Err(_) => Err(format!(
+                "`{text}` is neither a token budget (e.g. 8000) nor low, medium or high"
+            )),
+        },
+    }
+}
+
+/// How eugene's process ends. The numbers are documented in `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The question was answered (or, with `--plan`, the plan is ready).
+    Answered = 0,
+    /// Something inside eugene failed.
+    Internal = 1,
+    /// A flag, the environment or the workspace is wrong.
+    Config = 2,
+    /// The model could not be reached or answered with an error.
+    ProviderError = 3,
+    /// The model stopped without an answer.
+    ProviderStop = 4,
+    /// A budget ran out.
+    Budget = 5,
+    /// The model repeated itself.
+    Stuck = 6,
+    /// Too many calls were denied permission.
+    Denied = 7,
+    /// Ctrl-C.
+    Cancelled = 130,
+}
+
+impl Exit {
+    /// The process's exit status.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}

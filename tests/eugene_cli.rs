@@ -1,0 +1,765 @@
+//! The `eugene` command line as a user meets it: the real example binary as a child process,
+//! talking real HTTP to a loopback server that replays canned OpenAI-compatible answers and
+//! records each request. Ctrl-C is a real SIGINT; a terminal is a real pseudo-terminal.
+//!
+//! Waits are bounded by a hang guard that fails the test; nothing here measures time.
+//! `EUGENE_CLI_BIN=/path/to/eugene` runs these tests against another build of it.
+
+mod support;
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use support::{Reply, Running, Server, chunk, eugene, run, sse, text_answer, tool_answer};
+
+/// A workspace with a Cargo.toml in it.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// The last line of stderr that starts with `[`: the finish line.
+fn finish_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .rev()
+        .find(|line| line.starts_with('['))
+        .unwrap_or_else(|| panic!("no finish line in:\n{stderr}"))
+}
+
+fn whole(message: Value) -> Reply {
+    Reply::Json(
+        200,
+        json!({"id": "w", "object": "chat.completion", "model": "scripted",
+               "choices": [{"index": 0, "message": message, "finish_reason":
+                   if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" }}],
+               "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}),
+    )
+}
+
+// ---------------------------------------------------------------- Ctrl-C
+
+#[test]
+fn ctrl_c_cancels_every_run_and_at_the_prompt_says_how_to_quit() {
+    let server = Server::start([Reply::Silent, text_answer("Second answer."), Reply::Silent]);
+    let workspace = project();
+    let mut eugene = Running::start(
+        eugene()
+            .env("OPENAI_BASE_URL", server.base_url())
+            .arg("--workspace")
+            .arg(workspace.path())
+            .stdin(Stdio::piped()),
+    );
+
+    // A run waiting for the model is cancelled by the first Ctrl-C.
+    eugene.say("first question");
+    server.wait_for_requests(1);
+    eugene.ctrl_c();
+    eugene.wait_for_stderr("(cancelling; press Ctrl-C again to quit)", 1);
+    eugene.wait_for_stderr("[cancelled", 1);
+
+    // At the prompt, Ctrl-C says how to quit, and does not linger to cancel the next run.
+    eugene.ctrl_c();
+    eugene.wait_for_stderr("(press Ctrl-C again to quit, or Ctrl-D)", 1);
+    eugene.say("second question");
+    eugene.wait_for_stdout("Second answer.", 1);
+    eugene.wait_for_stderr("[done", 1);
+
+    // A later run is cancelled just the same.
+    eugene.say("third question");
+    server.wait_for_requests(3);
+    eugene.ctrl_c();
+    eugene.wait_for_stderr("(cancelling; press Ctrl-C again to quit)", 2);
+    eugene.wait_for_stderr("[cancelled", 2);
+
+    // Twice at the prompt quits.
+    eugene.ctrl_c();
+    eugene.wait_for_stderr("(press Ctrl-C again to quit, or Ctrl-D)", 2);
+    eugene.ctrl_c();
+    let done = eugene.finish();
+    assert_eq!(done.code(), Some(130), "{done:?}");
+    assert_eq!(server.received().len(), 3);
+    // The cancelled first question left nothing unanswered behind: the second run's transcript
+    // holds both questions.
+    let second = server.received()[1].json().to_string();
+    assert!(
+        second.contains("first question") && second.contains("second question"),
+        "{second}"
+    );
+}
+
+#[test]
+fn ctrl_c_ends_a_one_shot_run_with_status_130() {
+    let server = Server::start([Reply::Silent]);
+    let eugene = Running::start(
+        eugene()
+            .env("OPENAI_BASE_URL", server.base_url())
+            .arg("a question the model never answers"),
+    );
+    server.wait_for_requests(1);
+    eugene.ctrl_c();
+    let done = eugene.finish();
+    assert_eq!(done.code(), Some(130), "{done:?}");
+    assert!(done.stderr.contains("[cancelled"), "{}", done.stderr);
+}
+
+// ---------------------------------------------------------------- time limits
+
+#[test]
+fn a_silent_server_ends_the_run_after_timeout_with_the_provider_error_status() {
+    let server = Server::start([Reply::Silent, Reply::Silent, Reply::Silent]);
+    let done =
+        run(eugene()
+            .env("OPENAI_BASE_URL", server.base_url())
+            .args(["--timeout", "1", "hello?"]));
+    assert_eq!(done.code(), Some(3), "{done:?}");
+    assert!(
+        done.stderr.contains("did not begin an answer within 1 s")
+            && done.stderr.contains("--timeout SECS"),
+        "the message says what to do: {}",
+        done.stderr
+    );
+    assert!(
+        done.stderr.contains(&server.base_url()),
+        "names the server: {}",
+        done.stderr
+    );
+    // One retry by default, then the answer is given up.
+    assert_eq!(server.received().len(), 2);
+}
+
+#[test]
+fn max_tokens_is_the_token_budget_of_a_question() {
+    let server = Server::start([
+        sse(&[
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "r1", "type": "function",
+                    "function": {"name": "list_dir", "arguments": "{}"}}]}),
+                None,
+            ),
+            chunk(json!({}), Some("tool_calls")),
+            json!({"id": "c", "choices": [],
+                   "usage": {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920}}),
+        ]),
+        text_answer("never asked for"),
+    ]);
+    let workspace = project();
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args(["--max-tokens", "500", "What is here?"]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    assert!(
+        finish_line(&done.stderr)
+            .contains("stopped: the token budget (500) ran out after 920 tokens"),
+        "{}",
+        done.stderr
+    );
+    assert_eq!(server.received().len(), 1);
+    // And --max-answer-tokens is what each answer may have.
+    let server = Server::start([text_answer("Short.")]);
+    let done = run(eugene().env("OPENAI_BASE_URL", server.base_url()).args([
+        "--max-answer-tokens",
+        "77",
+        "hi",
+    ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(server.received()[0].json()["max_tokens"], 77);
+}
+
+// ---------------------------------------------------------------- --no-stream and --think
+
+#[test]
+fn no_stream_asks_for_whole_answers_and_prints_each_once() {
+    let workspace = project();
+    let server = Server::start([
+        whole(json!({"role": "assistant", "content": "Let me look.",
+            "tool_calls": [{"id": "w1", "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\": \"Cargo.toml\"}"}}]})),
+        whole(json!({"role": "assistant", "content": "Edition 2024."})),
+    ]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args(["--no-stream", "Which edition?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Let me look.\nEdition 2024.\n");
+    let requests = server.received();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.json()["stream"], false, "{}", request.json());
+    }
+    assert!(
+        finish_line(&done.stderr).contains("[done · 2 steps · 40 in / 10 out tokens]"),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
+fn a_server_that_cannot_stream_tool_calls_is_answered_whole_and_says_so() {
+    let server = Server::start([
+        Reply::Json(
+            500,
+            json!({"error": {"message": "Streaming is not supported with tools", "type": "server_error"}}),
+        ),
+        whole(json!({"role": "assistant", "content": "Whole after all."})),
+    ]);
+    let done = run(eugene().env("OPENAI_BASE_URL", server.base_url()).arg("hi"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Whole after all.\n", "printed once");
+    assert!(
+        done.stderr.contains("note: ") && done.stderr.contains("whole answers"),
+        "{}",
+        done.stderr
+    );
+    let requests = server.received();
+    assert_eq!(requests[0].json()["stream"], true);
+    assert_eq!(requests[1].json()["stream"], false);
+}
+
+fn thinking_answer() -> Reply {
+    sse(&[
+        chunk(
+            json!({"role": "assistant", "reasoning_content": "The user wants the edition."}),
+            None,
+        ),
+        chunk(json!({"content": "Edition 2024."}), None),
+        chunk(json!({}), Some("stop")),
+    ])
+}
+
+#[test]
+fn think_shows_the_thinking_on_stderr_and_never_as_the_answer() {
+    let server = Server::start([thinking_answer()]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .args(["--think", "Which edition?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Edition 2024.\n");
+    assert!(
+        done.stderr
+            .contains("thinking: The user wants the edition."),
+        "{}",
+        done.stderr
+    );
+    // --think alone is a budget of 4,096 tokens: OpenAI-compatible servers get `medium`.
+    assert_eq!(server.received()[0].json()["reasoning_effort"], "medium");
+
+    let server = Server::start([thinking_answer()]);
+    let done = run(eugene().env("OPENAI_BASE_URL", server.base_url()).args([
+        "--think=high",
+        "--json",
+        "Which edition?",
+    ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(server.received()[0].json()["reasoning_effort"], "high");
+    let events = done.json_lines();
+    let thinking: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "thinking_delta")
+        .collect();
+    assert_eq!(thinking.len(), 1, "{events:?}");
+    assert_eq!(thinking[0]["text"], "The user wants the edition.");
+    for event in &events {
+        if event["event"] == "text_delta" || event["event"] == "assistant_text" {
+            assert!(
+                !event["text"].as_str().unwrap().contains("wants"),
+                "{event}"
+            );
+        }
+    }
+    assert_eq!(events.last().unwrap()["answer"], "Edition 2024.");
+
+    let refused = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .args(["--think=lots", "hi"]));
+    assert_eq!(refused.code(), Some(2), "{refused:?}");
+    assert!(
+        refused.stderr.contains("low, medium or high"),
+        "{}",
+        refused.stderr
+    );
+}
+
+// ---------------------------------------------------------------- --help and colour
+
+#[test]
+fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuses() {
+    let done = run(eugene().arg("--help"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let help = &done.stdout;
+    for flag in [
+        "--provider",
+        "--model",
+        "--max-steps",
+        "--max-tokens",
+        "--max-answer-tokens",
+        "--timeout",
+        "--retries",
+        "--no-stream",
+        "--think[=<BUDGET>]",
+        "--workspace",
+        "--plan",
+        "--yes",
+        "--json",
+        "--color",
+        "--require-tool[=<NAME>]",
+        "--help",
+        "--version",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+    for variable in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OLLAMA_HOST",
+        "AGENT_MODEL",
+        "NO_COLOR",
+    ] {
+        assert!(help.contains(variable), "{variable} missing from:\n{help}");
+    }
+    let order = |needle: &str| {
+        help.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing"))
+    };
+    assert!(
+        order("1. Anthropic") < order("2. OpenAI-compatible")
+            && order("2. OpenAI") < order("3. Ollama"),
+        "{help}"
+    );
+    for status in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "130 "] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(status)),
+            "exit status {status}missing from:\n{help}"
+        );
+    }
+    assert!(!help.contains("\x1b["), "no colour when piped");
+}
+
+/// A question that makes eugene print dimmed lines on stderr: a tool call, its result, the finish.
+fn tool_turn(server: &Server, workspace: &tempfile::TempDir) -> std::process::Command {
+    let mut cmd = eugene();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("Which edition?");
+    cmd
+}
+
+fn tool_turn_server() -> Server {
+    Server::start([
+        tool_answer("r1", "read_file", json!({"path": "Cargo.toml"})),
+        text_answer("Edition 2024."),
+    ])
+}
+
+#[test]
+fn piped_output_has_no_colour_codes() {
+    let workspace = project();
+    let server = tool_turn_server();
+    let done = run(&mut tool_turn(&server, &workspace));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert!(
+        done.stderr.contains("→ read_file(path=Cargo.toml)"),
+        "{}",
+        done.stderr
+    );
+    assert!(!done.stdout.contains("\x1b["), "{:?}", done.stdout);
+    assert!(!done.stderr.contains("\x1b["), "{:?}", done.stderr);
+}
+
+/// Runs `cmd` with stdout and stderr on a new pseudo-terminal; returns the exit status and what
+/// the terminal showed.
+fn on_a_terminal(mut cmd: std::process::Command) -> (Option<i32>, String) {
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the integers given; the rest may be null.
+    let opened = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    cmd.stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave));
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd); // the parent's copies of the terminal's slave side: reads end when eugene exits
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut master = std::fs::File::from(master);
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // EIO once every slave descriptor is closed: the end.
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let deadline = std::time::Instant::now() + support::HANG_GUARD;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("eugene did not exit on the terminal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (status.code(), reader.join().unwrap())
+}
+
+#[test]
+fn a_terminal_gets_colours_unless_no_color_is_set() {
+    let workspace = project();
+    let server = tool_turn_server();
+    let (code, screen) = on_a_terminal(tool_turn(&server, &workspace));
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        screen.contains("\x1b[2m→ read_file(path=Cargo.toml)\x1b[0m"),
+        "dimmed on a terminal: {screen:?}"
+    );
+
+    let server = tool_turn_server();
+    let mut cmd = tool_turn(&server, &workspace);
+    cmd.env("NO_COLOR", "1");
+    let (code, screen) = on_a_terminal(cmd);
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        screen.contains("→ read_file(path=Cargo.toml)"),
+        "{screen:?}"
+    );
+    assert!(!screen.contains("\x1b["), "NO_COLOR: {screen:?}");
+}
+
+// ---------------------------------------------------------------- finish lines and exit statuses
+
+#[test]
+fn an_answered_run_says_done_and_exits_0() {
+    let workspace = project();
+    let server = tool_turn_server();
+    let done = run(&mut tool_turn(&server, &workspace));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Edition 2024.\n");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[done · 2 steps · tokens not reported]"
+    );
+}
+
+#[test]
+fn a_blank_answer_says_the_model_gave_none_and_exits_4() {
+    let server = Server::start([text_answer("  ")]);
+    let done = run(eugene().env("OPENAI_BASE_URL", server.base_url()).arg("hi"));
+    assert_eq!(done.code(), Some(4), "{done:?}");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: the model gave no answer · 1 step · tokens not reported]"
+    );
+}
+
+#[test]
+fn the_same_error_three_times_is_stuck_in_words_and_exits_6() {
+    // Without a terminal or --yes, apply_patch is denied: the same error each time.
+    let server = Server::start((1..=3).map(|n| {
+        tool_answer(
+            &format!("p{n}"),
+            "apply_patch",
+            json!({"patch": format!("*** Begin Patch\n*** Add File: f{n}.txt\n+x\n*** End Patch")}),
+        )
+    }));
+    let workspace = project();
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("patch it"));
+    assert_eq!(done.code(), Some(6), "{done:?}");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: the call to apply_patch failed 3 times in a row with the same error · 3 steps · \
+         tokens not reported]"
+    );
+    assert!(!done.stderr.contains("Stuck {"), "no Debug output");
+}
+
+#[test]
+fn the_same_call_three_times_is_stuck_and_the_step_budget_is_words() {
+    let workspace = project();
+    let server = Server::start(
+        (1..=3).map(|n| tool_answer(&format!("r{n}"), "list_dir", json!({"path": "."}))),
+    );
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("look around"));
+    assert_eq!(done.code(), Some(6), "{done:?}");
+    assert!(
+        finish_line(&done.stderr)
+            .starts_with("[stopped: the model made the same call to list_dir 3 times in a row"),
+        "{}",
+        done.stderr
+    );
+
+    let server = Server::start([tool_answer("r1", "list_dir", json!({}))]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args(["--max-steps", "1", "look around"]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: the step budget (1) ran out (--max-steps raises it) · 1 step · tokens not \
+         reported]"
+    );
+}
+
+#[test]
+fn a_refused_key_is_a_provider_error_with_status_3_naming_the_variable() {
+    let server = Server::start([Reply::Json(
+        401,
+        json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+    )]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", "sk-wrong")
+        .arg("hi"));
+    assert_eq!(done.code(), Some(3), "{done:?}");
+    assert!(
+        done.stderr.contains("Incorrect API key provided"),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        done.stderr.contains("check OPENAI_API_KEY"),
+        "{}",
+        done.stderr
+    );
+    assert_eq!(server.received().len(), 1, "a 401 is not retried");
+}
+
+#[test]
+fn a_base_url_without_a_scheme_is_a_configuration_error_naming_the_fix() {
+    let done = run(eugene().env("OPENAI_BASE_URL", "127.0.0.1:1/v1").arg("hi"));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr
+            .contains("OPENAI_BASE_URL is `127.0.0.1:1/v1`, which has no scheme")
+            && done
+                .stderr
+                .contains("OPENAI_BASE_URL=http://127.0.0.1:1/v1"),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        !done.stderr.contains("attempt"),
+        "nothing was tried: {}",
+        done.stderr
+    );
+
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["--workspace", "/nonexistent/eugene/workspace", "hi"]));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr.contains("/nonexistent/eugene/workspace"),
+        "{}",
+        done.stderr
+    );
+}
+
+// ---------------------------------------------------------------- --json
+
+#[test]
+fn json_prints_events_then_a_summary_with_words_code_steps_and_usage() {
+    let workspace = project();
+    let server = Server::start([
+        sse(&[
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "r1", "type": "function",
+                    "function": {"name": "read_file", "arguments": "{\"path\": \"Cargo.toml\"}"}}]}),
+                None,
+            ),
+            chunk(json!({}), Some("tool_calls")),
+            json!({"id": "c", "choices": [],
+                   "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}),
+        ]),
+        sse(&[
+            chunk(json!({"content": "Edition 2024."}), Some("stop")),
+            json!({"id": "c", "choices": [],
+                   "usage": {"prompt_tokens": 150, "completion_tokens": 5, "total_tokens": 155}}),
+        ]),
+    ]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args(["--json", "Which edition?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let events = done.json_lines();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "usage",
+            "tool_call",
+            "tool_result",
+            "turn_finished",
+            "text_delta",
+            "usage",
+            "assistant_text",
+            "turn_finished",
+            "finished"
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(events[1]["name"], "read_file");
+    assert_eq!(events[2]["is_error"], false);
+    assert_eq!(events[7]["finish"], "no_more_tool_calls");
+    let summary = &events[8];
+    assert_eq!(summary["finish"], "done");
+    assert_eq!(summary["code"], "no_more_tool_calls");
+    assert_eq!(summary["exit_status"], 0);
+    assert_eq!(summary["steps"], 2);
+    assert_eq!(summary["usage"]["input_tokens"], 250);
+    assert_eq!(summary["usage"]["output_tokens"], 15);
+    assert_eq!(summary["answer"], "Edition 2024.");
+    assert!(
+        !done.stderr.contains("→ read_file"),
+        "no human lines: {}",
+        done.stderr
+    );
+}
+
+#[test]
+fn json_reports_a_failure_as_an_error_event_and_a_summary() {
+    let server = Server::start([Reply::Json(
+        401,
+        json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+    )]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .args(["--json", "hi"]));
+    assert_eq!(done.code(), Some(3), "{done:?}");
+    let events = done.json_lines();
+    let error = events
+        .iter()
+        .find(|e| e["event"] == "error")
+        .unwrap_or_else(|| panic!("no error event: {events:?}"));
+    assert_eq!(error["kind"], "provider_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Incorrect API key"),
+        "{error}"
+    );
+    assert!(
+        error["hint"].as_str().unwrap().contains("OPENAI_API_KEY"),
+        "{error}"
+    );
+    let summary = events.last().unwrap();
+    assert_eq!(summary["event"], "finished");
+    assert_eq!(summary["code"], "provider_error");
+    assert_eq!(summary["exit_status"], 3);
+
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", "localhost:8080/v1")
+        .args(["--json", "hi"]));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    let events = done.json_lines();
+    assert_eq!(events[0]["event"], "error");
+    assert_eq!(events[0]["kind"], "config_error");
+    assert_eq!(events.last().unwrap()["exit_status"], 2);
+}
+
+// ---------------------------------------------------------------- the system prompt
+
+#[test]
+fn the_system_prompt_names_the_workspace_by_its_absolute_path() {
+    let workspace = project();
+    let server = Server::start([text_answer("Hi."), text_answer("Hi.")]);
+    // Started inside the workspace, without --workspace: "." is resolved.
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .current_dir(workspace.path())
+        .arg("hi"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let absolute = workspace.path().canonicalize().unwrap();
+    let system = |n: usize| {
+        let body = server.received()[n].json();
+        let system = body["messages"][0].clone();
+        assert_eq!(system["role"], "system", "{body}");
+        system["content"].as_str().unwrap().to_owned()
+    };
+    assert!(
+        system(0).contains(&format!("the software project in {}.", absolute.display())),
+        "{}",
+        system(0)
+    );
+    // A relative --workspace is made absolute too.
+    let parent = absolute.parent().unwrap();
+    let name = absolute.file_name().unwrap();
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .current_dir(parent)
+        .arg("--workspace")
+        .arg(name)
+        .arg("hi"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert!(
+        system(1).contains(&format!("the software project in {}.", absolute.display())),
+        "{}",
+        system(1)
+    );
+}
+
+#[test]
+fn require_tool_forces_only_the_first_call_to_use_a_tool() {
+    let workspace = project();
+    let server = tool_turn_server();
+    let mut cmd = tool_turn(&server, &workspace);
+    cmd.arg("--require-tool");
+    let done = run(&mut cmd);
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let requests = server.received();
+    assert_eq!(requests[0].json()["tool_choice"], "required");
+    assert_ne!(requests[1].json()["tool_choice"], "required");
+
+    // Naming the tool sends OpenAI's named form, the only one some local servers accept.
+    let server = tool_turn_server();
+    let mut cmd = tool_turn(&server, &workspace);
+    cmd.arg("--require-tool=read_file");
+    let done = run(&mut cmd);
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let requests = server.received();
+    assert_eq!(
+        requests[0].json()["tool_choice"],
+        json!({"type": "function", "function": {"name": "read_file"}})
+    );
+    assert_eq!(requests[1].json()["tool_choice"], "auto");
+}
