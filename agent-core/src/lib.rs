@@ -158,10 +158,12 @@ pub use error::{RegistryError, SkillError, SourceLocation};
 pub use event::{AgentEvent, EventSink};
 pub use hook::{HookFuture, HookOutcome, PermissionGate, SkillHook};
 pub use llm::{
-    AnthropicProvider, CacheControl, EventStream, HttpOptions, LlmProvider, MockProvider,
-    MockReply, OpenAiProvider, ProviderError, RecordedRequest, StreamEvent, WireFormat,
-    decode_recorded_stream,
+    AnthropicProvider, AnthropicWire, CacheControl, EventStream, HttpOptions, HttpProvider,
+    LlmProvider, MockProvider, MockReply, OpenAiProvider, OpenAiWire, ProviderError,
+    RecordedRequest, SseDecoder, StreamEvent, WireCodec,
 };
+#[doc(hidden)]
+pub use llm::{WireFormat, decode_recorded_stream};
 pub use message::{
     ChatRequest, ChatResponse, Effort, Message, Role, StopReason, Thinking, ThinkingConfig,
     ToolChoice, TruncatedToolCall, Usage,

@@ -261,31 +261,3 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
-
-/// The builder methods every HTTP provider shares; the provider has a `Config` with an
-/// `options: HttpOptions` field and a `with(self, FnOnce(&mut Config)) -> Self` method.
-macro_rules! http_settings {
-    () => {
-        /// Replaces the time limits, extra headers and retry policy.
-        pub fn with_http_options(self, options: $crate::llm::HttpOptions) -> Self {
-            self.with(|c| c.options = options)
-        }
-
-        /// Adds a header to every request (after the provider's own, so it may replace them).
-        pub fn with_header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
-            let header = (name.into(), value.into());
-            self.with(|c| c.options.headers.push(header))
-        }
-
-        /// How long to wait for an answer to begin.
-        pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
-            self.with(|c| c.options.timeout = timeout)
-        }
-
-        /// How transient failures are retried.
-        pub fn with_retry(self, retry: $crate::retry::RetryPolicy) -> Self {
-            self.with(|c| c.options.retry = retry)
-        }
-    };
-}
-pub(crate) use http_settings;

@@ -205,7 +205,10 @@ async fn arguments_with_a_raw_newline_are_explained_to_the_model() {
         text.contains("control character"),
         "the parser's own words: {text}"
     );
-    assert!(text.contains("at line 2 column 0"), "where it broke: {text}");
+    assert!(
+        text.contains("at line 2 column 0"),
+        "where it broke: {text}"
+    );
     assert!(!text.contains("got a string"), "{text}");
 }
 
