@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::call::SharedStr;
+use crate::shared_str::SharedStr;
 
 type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 

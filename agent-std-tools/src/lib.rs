@@ -124,41 +124,39 @@ pub use shell::{Confinement, RunShell, ShellConfig, harden_process};
 #[cfg(feature = "web")]
 pub use web::{WebConfig, WebFetch};
 
-/// The names of the skills this crate defines (`web_fetch` only with the `web` feature).
-pub const SKILL_NAMES: &[&str] = &[
-    "apply_patch",
-    "delete_file",
-    "list_dir",
-    "read_file",
-    "recall",
-    "remember",
-    "run_shell",
-    "search_files",
-    #[cfg(feature = "web")]
-    "web_fetch",
-    "write_file",
-];
+/// The crate's skills, listed once: the names, [`add_all`] and (through `discover`'s test) the
+/// registry all come from this list.
+macro_rules! std_skills {
+    ($($(#[$cfg:meta])* $skill:ident => $name:literal,)*) => {
+        /// The names of the skills this crate defines (`web_fetch` only with the `web` feature).
+        pub const SKILL_NAMES: &[&str] = &[$($(#[$cfg])* $name,)*];
 
-/// Adds every skill of this crate to `registry`, for registries built by hand rather than with
-/// [`Registry::discover`](agent_core::Registry::discover) (which finds them by itself).
-///
-/// ```
-/// let mut registry = agent_core::Registry::new();
-/// agent_std_tools::add_all(&mut registry);
-/// assert!(registry.contains("run_shell") && registry.contains("remove_file"));
-/// ```
-pub fn add_all(registry: &mut agent_core::Registry) -> &mut agent_core::Registry {
-    registry
-        .add(ApplyPatch)
-        .add(DeleteFile)
-        .add(ListDir)
-        .add(ReadFile)
-        .add(Recall)
-        .add(Remember)
-        .add(RunShell)
-        .add(SearchFiles)
-        .add(WriteFile);
+        /// Adds every skill of this crate to `registry`, for registries built by hand rather than
+        /// with [`Registry::discover`](agent_core::Registry::discover) (which finds them by
+        /// itself).
+        ///
+        /// ```
+        /// let mut registry = agent_core::Registry::new();
+        /// agent_std_tools::add_all(&mut registry);
+        /// assert!(registry.contains("run_shell") && registry.contains("remove_file"));
+        /// ```
+        pub fn add_all(registry: &mut agent_core::Registry) -> &mut agent_core::Registry {
+            $($(#[$cfg])* registry.add($skill);)*
+            registry
+        }
+    };
+}
+
+std_skills! {
+    ApplyPatch => "apply_patch",
+    DeleteFile => "delete_file",
+    ListDir => "list_dir",
+    ReadFile => "read_file",
+    Recall => "recall",
+    Remember => "remember",
+    RunShell => "run_shell",
+    SearchFiles => "search_files",
     #[cfg(feature = "web")]
-    registry.add(WebFetch);
-    registry
+    WebFetch => "web_fetch",
+    WriteFile => "write_file",
 }
