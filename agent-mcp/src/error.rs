@@ -61,6 +61,11 @@ pub enum McpError {
         /// The server's description.
         server: String,
     },
+    /// The HTTP server's settings are unsafe or invalid, so it did not start: no token on an
+    /// address other than loopback, a token too short or with characters a header cannot carry,
+    /// an allowed origin that is no origin. The message says which and what to do.
+    #[error("refusing to serve MCP over HTTP: {0}")]
+    HttpConfig(String),
     /// Serving ended with an error from rmcp's service loop.
     #[error("the MCP service stopped: {0}")]
     Serve(String),

@@ -14,6 +14,12 @@
 //! # }
 //! ```
 //!
+//! Over HTTP every request must carry `Authorization: Bearer <token>`: choose the token with
+//! [`McpServer::bearer_token`] ([`generate_token`] makes one), or let the server generate one
+//! and print it on standard error. Only on a loopback address may
+//! [`McpServer::without_auth`] switch this off. Cross-origin requests from browsers are
+//! refused, and connections, slow clients and sessions are bounded; see [`http`].
+//!
 //! Every skill is a tool with its name, description, input schema and annotations
 //! (`readOnlyHint`, `destructiveHint`); calls go through [`Registry::run_one`](agent_core::Registry::run_one), with the hooks,
 //! timeouts, retries and truncation of in-process calls, and every failure is a result with
@@ -62,15 +68,24 @@
 //!
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
 //! transports), `hyper`/`hyper-util`/`http-body-util`/`bytes` (hosting rmcp's HTTP service on a
-//! TCP listener), `rustls` with `ring` (HTTPS for the HTTP client without building aws-lc),
-//! `tokio` (processes, sockets, timeouts), `serde_json`, `thiserror`, `tracing`.
+//! TCP listener, with hyper's header-read timeout), `rustls` with `ring` (HTTPS for the HTTP
+//! client without building aws-lc), `getrandom` (bearer tokens from the operating system's
+//! random number generator), `subtle` (comparing tokens in constant time), `futures-core`
+//! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
+//! timeouts), `serde_json`, `thiserror`, `tracing`.
 
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod client;
 pub mod error;
+pub mod http;
+mod jsonrpc;
+pub mod origin;
 pub mod server;
+mod sessions;
 
+pub use auth::generate_token;
 pub use client::{McpSkills, from_call_tool_result, skill_name};
 pub use error::McpError;
 pub use rmcp;

@@ -24,34 +24,33 @@
 //!   and output truncation are those of an in-process call. Every failure, an unknown tool name
 //!   included, is a result with `isError: true` whose text is what a model would have read;
 //!   JSON-RPC errors are left to the protocol itself.
+//! - Over HTTP ([`McpServer::serve_http`]) every request needs a bearer token, browsers'
+//!   cross-origin requests are refused, and connections, sessions and slow clients are bounded:
+//!   see [`crate::http`].
 //! - Sessions: every connection (a stdio pipe, an HTTP session) gets its own
 //!   [`SkillSession`], on a clone of the [`SkillContext`] given with [`McpServer::context`]
 //!   (same workspace, extensions and cancellation token). A client cancelling a request drops
 //!   the running call.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 
 use agent_core::{
     Registry, SkillContext, SkillError, SkillOutput, SkillSession, ToolCall, ToolResult,
 };
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
     Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::net::ToSocketAddrs;
 
 use crate::error::McpError;
+use crate::http::HttpSettings;
 
 /// The path the streamable-HTTP endpoint answers on: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
@@ -79,7 +78,8 @@ pub struct McpServer {
     ctx: SkillContext,
     info: Implementation,
     instructions: Option<String>,
-    http_config: StreamableHttpServerConfig,
+    pub(crate) http_config: StreamableHttpServerConfig,
+    pub(crate) http: HttpSettings,
 }
 
 impl McpServer {
@@ -92,6 +92,7 @@ impl McpServer {
             info: Implementation::new("eugene", env!("CARGO_PKG_VERSION")),
             instructions: None,
             http_config: StreamableHttpServerConfig::default(),
+            http: HttpSettings::default(),
         }
     }
 
@@ -117,7 +118,11 @@ impl McpServer {
 
     /// rmcp's settings for [`McpServer::serve_http`]. The default accepts only loopback `Host`
     /// headers (`localhost`, `127.0.0.1`, `::1`), against DNS rebinding; a server reached under
-    /// another name must list it with `StreamableHttpServerConfig::with_allowed_hosts`.
+    /// another name must list it with `StreamableHttpServerConfig::with_allowed_hosts`. Its
+    /// `max_request_body_bytes` (4 MiB by default) bounds every POSTed body. The `Host` check
+    /// only stops browsers: what keeps other hosts out is the bearer token
+    /// ([`McpServer::bearer_token`]). Authentication, origins, connection and session limits
+    /// are set on `McpServer` itself (see [`crate::http`]).
     pub fn http_config(mut self, config: StreamableHttpServerConfig) -> Self {
         self.http_config = config;
         self
@@ -177,52 +182,8 @@ impl McpServer {
         Ok(())
     }
 
-    /// Serves MCP's streamable HTTP transport on `addr`, at `http://ADDR/mcp` ([`HTTP_PATH`]),
-    /// until the task is dropped. Each client session gets its own [`SkillSession`].
-    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), McpError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|e| McpError::io("binding the MCP HTTP server", e))?;
-        self.serve_http_on(listener).await
-    }
-
-    /// Like [`McpServer::serve_http`] on a listener bound already (to port 0 in tests, say).
-    pub async fn serve_http_on(self, listener: TcpListener) -> Result<(), McpError> {
-        let config = self.http_config.clone();
-        let template = self;
-        let service = StreamableHttpService::new(
-            move || Ok(template.for_new_session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        loop {
-            let (stream, _) = listener
-                .accept()
-                .await
-                .map_err(|e| McpError::io("accepting an MCP HTTP connection", e))?;
-            let service = service.clone();
-            tokio::spawn(async move {
-                let handler = hyper::service::service_fn(move |request| {
-                    let service = service.clone();
-                    async move {
-                        if request.uri().path() == HTTP_PATH {
-                            Ok::<_, Infallible>(service.handle(request).await)
-                        } else {
-                            Ok(not_found())
-                        }
-                    }
-                });
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), handler);
-                if let Err(error) = connection.await {
-                    tracing::debug!(%error, "MCP HTTP connection ended with an error");
-                }
-            });
-        }
-    }
-
     /// A copy for one more client: same registry and context, a session of its own.
-    fn for_new_session(&self) -> Self {
+    pub(crate) fn for_new_session(&self) -> Self {
         McpServer {
             ctx: self.ctx.clone().with_session(SkillSession::new()),
             ..self.clone()
@@ -301,17 +262,6 @@ pub fn to_call_tool_result(result: &ToolResult) -> CallToolResult {
     }
 }
 
-fn not_found() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, Infallible>> {
-    let mut response = hyper::Response::new(
-        Full::new(Bytes::from(format!(
-            "not found: the MCP endpoint is {HTTP_PATH}"
-        )))
-        .boxed(),
-    );
-    *response.status_mut() = hyper::StatusCode::NOT_FOUND;
-    response
-}
-
 /// Serving a registry in one line: `registry.serve_mcp_stdio().await`.
 ///
 /// Implemented for `Registry` and `Arc<Registry>` (anything that converts into an
@@ -331,7 +281,8 @@ pub trait ServeMcp {
     fn serve_mcp_stdio(self) -> impl Future<Output = Result<(), McpError>> + Send;
 
     /// Serves every skill over streamable HTTP at `http://ADDR/mcp`: see
-    /// [`McpServer::serve_http`].
+    /// [`McpServer::serve_http`]. Clients must send the bearer token the server generates and
+    /// prints on standard error when it starts; use [`McpServer::bearer_token`] to choose it.
     fn serve_mcp_http(
         self,
         addr: impl ToSocketAddrs + Send,

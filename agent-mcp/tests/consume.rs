@@ -401,7 +401,10 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
             let mut registry = Registry::new();
             registry.add(Stall);
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let _ = McpServer::new(registry).serve_http_on(listener).await;
+            let _ = McpServer::new(registry)
+                .without_auth()
+                .serve_http_on(listener)
+                .await;
         });
         let _ = killed.recv();
         runtime.shutdown_background();

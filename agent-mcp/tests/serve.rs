@@ -284,7 +284,13 @@ async fn tool_search_loads_deferred_skills_and_notifies_list_changed() {
 async fn http_server() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(McpServer::new(registry()).serve_http_on(listener));
+    // `McpSkills::connect_http` sends no token: a loopback server without authentication.
+    // (tests/http_security.rs covers the token.)
+    tokio::spawn(
+        McpServer::new(registry())
+            .without_auth()
+            .serve_http_on(listener),
+    );
     format!("http://{addr}/mcp")
 }
 

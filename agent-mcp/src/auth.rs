@@ -1,0 +1,191 @@
+//! Bearer tokens for the HTTP server: making one ([`generate_token`]) and checking the
+//! `Authorization` header of a request against it.
+//!
+//! Every request to the MCP endpoint must carry `Authorization: Bearer <token>` unless the
+//! server was told [`McpServer::without_auth`](crate::McpServer::without_auth) *and* is bound
+//! to a loopback address. A missing or wrong token is answered `401 Unauthorized` with
+//! `WWW-Authenticate: Bearer realm="mcp"` before the request reaches rmcp, so no session is made
+//! and no tool runs. Tokens are compared in constant time.
+
+use std::convert::Infallible;
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use hyper::{Response, StatusCode};
+use subtle::ConstantTimeEq;
+
+use crate::error::McpError;
+
+/// How many random bytes [`generate_token`] draws from the operating system: 256 bits.
+pub const TOKEN_BYTES: usize = 32;
+
+/// The shortest token [`McpServer::bearer_token`](crate::McpServer::bearer_token) accepts, in
+/// characters.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// A new bearer token: [`TOKEN_BYTES`] bytes from the operating system's random number
+/// generator, as 64 lowercase hex digits.
+///
+/// ```
+/// let token = agent_mcp::generate_token()?;
+/// assert_eq!(token.len(), 64);
+/// assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+/// assert_ne!(token, agent_mcp::generate_token()?);
+/// # Ok::<(), agent_mcp::McpError>(())
+/// ```
+pub fn generate_token() -> Result<String, McpError> {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        McpError::io(
+            "reading random bytes for a bearer token",
+            std::io::Error::other(error.to_string()),
+        )
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Who may use the HTTP server.
+#[derive(Clone, Default)]
+pub(crate) enum Auth {
+    /// No choice made: a token is generated when serving starts and printed on stderr.
+    #[default]
+    Generate,
+    /// Requests must carry this token.
+    Token(Arc<str>),
+    /// No token, allowed on a loopback address only.
+    Disabled,
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Auth::Generate => f.write_str("Generate"),
+            Auth::Token(_) => f.write_str("Token(<redacted>)"),
+            Auth::Disabled => f.write_str("Disabled"),
+        }
+    }
+}
+
+/// Whether `token` can be required: at least [`MIN_TOKEN_LEN`] characters of RFC 6750's
+/// `b64token` alphabet (letters, digits, `-._~+/`, then any `=`), so it fits in a header as is.
+pub(crate) fn validate_token(token: &str) -> Result<(), McpError> {
+    let body = token.trim_end_matches('=');
+    let well_formed = !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
+    if !well_formed {
+        return Err(McpError::HttpConfig(
+            "the bearer token may contain only letters, digits and `-._~+/` (then `=` padding); \
+             use agent_mcp::generate_token()"
+                .into(),
+        ));
+    }
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(McpError::HttpConfig(format!(
+            "the bearer token has {} characters, fewer than {MIN_TOKEN_LEN}; \
+             use agent_mcp::generate_token()",
+            token.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the request's `Authorization` header against `token`: exactly one header, the scheme
+/// `Bearer` (any case), the token equal in constant time.
+pub(crate) fn check(
+    headers: &HeaderMap,
+    token: &str,
+) -> Result<(), Box<Response<BoxBody<Bytes, Infallible>>>> {
+    let mut values = headers.get_all(AUTHORIZATION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return Err(Box::new(unauthorized(false)));
+    };
+    let presented = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, presented)| presented.trim());
+    match presented {
+        Some(presented) if bool::from(presented.as_bytes().ct_eq(token.as_bytes())) => Ok(()),
+        _ => Err(Box::new(unauthorized(true))),
+    }
+}
+
+/// `401 Unauthorized` with the challenge RFC 6750 describes; `invalid_token` when a token was
+/// sent and was wrong.
+fn unauthorized(token_sent: bool) -> Response<BoxBody<Bytes, Infallible>> {
+    let challenge = if token_sent {
+        r#"Bearer realm="mcp", error="invalid_token""#
+    } else {
+        r#"Bearer realm="mcp""#
+    };
+    let mut response = Response::new(
+        Full::new(Bytes::from_static(
+            b"unauthorized: this MCP server requires the header `Authorization: Bearer <token>`",
+        ))
+        .boxed(),
+    );
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static(challenge),
+    );
+    headers.insert(
+        CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(values: &[&str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for value in values {
+            map.append(AUTHORIZATION, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn only_the_exact_token_with_the_bearer_scheme_passes() {
+        let token = "0123456789abcdef0123";
+        assert!(check(&headers(&["Bearer 0123456789abcdef0123"]), token).is_ok());
+        assert!(check(&headers(&["bearer  0123456789abcdef0123 "]), token).is_ok());
+        for bad in [
+            &[][..],
+            &["Bearer 0123456789abcdef012"],
+            &["Bearer 0123456789abcdef01234"],
+            &["Basic 0123456789abcdef0123"],
+            &["0123456789abcdef0123"],
+            &["Bearer"],
+            &["Bearer 0123456789abcdef0123", "Bearer 0123456789abcdef0123"],
+        ] {
+            let refused = check(&headers(bad), token).expect_err("refused");
+            assert_eq!(refused.status(), StatusCode::UNAUTHORIZED, "{bad:?}");
+            let challenge = refused.headers()[WWW_AUTHENTICATE].to_str().unwrap();
+            assert!(challenge.starts_with("Bearer"), "{challenge}");
+        }
+    }
+
+    #[test]
+    fn tokens_must_be_long_and_header_safe() {
+        assert!(validate_token(&generate_token().unwrap()).is_ok());
+        assert!(validate_token("abcdefghijklmnop").is_ok());
+        assert!(validate_token("abcdefghijklmnop==").is_ok());
+        assert!(validate_token("short").is_err());
+        assert!(validate_token("").is_err());
+        assert!(validate_token("has a space in it, long enough").is_err());
+        assert!(validate_token("line\r\nbreak-long-enough-xx").is_err());
+        assert!(validate_token("=abcdefghijklmnopqr").is_err());
+    }
+}

@@ -1,0 +1,568 @@
+//! Serving MCP's streamable HTTP transport on a TCP listener: [`McpServer::serve_http`], its
+//! settings, and what it defends against.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use agent_core::{Registry, SkillContext};
+//! use agent_mcp::McpServer;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
+//! let token = agent_mcp::generate_token()?;
+//! eprintln!("clients send: Authorization: Bearer {token}");
+//! McpServer::new(Registry::discover().expect("skills are linked"))
+//!     .context(SkillContext::new("/path/to/project"))
+//!     .bearer_token(token)
+//!     .allowed_origins(["https://app.example.com"])
+//!     .max_connections(64)
+//!     .max_sessions(16)
+//!     .session_idle_timeout(Duration::from_secs(300))
+//!     .serve_http("127.0.0.1:8080")
+//!     .await
+//! # }
+//! ```
+//!
+//! What every request to `/mcp` goes through, in order:
+//!
+//! 1. **Origin** ([`crate::origin`] rules): present and not allowed → `403`.
+//! 2. **Bearer token** ([`crate::auth`]): missing or wrong → `401` with
+//!    `WWW-Authenticate: Bearer`. Without [`McpServer::bearer_token`] or
+//!    [`McpServer::without_auth`], a token is generated when serving starts and printed on
+//!    standard error. `without_auth` is refused on any address but loopback.
+//! 3. **Body** (a POST of JSON): read within [`McpServer::body_read_timeout`] (`408`) and
+//!    rmcp's body limit (`413`, 4 MiB by default), then checked as JSON-RPC: malformed JSON
+//!    −32700, no JSON-RPC message −32600, wrong params for an MCP method −32602 (all `400`).
+//! 4. **Session cap**: an `initialize` past [`McpServer::max_sessions`] live sessions → `503`
+//!    with a JSON-RPC error (−32000) saying the server is at its session limit. Sessions
+//!    without an open request for [`McpServer::session_idle_timeout`] are closed.
+//! 5. rmcp's streamable-HTTP service: its `Host` allowlist (loopback names by default, against
+//!    DNS rebinding; see [`McpServer::http_config`]), `Accept` and `Content-Type` checks, the
+//!    session and the call.
+//!
+//! And every connection:
+//!
+//! - At most [`McpServer::max_connections`] are open; past the cap the server stops accepting
+//!   and new connections wait in the kernel's backlog until one closes (they are not refused).
+//! - A request's head may have at most 64 KiB (`431` past it) and must arrive within
+//!   [`McpServer::header_read_timeout`], counted from when
+//!   the server starts waiting for it: on a new connection and after each response on a
+//!   kept-alive one, so the same limit closes idle keep-alive connections. A response being
+//!   streamed (a running call, an event stream) is not limited.
+//! - An error from `accept()` (out of file descriptors, say) is logged and retried after a
+//!   pause that doubles from 10 ms to 1 s; it never ends [`McpServer::serve_http`].
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::StreamableHttpService;
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::auth::{self, Auth};
+use crate::error::McpError;
+use crate::jsonrpc;
+use crate::origin::Origins;
+use crate::server::{HTTP_PATH, McpServer};
+use crate::sessions::{BoundedSessions, SessionError};
+
+/// How many connections [`McpServer::serve_http`] keeps open at once unless
+/// [`McpServer::max_connections`] says otherwise.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// How long a client has to send a request's head (and how long a kept-alive connection may sit
+/// idle) unless [`McpServer::header_read_timeout`] says otherwise.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client has to send a request's body unless [`McpServer::body_read_timeout`] says
+/// otherwise.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many MCP sessions may live at once unless [`McpServer::max_sessions`] says otherwise.
+pub const DEFAULT_MAX_SESSIONS: usize = 100;
+
+/// How long a session with no open request lives unless [`McpServer::session_idle_timeout`]
+/// says otherwise.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The largest request head (request line and headers) read; a larger one is answered `431`.
+/// hyper's own bound is its read buffer (about 400 KiB), so that many connections could hold
+/// a hundred megabytes before any of them is authenticated.
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// The first pause after a failed `accept()`; each further failure doubles it.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+/// The longest pause after a failed `accept()`.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// The HTTP settings of an [`McpServer`].
+#[derive(Debug, Clone)]
+pub(crate) struct HttpSettings {
+    auth: Auth,
+    allowed_origins: Vec<String>,
+    max_connections: usize,
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+    max_sessions: usize,
+    session_idle_timeout: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            auth: Auth::default(),
+            allowed_origins: Vec::new(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+        }
+    }
+}
+
+impl McpServer {
+    /// Requires `Authorization: Bearer <token>` on every HTTP request (compared in constant
+    /// time; `401` otherwise). The token must have at least
+    /// [`MIN_TOKEN_LEN`](crate::auth::MIN_TOKEN_LEN) characters of letters, digits and
+    /// `-._~+/`; [`generate_token`](crate::generate_token) makes a good one. Without this or
+    /// [`McpServer::without_auth`], [`McpServer::serve_http`] generates a token and prints it on
+    /// standard error.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.http.auth = Auth::Token(token.into().into());
+        self
+    }
+
+    /// Serves HTTP without a token: anyone who can connect can call every tool. Allowed only
+    /// when the listener is bound to a loopback address (`127.0.0.0/8`, `::1`); on any other
+    /// address [`McpServer::serve_http`] refuses to start with [`McpError::HttpConfig`]. The
+    /// `Origin` check still applies, so web pages cannot call the server from a browser.
+    pub fn without_auth(mut self) -> Self {
+        self.http.auth = Auth::Disabled;
+        self
+    }
+
+    /// Web origins (`scheme://host[:port]`, e.g. `https://app.example.com`) whose pages may
+    /// call the server from a browser. Requests without an `Origin` header (every client that
+    /// is not a browser) are not affected. By default no cross-origin request is allowed; on a
+    /// loopback bind the server's own `http://localhost:PORT`, `http://127.0.0.1:PORT` and
+    /// `http://[::1]:PORT` are. See [`crate::origin`] for the rule.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.http
+            .allowed_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// At most `max` (at least 1) connections open at once; past it new connections wait
+    /// unaccepted until one closes. Default [`DEFAULT_MAX_CONNECTIONS`]. Each MCP client
+    /// usually holds two (its requests and its event stream).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.http.max_connections = max;
+        self
+    }
+
+    /// How long a client has to send a request's head, counted from when the server starts
+    /// waiting for it, so it also closes a kept-alive connection idle that long. Default
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`]; must not be zero.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a client has to send a POSTed body once its head arrived; later, the request
+    /// is answered `408` and the connection closed. Default [`DEFAULT_BODY_READ_TIMEOUT`]; must
+    /// not be zero.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.body_read_timeout = timeout;
+        self
+    }
+
+    /// At most `max` (at least 1) MCP sessions live at once; an `initialize` past it is
+    /// answered `503` with a JSON-RPC error saying the server is at its session limit. Default
+    /// [`DEFAULT_MAX_SESSIONS`].
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.http.max_sessions = max;
+        self
+    }
+
+    /// A session with no open request (no call running, no event stream listened to) for this
+    /// long is closed; its client gets `404` and initializes again. Default
+    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]; must not be zero.
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.http.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Serves MCP's streamable HTTP transport on `addr`, at `http://ADDR/mcp` ([`HTTP_PATH`]),
+    /// until the task is dropped. Each client session gets its own
+    /// [`SkillSession`](agent_core::SkillSession). See the [module docs](self) for what every
+    /// request and connection goes through.
+    ///
+    /// Fails with [`McpError::HttpConfig`] before serving when the settings are unsafe
+    /// ([`McpServer::without_auth`] off loopback, a weak token, a malformed origin, a zero
+    /// limit), and with [`McpError::Io`] when `addr` cannot be bound. Once serving, it does not
+    /// return.
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), McpError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| McpError::io("binding the MCP HTTP server", e))?;
+        self.serve_http_on(listener).await
+    }
+
+    /// Like [`McpServer::serve_http`] on a listener bound already (to port 0 in tests, say).
+    pub async fn serve_http_on(self, listener: TcpListener) -> Result<(), McpError> {
+        let bound = listener
+            .local_addr()
+            .map_err(|e| McpError::io("reading the MCP HTTP server's address", e))?;
+        let settings = self.http.clone();
+        let endpoint = Arc::new(Endpoint::new(self, bound)?);
+        let _reaper = AbortOnDrop(tokio::spawn(reap_idle_sessions(
+            endpoint.sessions.clone(),
+            settings.session_idle_timeout,
+        )));
+        let slots = Arc::new(Semaphore::new(settings.max_connections));
+        let mut backoff = ACCEPT_BACKOFF_MIN;
+        loop {
+            // The semaphore is never closed, so this always gets a permit.
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                return Ok(());
+            };
+            match listener.accept().await {
+                Ok((stream, _peer)) => {
+                    backoff = ACCEPT_BACKOFF_MIN;
+                    tokio::spawn(serve_connection(endpoint.clone(), stream, slot));
+                }
+                Err(error) if is_per_connection(&error) => {
+                    tracing::debug!(%error, "an MCP HTTP connection failed while being accepted");
+                }
+                Err(error) => {
+                    tracing::warn!(%error, ?backoff, "accepting an MCP HTTP connection failed; retrying");
+                    drop(slot);
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `ip` reaches only this machine: `127.0.0.0/8`, `::1`, or `::ffff:127.x.y.z`.
+pub(crate) fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
+
+/// Errors of one connection that `accept()` reports; the listener itself is fine.
+fn is_per_connection(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted};
+    matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionReset | Interrupted
+    )
+}
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn reap_idle_sessions(sessions: Arc<BoundedSessions>, idle: Duration) {
+    let tick = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(15));
+    loop {
+        tokio::time::sleep(tick).await;
+        sessions.reap().await;
+    }
+}
+
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// What every connection of one server shares.
+struct Endpoint {
+    service: StreamableHttpService<McpServer, BoundedSessions>,
+    sessions: Arc<BoundedSessions>,
+    token: Option<Arc<str>>,
+    origins: Origins,
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+    max_body_bytes: usize,
+    sessions_enabled: bool,
+}
+
+impl Endpoint {
+    /// Checks the settings of `server` for a listener bound to `bound` and builds the endpoint.
+    fn new(server: McpServer, bound: SocketAddr) -> Result<Self, McpError> {
+        let settings = server.http.clone();
+        for (name, zero) in [
+            ("max_connections", settings.max_connections == 0),
+            ("max_sessions", settings.max_sessions == 0),
+            (
+                "header_read_timeout",
+                settings.header_read_timeout.is_zero(),
+            ),
+            ("body_read_timeout", settings.body_read_timeout.is_zero()),
+            (
+                "session_idle_timeout",
+                settings.session_idle_timeout.is_zero(),
+            ),
+        ] {
+            if zero {
+                return Err(McpError::HttpConfig(format!("`{name}` must not be zero")));
+            }
+        }
+        let token = match settings.auth {
+            Auth::Token(token) => {
+                auth::validate_token(&token)?;
+                Some(token)
+            }
+            Auth::Generate => {
+                let token = crate::generate_token()?;
+                eprintln!(
+                    "agent-mcp: the MCP server at http://{bound}{HTTP_PATH} requires the header `Authorization: Bearer {token}`"
+                );
+                Some(token.into())
+            }
+            Auth::Disabled if is_loopback(bound.ip()) => None,
+            Auth::Disabled => {
+                return Err(McpError::HttpConfig(format!(
+                    "`without_auth` is allowed only on a loopback address, and {bound} can be \
+                     reached from other hosts; set a bearer token (agent_mcp::generate_token())"
+                )));
+            }
+        };
+        let origins = Origins::new(&settings.allowed_origins, bound)?;
+        let config = server.http_config.clone();
+        let sessions = Arc::new(BoundedSessions::new(
+            settings.max_sessions,
+            settings.session_idle_timeout,
+        ));
+        let template = server;
+        let service = StreamableHttpService::new(
+            move || Ok(template.for_new_session()),
+            sessions.clone(),
+            config.clone(),
+        );
+        Ok(Endpoint {
+            service,
+            sessions,
+            token,
+            origins,
+            header_read_timeout: settings.header_read_timeout,
+            body_read_timeout: settings.body_read_timeout,
+            max_body_bytes: config.max_request_body_bytes,
+            sessions_enabled: config.legacy_session_mode,
+        })
+    }
+
+    /// One request: the checks of the [module docs](self), then rmcp.
+    async fn handle(&self, request: Request<Incoming>) -> HttpResponse {
+        if request.uri().path() != HTTP_PATH {
+            return not_found();
+        }
+        if let Err(forbidden) = self.origins.check(request.headers()) {
+            return *forbidden;
+        }
+        if let Some(token) = &self.token
+            && let Err(unauthorized) = auth::check(request.headers(), token)
+        {
+            return *unauthorized;
+        }
+        if request.method() != Method::POST || !is_json(request.headers()) {
+            // rmcp answers these itself (a GET event stream, a DELETE, a wrong media type).
+            return self.service.handle(request).await;
+        }
+        let (parts, body) = request.into_parts();
+        let body = match self.read_body(body).await {
+            Ok(body) => body,
+            Err(response) => return *response,
+        };
+        let checked = match jsonrpc::check(&body) {
+            Ok(checked) => checked,
+            Err(rejected) => return rejected.into_response(),
+        };
+        if checked.is_initialize
+            && self.sessions_enabled
+            && !parts.headers.contains_key("mcp-session-id")
+            && self.sessions.is_full().await
+        {
+            tracing::warn!(
+                live = self.sessions.len(),
+                "refused an MCP session: the server is at its session limit"
+            );
+            let full = SessionError::Full {
+                max: self.sessions.max(),
+            };
+            return jsonrpc::error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                checked.id,
+                jsonrpc::SERVER_BUSY,
+                &full.to_string(),
+            );
+        }
+        self.service
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await
+    }
+
+    /// The whole body, within the time and size limits.
+    async fn read_body(&self, body: Incoming) -> Result<Bytes, Box<HttpResponse>> {
+        let limited = Limited::new(body, self.max_body_bytes);
+        match tokio::time::timeout(self.body_read_timeout, limited.collect()).await {
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
+                Err(Box::new(plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "payload too large: a request body may have at most {} bytes",
+                        self.max_body_bytes
+                    ),
+                )))
+            }
+            Ok(Err(error)) => Err(Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                format!("the request body could not be read: {error}"),
+            ))),
+            Err(_elapsed) => {
+                let mut response = plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "request timeout: the body did not arrive within {:?}",
+                        self.body_read_timeout
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+                Err(Box::new(response))
+            }
+        }
+    }
+}
+
+/// Serves one connection while holding one of the connection slots.
+async fn serve_connection(endpoint: Arc<Endpoint>, stream: TcpStream, _slot: OwnedSemaphorePermit) {
+    let header_read_timeout = endpoint.header_read_timeout;
+    let handler = hyper::service::service_fn(move |request| {
+        let endpoint = endpoint.clone();
+        async move { Ok::<_, Infallible>(endpoint.handle(request).await) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .max_header_size(MAX_HEADER_BYTES)
+        .serve_connection(TokioIo::new(stream), handler);
+    if let Err(error) = connection.await {
+        tracing::debug!(%error, "MCP HTTP connection ended with an error");
+    }
+}
+
+/// Whether the request's `Content-Type` is `application/json` (parameters aside).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+fn plain(status: StatusCode, text: String) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn not_found() -> HttpResponse {
+    plain(
+        StatusCode::NOT_FOUND,
+        format!("not found: the MCP endpoint is {HTTP_PATH}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::Registry;
+
+    #[test]
+    fn loopback_is_told_from_the_rest() {
+        for ip in ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"] {
+            assert!(is_loopback(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "0.0.0.0",
+            "::",
+            "10.0.0.1",
+            "192.168.1.2",
+            "::ffff:10.0.0.1",
+            "fe80::1",
+        ] {
+            assert!(!is_loopback(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    fn endpoint(server: McpServer, addr: &str) -> Result<Endpoint, McpError> {
+        Endpoint::new(server, addr.parse().unwrap())
+    }
+
+    #[test]
+    fn without_auth_is_refused_off_loopback() {
+        let server = || McpServer::new(Registry::new()).without_auth();
+        assert!(endpoint(server(), "127.0.0.1:80").is_ok());
+        assert!(endpoint(server(), "[::1]:80").is_ok());
+        for addr in ["0.0.0.0:80", "[::]:80", "192.168.1.2:80"] {
+            let error = endpoint(server(), addr).err().expect("refused");
+            assert!(
+                matches!(&error, McpError::HttpConfig(m) if m.contains("without_auth")),
+                "{error}"
+            );
+        }
+        // With a token, any address will do.
+        let token = crate::generate_token().unwrap();
+        assert!(
+            endpoint(
+                McpServer::new(Registry::new()).bearer_token(token),
+                "0.0.0.0:80"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn weak_tokens_bad_origins_and_zero_limits_are_refused() {
+        let server = || McpServer::new(Registry::new()).bearer_token("0123456789abcdef");
+        assert!(endpoint(server(), "127.0.0.1:80").is_ok());
+        for refused in [
+            McpServer::new(Registry::new()).bearer_token("short"),
+            server().allowed_origins(["app.example.com"]),
+            server().max_connections(0),
+            server().max_sessions(0),
+            server().header_read_timeout(Duration::ZERO),
+            server().body_read_timeout(Duration::ZERO),
+            server().session_idle_timeout(Duration::ZERO),
+        ] {
+            let error = endpoint(refused, "127.0.0.1:80").err().expect("refused");
+            assert!(matches!(error, McpError::HttpConfig(_)), "{error}");
+        }
+    }
+}
