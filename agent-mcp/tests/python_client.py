@@ -3,16 +3,37 @@
 Usage: python python_client.py PATH_TO_MCP_SERVER
 
 Starts the server over stdio on a temporary workspace, lists its tools and calls `read_file`
-inside and outside the workspace. Exits non-zero, saying what was wrong, on any failure.
+inside and outside the workspace. Then starts it over HTTP on 127.0.0.1 and checks that a
+request without the bearer token it printed is refused (401), a request from a foreign web
+origin is refused (403), and the SDK sending the token is served. Exits non-zero, saying what
+was wrong, on any failure.
 """
 
 import asyncio
+import json
 import os
+import re
+import subprocess
 import sys
 import tempfile
+import threading
+import urllib.error
+import urllib.request
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+try:  # mcp 2.x (and late 1.x): headers go on an HTTP client of our own
+    from mcp.client.streamable_http import streamable_http_client
+
+    def open_http(url, headers):
+        return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+except ImportError:  # mcp 1.x
+    from mcp.client.streamable_http import streamablehttp_client
+
+    def open_http(url, headers):
+        return streamablehttp_client(url, headers=headers)
 
 failures = []
 
@@ -73,11 +94,90 @@ async def run(server):
                 check(result.get("isError") is True, f"an unknown tool is an error result: {result}")
 
 
+def start_http_server(server, workspace):
+    """Starts `server --http 127.0.0.1:0` and reads the URL and token it prints on stderr."""
+    process = subprocess.Popen(
+        [server, workspace, "--http", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "EUGENE_MCP_TOKEN"},
+    )
+    found = {}
+    done = threading.Event()
+
+    def read():
+        for line in process.stderr:
+            if m := re.search(r"at (http://\S+/mcp)$", line.strip()):
+                found["url"] = m.group(1)
+            if m := re.search(r"bearer token .*: (\S+)$", line.strip()):
+                found["token"] = m.group(1)
+            if len(found) == 2:
+                done.set()
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    done.wait(60)
+    return process, found.get("url"), found.get("token")
+
+
+def raw_initialize(url, headers):
+    """POSTs an initialize by hand; returns (status, headers)."""
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}},
+    }).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    })
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers
+
+
+async def run_http(server):
+    with tempfile.TemporaryDirectory() as workspace:
+        with open(os.path.join(workspace, "hello.txt"), "w") as f:
+            f.write("hello over http\n")
+        process, url, token = start_http_server(server, workspace)
+        try:
+            check(url is not None and token is not None, f"the server printed its URL and token ({url}, {token})")
+            if url is None or token is None:
+                return
+            status, headers = raw_initialize(url, {})
+            check(status == 401, f"no token: 401 (got {status})")
+            check((headers.get("WWW-Authenticate") or "").startswith("Bearer"), f"a Bearer challenge: {dict(headers)}")
+            status, _ = raw_initialize(url, {"Authorization": "Bearer wrong-token-0123456789"})
+            check(status == 401, f"a wrong token: 401 (got {status})")
+            status, _ = raw_initialize(url, {"Authorization": f"Bearer {token}", "Origin": "http://evil.example"})
+            check(status == 403, f"a foreign origin: 403 (got {status})")
+
+            async with open_http(url, {"Authorization": f"Bearer {token}"}) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write) as session:
+                    init = wire(await session.initialize())
+                    check(init["serverInfo"]["name"] == "eugene-std-tools", f"server name over http: {init['serverInfo']}")
+                    names = {t.name for t in (await session.list_tools()).tools}
+                    check("read_file" in names, f"tools listed over http: {sorted(names)}")
+                    result = wire(await session.call_tool("read_file", {"path": "hello.txt"}))
+                    check("hello over http" in text_of(result), f"read_file over http: {result}")
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     asyncio.run(run(sys.argv[1]))
+    asyncio.run(run_http(sys.argv[1]))
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1

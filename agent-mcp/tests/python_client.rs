@@ -1,5 +1,6 @@
-//! The official Python MCP SDK as a client of `examples/mcp_server`: runs `python_client.py`
-//! with the Python named by `AGENT_MCP_PYTHON` (one with the PyPI package `mcp` installed).
+//! The official Python MCP SDK as a client of `examples/mcp_server`, over stdio and over HTTP
+//! with the bearer token the server prints: runs `python_client.py` with the Python named by
+//! `AGENT_MCP_PYTHON` (one with the PyPI package `mcp` installed).
 //! Without the variable the test says so and passes: CI sets it.
 
 mod support;
