@@ -43,10 +43,10 @@
 //! - At most [`McpServer::max_connections`] are open; past the cap the server stops accepting
 //!   and new connections wait in the kernel's backlog until one closes (they are not refused).
 //! - A request's head may have at most 64 KiB (`431` past it) and must arrive within
-//!   [`McpServer::header_read_timeout`], counted from when
-//!   the server starts waiting for it: on a new connection and after each response on a
-//!   kept-alive one, so the same limit closes idle keep-alive connections. A response being
-//!   streamed (a running call, an event stream) is not limited.
+//!   [`McpServer::header_read_timeout`], counted from when the server starts waiting for it:
+//!   on a new connection and after each response on a kept-alive one, so the same limit closes
+//!   idle keep-alive connections. A response being streamed (a running call, an event stream)
+//!   is not limited.
 //! - An error from `accept()` (out of file descriptors, say) is logged and retried after a
 //!   pause that doubles from 10 ms to 1 s; it never ends [`McpServer::serve_http`].
 
