@@ -54,6 +54,18 @@ use agent_std_tools as _; // links the standard skills, which `Registry::discove
 
 const USAGE: &str = "usage: mcp_server WORKSPACE [--http ADDR [--no-auth] [--allow-origin ORIGIN]... [--allow-host HOST]...]";
 
+const HELP: &str = "Serves the standard skills (files, patches, search, shell, web, memory) of the \
+workspace folder WORKSPACE as an MCP server: over stdin/stdout, or with --http over streamable HTTP \
+at ADDR (e.g. 127.0.0.1:8931).
+
+  --http ADDR           serve HTTP at ADDR; every request needs `Authorization: Bearer TOKEN`
+  --no-auth             no token (only when ADDR is a loopback address)
+  --allow-origin ORIGIN let browsers from ORIGIN call it (repeatable)
+  --allow-host HOST     accept this Host header besides the loopback names (repeatable)
+  -h, --help            this text
+
+Environment: EUGENE_MCP_TOKEN is the token to require (otherwise one is generated and printed).";
+
 /// How to serve HTTP, from the command line.
 #[derive(Default)]
 struct Http {
@@ -65,7 +77,12 @@ struct Http {
 
 /// The workspace and, with `--http`, the HTTP options; `None` for a command line that is wrong.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Option<(PathBuf, Option<Http>)> {
-    let workspace = PathBuf::from(args.next()?);
+    let first = args.next()?;
+    // A flag where the workspace goes (`--help`, `-h`, a typo) is never served as a folder.
+    if first.starts_with('-') {
+        return None;
+    }
+    let workspace = PathBuf::from(first);
     let mut http: Option<Http> = None;
     while let Some(flag) = args.next() {
         match (flag.as_str(), http.as_mut()) {
@@ -89,8 +106,13 @@ async fn main() -> ExitCode {
     let args = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned());
-    let Some((workspace, http)) = parse_args(args) else {
-        eprintln!("{USAGE}");
+    let args: Vec<String> = args.collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n\n{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let Some((workspace, http)) = parse_args(args.into_iter()) else {
+        eprintln!("{USAGE}\n(mcp_server --help says more)");
         return ExitCode::from(2);
     };
     let workspace = match workspace.canonicalize() {
