@@ -103,10 +103,23 @@ impl McpSkills {
     /// Connects to an MCP server over streamable HTTP at `url` (`http://` or `https://`) and
     /// lists its tools.
     pub async fn connect_http(url: impl Into<String>) -> Result<Self, McpError> {
-        let url = url.into();
+        McpSkills::connect_http_with(url.into(), None).await
+    }
+
+    /// Like [`McpSkills::connect_http`], for a server that requires a bearer token (as
+    /// [`McpServer::serve_http`](crate::McpServer::serve_http) does): every request carries
+    /// `Authorization: Bearer <token>`, reconnections included.
+    pub async fn connect_http_with_token(
+        url: impl Into<String>,
+        token: impl Into<String>,
+    ) -> Result<Self, McpError> {
+        McpSkills::connect_http_with(url.into(), Some(token.into())).await
+    }
+
+    async fn connect_http_with(url: String, token: Option<String>) -> Result<Self, McpError> {
         let label = format!("at {url}");
-        let live = connect_http(&url, &label).await?;
-        McpSkills::start(label, Source::Http(url), live).await
+        let live = connect_http(&url, token.as_deref(), &label).await?;
+        McpSkills::start(label, Source::Http { url, token }, live).await
     }
 
     /// Speaks MCP over a transport that is already open (a `tokio::io::duplex`, a socket, any of
@@ -259,7 +272,9 @@ impl McpSkills {
     pub async fn reconnect(&self) -> Result<(), McpError> {
         let live = match &self.connection.source {
             Source::Command(spec) => spec.connect(&self.connection.label).await?,
-            Source::Http(url) => connect_http(url, &self.connection.label).await?,
+            Source::Http { url, token } => {
+                connect_http(url, token.as_deref(), &self.connection.label).await?
+            }
             Source::Fixed => {
                 return Err(McpError::NotReconnectable {
                     server: self.connection.label.clone(),
@@ -318,7 +333,7 @@ pub fn skill_name(prefix: &str, tool: &str) -> String {
 /// How a connection was made, to make it again.
 enum Source {
     Command(CommandSpec),
-    Http(String),
+    Http { url: String, token: Option<String> },
     Fixed,
 }
 
@@ -396,7 +411,7 @@ impl CommandSpec {
     }
 }
 
-async fn connect_http(url: &str, label: &str) -> Result<Live, McpError> {
+async fn connect_http(url: &str, token: Option<&str>, label: &str) -> Result<Live, McpError> {
     // reqwest is built without a default crypto provider (no aws-lc); use rustls' ring one,
     // unless the application installed its own.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -407,6 +422,9 @@ async fn connect_http(url: &str, label: &str) -> Result<Live, McpError> {
     retry.max_delay = Some(Duration::from_secs(2));
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     config.retry_config = Arc::new(retry);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
     handshake(
         label,
         StreamableHttpClientTransport::from_config(config),

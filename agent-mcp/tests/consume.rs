@@ -434,3 +434,29 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
         result.content()
     );
 }
+
+#[tokio::test]
+async fn an_http_server_that_requires_a_token_is_consumed_with_it_and_refused_without() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let token = agent_mcp::generate_token().unwrap();
+    let mut served = Registry::new();
+    served.add(Stall);
+    let server = tokio::spawn(
+        McpServer::new(served)
+            .bearer_token(token.clone())
+            .serve_http_on(listener),
+    );
+    let without = McpSkills::connect_http(&url).await;
+    assert!(
+        without.is_err(),
+        "a server with a token let a client in without it"
+    );
+    let remote = McpSkills::connect_http_with_token(&url, token)
+        .await
+        .unwrap();
+    let mut registry = Registry::new();
+    remote.add_to(&mut registry).unwrap();
+    assert!(registry.contains("stall"));
+    server.abort();
+}
