@@ -7,11 +7,12 @@
 
 mod support;
 
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::Stdio;
 
 use serde_json::{Value, json};
-use support::{Reply, Running, Server, chunk, eugene, run, sse, text_answer, tool_answer};
+use support::{
+    Reply, Running, Server, Terminal, chunk, eugene, run, sse, text_answer, tool_answer,
+};
 
 /// A workspace with a Cargo.toml in it.
 fn project() -> tempfile::TempDir {
@@ -381,51 +382,10 @@ fn piped_output_has_no_colour_codes() {
 
 /// Runs `cmd` with stdout and stderr on a new pseudo-terminal; returns the exit status and what
 /// the terminal showed.
-fn on_a_terminal(mut cmd: std::process::Command) -> (Option<i32>, String) {
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two new descriptors into the integers given; the rest may be null.
-    let opened = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just opened and are owned here alone.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    cmd.stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave));
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd); // the parent's copies of the terminal's slave side: reads end when eugene exits
-    let reader = std::thread::spawn(move || {
-        use std::io::Read;
-        let mut master = std::fs::File::from(master);
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        // EIO once every slave descriptor is closed: the end.
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&seen).into_owned()
-    });
-    let deadline = std::time::Instant::now() + support::HANG_GUARD;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("eugene did not exit on the terminal");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    (status.code(), reader.join().unwrap())
+fn on_a_terminal(cmd: std::process::Command) -> (Option<i32>, String) {
+    let terminal = Terminal::start(cmd, false);
+    let (status, screen) = terminal.finish();
+    (status.code(), screen)
 }
 
 #[test]
@@ -449,6 +409,51 @@ fn a_terminal_gets_colours_unless_no_color_is_set() {
         "{screen:?}"
     );
     assert!(!screen.contains("\x1b["), "NO_COLOR: {screen:?}");
+}
+
+#[test]
+fn on_a_terminal_a_write_is_asked_about_and_ctrl_c_cancels_the_question() {
+    let workspace = project();
+    let write = || {
+        tool_answer(
+            "w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "edition 2024"}),
+        )
+    };
+    // Allowed with "y": the file is written.
+    let server = Server::start([write(), text_answer("Written.")]);
+    let mut cmd = eugene();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("Write notes.txt");
+    let mut terminal = Terminal::start(cmd, true);
+    terminal.wait_for("Allow write_file(path=notes.txt, content=edition 2024)? [y/N/a(lways)]");
+    terminal.type_line("y");
+    let (status, screen) = terminal.finish();
+    assert_eq!(status.code(), Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(),
+        "edition 2024"
+    );
+
+    // Ctrl-C at the same question cancels the run; nothing is written.
+    std::fs::remove_file(workspace.path().join("notes.txt")).unwrap();
+    let server = Server::start([write(), text_answer("never asked for")]);
+    let mut cmd = eugene();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("Write notes.txt");
+    let terminal = Terminal::start(cmd, true);
+    terminal.wait_for("[y/N/a(lways)]");
+    terminal.ctrl_c();
+    let (status, screen) = terminal.finish();
+    assert_eq!(status.code(), Some(130), "{screen}");
+    assert!(screen.contains("[cancelled"), "{screen}");
+    assert!(!workspace.path().join("notes.txt").exists());
+    assert_eq!(server.received().len(), 1);
 }
 
 // ---------------------------------------------------------------- finish lines and exit statuses

@@ -109,7 +109,9 @@ impl SkillHook for AskFirst {
         let cancelled = self.run.lock().unwrap().clone();
         let answer = tokio::select! {
             line = async { self.input.lock().await.next_line().await } => line.unwrap_or_default(),
-            _ = cancelled.cancelled() => String::new(),
+            _ = cancelled.cancelled() => {
+                return Ok(HookOutcome::Deny("the user cancelled the question".into()));
+            }
         };
         match answer.trim().to_lowercase().as_str() {
             "y" | "yes" => Ok(HookOutcome::Proceed),

@@ -252,7 +252,10 @@ impl Session {
             tokio::select! {
                 result = &mut run => break result,
                 _ = self.sigint.recv() => {
-                    self.renderer.end_lines();
+                    // A terminal echoed `^C` where the cursor was: go on below it.
+                    if !self.renderer.end_lines() && std::io::stdin().is_terminal() {
+                        eprintln!();
+                    }
                     if token.is_cancelled() {
                         eprintln!("{}", self.style.dim("(quit)"));
                         return Exit::Cancelled;

@@ -95,10 +95,12 @@ impl Renderer {
     }
 
     /// Ends open lines (an answer streamed without a final newline, thinking) before something
-    /// else is printed.
-    pub fn end_lines(&self) {
+    /// else is printed; says whether there was one.
+    pub fn end_lines(&self) -> bool {
         let mut state = self.state.lock().unwrap();
+        let open = state.thinking || state.stdout_open;
         end_lines(&mut state);
+        open
     }
 
     fn human(&self, event: &AgentEvent, state: &mut State) {

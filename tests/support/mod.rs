@@ -10,6 +10,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
@@ -421,4 +422,104 @@ impl Running {
 /// Runs `cmd` to its end (with the hang guard).
 pub fn run(cmd: &mut Command) -> Finished {
     Running::start(cmd).finish()
+}
+
+/// `eugene` on a new pseudo-terminal: its stdout and stderr (and stdin, when asked) are the
+/// terminal; what it shows is collected as it comes.
+pub struct Terminal {
+    child: Child,
+    /// The terminal's other side: what is written here is typed.
+    master: std::fs::File,
+    screen: Arc<(Mutex<String>, Condvar)>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Terminal {
+    /// Starts `cmd` on a new terminal; `stdin` puts its input there too.
+    pub fn start(mut cmd: Command, stdin: bool) -> Terminal {
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty writes two new descriptors into the integers given; the rest may be
+        // null.
+        let opened = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both descriptors were just opened and are owned here alone.
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        if stdin {
+            cmd.stdin(Stdio::from(slave.try_clone().unwrap()));
+        }
+        cmd.stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        let child = cmd.spawn().expect("eugene starts");
+        drop(cmd); // the parent's copies of the slave side: reading ends when eugene exits
+        let master = std::fs::File::from(master);
+        let (screen, reader) = collect(master.try_clone().unwrap());
+        Terminal {
+            child,
+            master,
+            screen,
+            reader,
+        }
+    }
+
+    /// Waits until the terminal shows `text` (failing after [`HANG_GUARD`]).
+    pub fn wait_for(&self, text: &str) {
+        let (lock, grew) = &*self.screen;
+        let guard = lock.lock().unwrap();
+        let (guard, timeout) = grew
+            .wait_timeout_while(guard, HANG_GUARD, |seen| !seen.contains(text))
+            .unwrap();
+        if timeout.timed_out() {
+            // SAFETY: kill(2) with the pid of our own child, which has not been reaped yet.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGKILL) };
+            panic!("waited for {text:?}; the terminal shows:\n{}", *guard);
+        }
+    }
+
+    /// Types `line` and Enter.
+    pub fn type_line(&mut self, line: &str) {
+        self.master
+            .write_all(format!("{line}\r").as_bytes())
+            .unwrap();
+    }
+
+    /// Sends SIGINT, as Ctrl-C on a terminal does.
+    pub fn ctrl_c(&self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) with the pid of our own child, which has not been reaped yet.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    }
+
+    /// Waits for eugene to exit (killing it and failing after [`HANG_GUARD`]); returns how it
+    /// exited and everything the terminal showed.
+    pub fn finish(mut self) -> (ExitStatus, String) {
+        let deadline = Instant::now() + HANG_GUARD;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "eugene did not exit on the terminal; it shows:\n{}",
+                    self.screen.0.lock().unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader ends with EIO once no process holds the slave side.
+        drop(self.master);
+        self.reader.join().unwrap();
+        let screen = self.screen.0.lock().unwrap().clone();
+        (status, screen)
+    }
 }
