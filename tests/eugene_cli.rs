@@ -136,6 +136,24 @@ fn a_silent_server_ends_the_run_after_timeout_with_the_provider_error_status() {
 }
 
 #[test]
+fn max_time_stops_a_question_that_takes_too_long_as_a_budget() {
+    let server = Server::start([Reply::Silent]);
+    let done = run(eugene().env("OPENAI_BASE_URL", server.base_url()).args([
+        "--max-time",
+        "1",
+        "--timeout",
+        "600",
+        "hello?",
+    ]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: the time limit (1 s) ran out (--max-time raises it) · 1 step · tokens not \
+         reported]"
+    );
+}
+
+#[test]
 fn max_tokens_is_the_token_budget_of_a_question() {
     let server = Server::start([
         sse(&[
@@ -304,6 +322,7 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
         "--max-steps",
         "--max-tokens",
         "--max-answer-tokens",
+        "--max-time",
         "--timeout",
         "--retries",
         "--no-stream",
@@ -505,6 +524,40 @@ fn the_same_error_three_times_is_stuck_in_words_and_exits_6() {
          tokens not reported]"
     );
     assert!(!done.stderr.contains("Stuck {"), "no Debug output");
+}
+
+#[test]
+fn four_denials_in_a_row_end_the_question_with_status_7() {
+    // Without a terminal or --yes, writes are denied; two skills in turn, so no error repeats
+    // three times in a row.
+    let server = Server::start((1..=4).map(|n| {
+        if n % 2 == 1 {
+            tool_answer(
+                &format!("w{n}"),
+                "write_file",
+                json!({"path": "a.txt", "content": "a"}),
+            )
+        } else {
+            tool_answer(
+                &format!("p{n}"),
+                "apply_patch",
+                json!({"patch": "*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch"}),
+            )
+        }
+    }));
+    let workspace = project();
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("change things"));
+    assert_eq!(done.code(), Some(7), "{done:?}");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: 4 calls were denied permission (--yes allows them) · 4 steps · tokens not \
+         reported]"
+    );
+    assert!(!workspace.path().join("a.txt").exists());
 }
 
 #[test]

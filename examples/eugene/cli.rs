@@ -29,9 +29,9 @@ Exit statuses:
   2    usage or configuration error (bad flag, no provider, bad URL, no such workspace)
   3    provider error: the model could not be reached or answered with an error
   4    the model stopped without an answer (empty answer, token limit of an answer, refusal)
-  5    a budget ran out (--max-steps, --max-tokens, or the conversation's length)
+  5    a budget ran out (--max-steps, --max-tokens, --max-time, or the conversation's length)
   6    stuck: the model repeated the same call, or got the same error, 3 times in a row
-  7    too many calls were denied permission
+  7    4 calls in a row were denied permission (answered no, or no terminal to ask on)
   130  cancelled with Ctrl-C
 
 Keys: Ctrl-C cancels the question being answered; at the prompt, Ctrl-C twice or Ctrl-D quits.
@@ -66,6 +66,9 @@ pub struct Args {
     /// The most tokens of one answer.
     #[arg(long, value_name = "N", default_value_t = 4096)]
     pub max_answer_tokens: u32,
+    /// The most seconds one question may take, all model and tool calls together (0: no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub max_time: u64,
     /// Seconds to wait for an answer to begin (with --no-stream: for the whole answer), and the
     /// longest silence within a streamed answer.
     #[arg(long, value_name = "SECS", default_value_t = 60,

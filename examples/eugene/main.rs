@@ -23,10 +23,13 @@ mod provider;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent_std_tools as _; // links the standard skills, so Registry::discover() finds them
 use clap::Parser;
-use eugene::{AgentError, AgentRuntime, CancellationToken, Message, Registry, ToolChoice};
+use eugene::{
+    AgentError, AgentRuntime, CancellationToken, FinishReason, Message, Registry, ToolChoice,
+};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use ask::{AskFirst, CurrentRun, LineReader};
@@ -51,6 +54,9 @@ fn main() {
     // Not returning: the thread that reads stdin may be blocked in a read.
     std::process::exit(exit.code());
 }
+
+/// After this many calls in a row were denied permission, the question ends (exit status 7).
+const DENIALS_IN_A_ROW: usize = 4;
 
 /// Everything one question needs besides the question.
 struct Session {
@@ -109,6 +115,7 @@ async fn run(args: Args) -> Exit {
         .max_tokens_total(args.max_tokens)
         .max_tokens_per_call(args.max_answer_tokens)
         .plan_mode(args.plan)
+        .permission_denial_limit(DENIALS_IN_A_ROW)
         .streaming(!args.no_stream)
         .event_sink(renderer.clone());
     if let Some(thinking) = args.think {
@@ -248,9 +255,22 @@ impl Session {
         let runtime = self.base.clone().cancellation(token.clone());
         let run = runtime.resume(conversation);
         tokio::pin!(run);
+        let limit = self.args.max_time;
+        let deadline = async move {
+            match limit {
+                0 => std::future::pending().await,
+                secs => tokio::time::sleep(Duration::from_secs(secs)).await,
+            }
+        };
+        tokio::pin!(deadline);
+        let mut out_of_time = false;
         let result = loop {
             tokio::select! {
                 result = &mut run => break result,
+                _ = &mut deadline, if !out_of_time => {
+                    out_of_time = true;
+                    token.cancel();
+                }
                 _ = self.sigint.recv() => {
                     // A terminal echoed `^C` where the cursor was: go on below it.
                     if !self.renderer.end_lines() && std::io::stdin().is_terminal() {
@@ -274,12 +294,20 @@ impl Session {
                 let limits = Limits {
                     answer_tokens: self.args.max_answer_tokens,
                 };
-                let words = output::finish_words(&outcome.finish, blank, &limits);
-                let exit = output::finish_exit(&outcome.finish, blank);
+                let mut words = output::finish_words(&outcome.finish, blank, &limits);
+                let mut code = output::finish_code(&outcome.finish, blank);
+                let mut exit = output::finish_exit(&outcome.finish, blank);
+                if out_of_time && outcome.finish == FinishReason::Cancelled {
+                    words = format!(
+                        "stopped: the time limit ({limit} s) ran out (--max-time raises it)"
+                    );
+                    code = "time_budget";
+                    exit = Exit::Budget;
+                }
                 if self.args.json {
                     Summary {
                         words: &words,
-                        code: output::finish_code(&outcome.finish, blank),
+                        code,
                         exit,
                         stats: &stats,
                         answer: outcome.final_text.as_deref().filter(|_| !blank),
