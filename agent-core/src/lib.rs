@@ -88,23 +88,8 @@ pub mod skill;
 ///
 /// # Keys
 ///
-/// Every key is optional.
+#[doc = include_str!("skill_keys.md")]
 ///
-/// | key | meaning | default |
-/// |---|---|---|
-/// | `name = "..."` | the name the model calls; `^[a-zA-Z0-9_-]{1,64}$`, checked at compile time | the function's name |
-/// | `description = "..."` | what the model reads about the skill | the doc comment without its `# Arguments` section |
-/// | `read_only` | the skill only reads (plan modes and permission gates let it through) | off: a skill is assumed to write |
-/// | `destructive` | the skill does something hard to undo; not together with `read_only` | off |
-/// | `concurrency_safe`, `concurrency_safe = false` | whether calls may run at the same time as other safe calls | same as `read_only` |
-/// | `defer` | hidden from the model until `tool_search` loads it | off |
-/// | `aliases = ["a", "b"]` | other names the model may use | none |
-/// | `search_hint = "..."` | extra words `tool_search` matches | none |
-/// | `timeout = "500ms"` / `"30s"` / `"2m"` / `"1h"` | the time limit of one attempt, checked at compile time | none |
-/// | `crate = path` | the path of this crate, for facades that re-export it | found from `Cargo.toml` (`agent-core` or `eugene`) |
-/// | `register = false` | do not submit the skill for [`Registry::discover`] | registered |
-///
-/// Flags also take `= true` / `= false`.
 ///
 /// # Parameters
 ///
