@@ -6,12 +6,27 @@
 //! and binary files are skipped, symbolic links are not followed. Every file searched is opened
 //! through the [`Workspace`] capability. The pattern is only ever a regex, never an option, so a
 //! pattern starting with `-` is just a pattern.
+//!
+//! # Bounds
+//!
+//! Whatever the pattern and the files, the work is bounded ([`SearchConfig`] holds the limits):
+//!
+//! - The compiled regex may take at most [`SearchConfig::regex_size_limit`] bytes (1 MiB); a
+//!   bigger one (`a{100000}`) is refused as a bad `pattern` before any file is read. Its lazy DFA
+//!   may cache at most [`SearchConfig::dfa_size_limit`] bytes (8 MiB) per searching thread.
+//! - A line is searched only if it fits [`SearchConfig::max_line_bytes`] (4 MiB): the search of a
+//!   file stops at its first longer line, and the answer names the files that had one. Memory
+//!   per searching thread stays within that limit whatever the file.
+//! - The search runs on a blocking thread that stops between files and between reads when the
+//!   call's future is dropped (its time limit passed or its run was cancelled) or the context's
+//!   cancellation token fires; a cancelled search answers [`SkillError::Cancelled`].
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agent_core::{SkillContext, SkillError, skill};
+use agent_core::{CancellationToken, SkillContext, SkillError, skill};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
@@ -29,6 +44,119 @@ pub const MAX_LINE_CHARS: usize = 300;
 
 /// The search stops collecting after this many matching lines, or `max_results` if larger.
 const COLLECT_CAP: usize = 10_000;
+
+/// How many files with a too-long line the answer names.
+const NAMED_LONG_LINE_FILES: usize = 5;
+
+/// The limits of `search_files`. Put one in the context with
+/// [`SkillContext::with_extension`]; without one, [`SearchConfig::default`] applies.
+///
+/// ```
+/// use agent_core::SkillContext;
+/// use agent_std_tools::search::SearchConfig;
+///
+/// let ctx = SkillContext::new(".").with_extension(SearchConfig {
+///     max_line_bytes: 64 * 1024,
+///     ..SearchConfig::default()
+/// });
+/// # let _ = ctx;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchConfig {
+    /// The most bytes the compiled regex may take; a bigger pattern is a bad argument.
+    /// Default 1 MiB (room for `\w{20}` or `.{1000}`, not for `a{100000}`).
+    pub regex_size_limit: usize,
+    /// The most bytes the regex's lazy DFA caches, per searching thread. Default 8 MiB.
+    pub dfa_size_limit: usize,
+    /// The longest line searched, in bytes; a file is searched only up to its first longer line.
+    /// Default 4 MiB.
+    pub max_line_bytes: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            regex_size_limit: 1024 * 1024,
+            dfa_size_limit: 8 * 1024 * 1024,
+            max_line_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+/// Tells work on a blocking thread to stop: set when the future waiting for it is dropped (the
+/// call's time limit passed, or its run was cancelled and the registry dropped the call) and when
+/// the context's cancellation token fires. Shared by the skills that work on blocking threads.
+#[derive(Clone)]
+pub(crate) struct Stop {
+    dropped: Arc<AtomicBool>,
+    token: CancellationToken,
+}
+
+impl Stop {
+    /// A flag no one sets: for callers without a context.
+    pub(crate) fn never() -> Stop {
+        Stop {
+            dropped: Arc::default(),
+            token: CancellationToken::new(),
+        }
+    }
+
+    /// Whether the work should stop. Cheap enough to ask between reads, not per byte: the token
+    /// takes a lock.
+    pub(crate) fn is_set(&self) -> bool {
+        self.dropped.load(Ordering::Relaxed) || self.token.is_cancelled()
+    }
+
+    /// Only the flag set by dropping the future: an atomic load, for hot loops.
+    pub(crate) fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `work` on a blocking thread with a [`Stop`] that is set when this future is dropped or
+/// `ctx` is cancelled; the work should check it and return early.
+pub(crate) async fn blocking_until_stopped<T: Send + 'static>(
+    ctx: &SkillContext,
+    work: impl FnOnce(&Stop) -> Result<T, SkillError> + Send + 'static,
+) -> Result<T, SkillError> {
+    let stop = Stop {
+        dropped: Arc::default(),
+        token: ctx.cancellation().clone(),
+    };
+    let _set_on_drop = SetOnDrop(stop.dropped.clone());
+    tokio::task::spawn_blocking(move || work(&stop))
+        .await
+        .map_err(SkillError::from_error)?
+}
+
+/// A reader that fails once `stop` is set, so that the work reading from it ends at its next
+/// read.
+pub(crate) struct StopReader<'a, R> {
+    /// What is read.
+    pub(crate) inner: R,
+    /// When to stop.
+    pub(crate) stop: &'a Stop,
+}
+
+impl<R: Read> Read for StopReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.is_set() {
+            return Err(std::io::Error::other(
+                "stopped: the call was cancelled or timed out",
+            ));
+        }
+        self.inner.read(buf)
+    }
+}
 
 /// Search file contents in the workspace for a regular expression (Rust regex syntax, like
 /// ripgrep). Returns matching lines as `path:line:text`, sorted by path and line. Respects
@@ -51,17 +179,45 @@ pub async fn search_files(
     if max_results == 0 {
         return Err(SkillError::bad_args("max_results", "must be at least 1"));
     }
-    let matcher = RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
-        .build(&pattern)
-        .map_err(|e| SkillError::bad_args("pattern", format!("not a valid regex: {e}")))?;
+    let config = ctx.extension::<SearchConfig>().cloned().unwrap_or_default();
     let ws = Workspace::from_context(ctx)?;
     let path = path.unwrap_or_else(|| ".".to_owned());
-    tokio::task::spawn_blocking(move || {
-        search(&ws, &matcher, &pattern, &path, glob.as_deref(), max_results)
+    blocking_until_stopped(ctx, move |stop| {
+        // Compiled here too: even a bounded compile is work for a blocking thread.
+        let matcher = compile(&pattern, &config)?;
+        let search = Search {
+            ws: &ws,
+            matcher: &matcher,
+            config: &config,
+            stop,
+        };
+        search.run(&pattern, &path, glob.as_deref(), max_results)
     })
     .await
-    .map_err(SkillError::from_error)?
+}
+
+/// The regex, within the configured sizes; a pattern too big for them is a bad argument that
+/// says so.
+fn compile(pattern: &str, config: &SearchConfig) -> Result<RegexMatcher, SkillError> {
+    RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .size_limit(config.regex_size_limit)
+        .dfa_size_limit(config.dfa_size_limit)
+        .build(pattern)
+        .map_err(|e| {
+            let message = e.to_string();
+            if message.contains("size limit") {
+                SkillError::bad_args(
+                    "pattern",
+                    format!(
+                        "the regex is too big: compiled, it would take more than {} bytes. Use a smaller repetition count or a simpler pattern",
+                        config.regex_size_limit
+                    ),
+                )
+            } else {
+                SkillError::bad_args("pattern", format!("not a valid regex: {message}"))
+            }
+        })
 }
 
 struct Hit {
@@ -78,32 +234,46 @@ struct Found {
     files: AtomicUsize,
     stopped: AtomicBool,
     unreadable: AtomicUsize,
+    /// Files whose search ended at a line longer than the limit (the first few, by path).
+    long_lines: Mutex<Vec<Arc<str>>>,
+    long_line_files: AtomicUsize,
 }
 
-fn searcher() -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\x00'))
-        .build()
+/// One search: what it looks for, where, within which limits, until when.
+struct Search<'a> {
+    ws: &'a Workspace,
+    matcher: &'a RegexMatcher,
+    config: &'a SearchConfig,
+    stop: &'a Stop,
 }
 
-fn search(
-    ws: &Workspace,
-    matcher: &RegexMatcher,
-    pattern: &str,
-    path: &str,
-    glob: Option<&str>,
-    max_results: usize,
-) -> Result<String, SkillError> {
-    let (target, target_rel, meta) = ws.walk_root(path)?;
-    let found = Found::default();
-    let cap = max_results.max(COLLECT_CAP);
+impl Search<'_> {
+    fn searcher(&self) -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            // A line longer than this ends the file's search with an error, instead of growing
+            // the buffer to hold it.
+            .heap_limit(Some(self.config.max_line_bytes))
+            .build()
+    }
 
-    if meta.is_file() {
-        search_one(ws, matcher, &mut searcher(), &target_rel, &found, cap);
-    } else {
-        let overrides =
-            match glob {
+    fn run(
+        &self,
+        pattern: &str,
+        path: &str,
+        glob: Option<&str>,
+        max_results: usize,
+    ) -> Result<String, SkillError> {
+        let ws = self.ws;
+        let (target, target_rel, meta) = ws.walk_root(path)?;
+        let found = Found::default();
+        let cap = max_results.max(COLLECT_CAP);
+
+        if meta.is_file() {
+            self.search_one(&mut self.searcher(), &target_rel, &found, cap);
+        } else {
+            let overrides = match glob {
                 Some(glob) => {
                     let mut overrides = OverrideBuilder::new(&target);
                     overrides.add(glob).map_err(|e| {
@@ -115,50 +285,122 @@ fn search(
                 }
                 None => None,
             };
-        let builder = walker(ws, &target, overrides)?;
-        let root = ws.root();
-        builder.build_parallel().run(|| {
-            let mut searcher = searcher();
-            let found = &found;
-            Box::new(move |entry| {
-                if found.stopped.load(Ordering::Relaxed) {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    found.unreadable.fetch_add(1, Ordering::Relaxed);
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                let Ok(rel) = entry.path().strip_prefix(root) else {
-                    return WalkState::Continue;
-                };
-                search_one(ws, matcher, &mut searcher, rel, found, cap);
-                if found.stopped.load(Ordering::Relaxed) {
-                    WalkState::Quit
-                } else {
-                    WalkState::Continue
-                }
-            })
-        });
+            let builder = walker(ws, &target, overrides)?;
+            let root = ws.root();
+            builder.build_parallel().run(|| {
+                let mut searcher = self.searcher();
+                let found = &found;
+                Box::new(move |entry| {
+                    if found.stopped.load(Ordering::Relaxed) || self.stop.is_set() {
+                        return WalkState::Quit;
+                    }
+                    let Ok(entry) = entry else {
+                        found.unreadable.fetch_add(1, Ordering::Relaxed);
+                        return WalkState::Continue;
+                    };
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        return WalkState::Continue;
+                    }
+                    let Ok(rel) = entry.path().strip_prefix(root) else {
+                        return WalkState::Continue;
+                    };
+                    self.search_one(&mut searcher, rel, found, cap);
+                    if found.stopped.load(Ordering::Relaxed) {
+                        WalkState::Quit
+                    } else {
+                        WalkState::Continue
+                    }
+                })
+            });
+        }
+        if self.stop.is_set() {
+            return Err(SkillError::Cancelled);
+        }
+        let long_lines = long_line_note(&found, self.config.max_line_bytes);
+        Ok(report(ws, found, pattern, &target, &target_rel, glob, max_results) + &long_lines)
     }
 
+    /// Searches one file, `rel` to the workspace root, opened through the sandbox.
+    fn search_one(&self, searcher: &mut Searcher, rel: &Path, found: &Found, cap: usize) {
+        let Ok(file) = self.ws.dir().open(rel) else {
+            found.unreadable.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let file = StopReader {
+            inner: file.into_std(),
+            stop: self.stop,
+        };
+        let shown: Arc<str> = Arc::from(path_text(rel));
+        let mut local: Vec<Hit> = Vec::new();
+        let result = searcher.search_reader(
+            self.matcher,
+            file,
+            Lossy(|line, text| {
+                let text = text.trim_end_matches(['\n', '\r']);
+                local.push(Hit {
+                    path: shown.clone(),
+                    line,
+                    text: cut_line(text),
+                });
+                // One more than the cap is enough to know the cap was passed.
+                Ok(local.len() <= cap && !self.stop.is_dropped())
+            }),
+        );
+        if let Err(e) = result {
+            if self.stop.is_set() {
+                return;
+            }
+            if e.to_string().contains("allocation limit") {
+                // A line longer than the limit: what came before it counts, the rest is skipped.
+                found.long_line_files.fetch_add(1, Ordering::Relaxed);
+                lock(&found.long_lines).push(shown.clone());
+            } else {
+                found.unreadable.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        if local.is_empty() {
+            return;
+        }
+        found.files.fetch_add(1, Ordering::Relaxed);
+        let before = found.total.fetch_add(local.len(), Ordering::Relaxed);
+        if before + local.len() > cap {
+            found.stopped.store(true, Ordering::Relaxed);
+            local.truncate(cap.saturating_sub(before));
+        }
+        if !local.is_empty() {
+            lock(&found.hits).extend(local);
+        }
+    }
+}
+
+/// A lock on what the walk collects; whatever a panicking thread left in it is still valid.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The answer: the hits sorted, and notices for what was cut or skipped.
+fn report(
+    ws: &Workspace,
+    found: Found,
+    pattern: &str,
+    target: &Path,
+    target_rel: &Path,
+    glob: Option<&str>,
+    max_results: usize,
+) -> String {
     let mut hits = found.hits.into_inner().unwrap_or_else(|p| p.into_inner());
     let total = found.total.load(Ordering::Relaxed);
     let files = found.files.load(Ordering::Relaxed);
     let where_ = if target_rel.as_os_str().is_empty() {
         "the workspace".to_owned()
     } else {
-        format!("`{}`", display_rel(ws, &target))
+        format!("`{}`", display_rel(ws, target))
     };
     if hits.is_empty() {
         let glob_note = glob
             .map(|g| format!(" (files matching `{g}`)"))
             .unwrap_or_default();
-        return Ok(format!(
-            "No matches for `{pattern}` in {where_}{glob_note}."
-        ));
+        return format!("No matches for `{pattern}` in {where_}{glob_note}.");
     }
     hits.sort_unstable_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
     let mut out = String::new();
@@ -183,58 +425,34 @@ fn search(
             "\n\n[{unreadable} files or directories could not be read]"
         ));
     }
-    Ok(out)
+    out
 }
 
-/// Searches one file, `rel` to the workspace root, opened through the sandbox.
-fn search_one(
-    ws: &Workspace,
-    matcher: &RegexMatcher,
-    searcher: &mut Searcher,
-    rel: &Path,
-    found: &Found,
-    cap: usize,
-) {
-    let Ok(file) = ws.dir().open(rel) else {
-        found.unreadable.fetch_add(1, Ordering::Relaxed);
-        return;
+/// The notice naming the files whose search ended at a too-long line; empty when none did.
+fn long_line_note(found: &Found, limit: usize) -> String {
+    let count = found.long_line_files.load(Ordering::Relaxed);
+    if count == 0 {
+        return String::new();
+    }
+    let mut names = lock(&found.long_lines).clone();
+    names.sort_unstable();
+    let mut list = names
+        .iter()
+        .take(NAMED_LONG_LINE_FILES)
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if count > NAMED_LONG_LINE_FILES {
+        list.push_str(&format!(" and {} more", count - NAMED_LONG_LINE_FILES));
+    }
+    let (files, has) = if count == 1 {
+        ("file has", "was")
+    } else {
+        ("files have", "were")
     };
-    let file = file.into_std();
-    let shown: Arc<str> = Arc::from(path_text(rel));
-    let mut local: Vec<Hit> = Vec::new();
-    let result = searcher.search_file(
-        matcher,
-        &file,
-        Lossy(|line, text| {
-            let text = text.trim_end_matches(['\n', '\r']);
-            local.push(Hit {
-                path: shown.clone(),
-                line,
-                text: cut_line(text),
-            });
-            // One more than the cap is enough to know the cap was passed.
-            Ok(local.len() <= cap)
-        }),
-    );
-    if result.is_err() {
-        found.unreadable.fetch_add(1, Ordering::Relaxed);
-    }
-    if local.is_empty() {
-        return;
-    }
-    found.files.fetch_add(1, Ordering::Relaxed);
-    let before = found.total.fetch_add(local.len(), Ordering::Relaxed);
-    if before + local.len() > cap {
-        found.stopped.store(true, Ordering::Relaxed);
-        local.truncate(cap.saturating_sub(before));
-    }
-    if !local.is_empty() {
-        found
-            .hits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(local);
-    }
+    format!(
+        "\n\n[{count} {files} a line longer than {limit} bytes and {has} searched only up to it: {list}]"
+    )
 }
 
 fn path_text(rel: &Path) -> String {
