@@ -1,23 +1,32 @@
-//! The typed model of a `#[skill]` function: its parameters, its doc comment split into the
-//! description and the `# Arguments` entries, and its return type. Built from syn's tree without
-//! judging it; `validate` judges.
+//! The typed model of a `#[skill]` function: its attribute, its parameters, its doc comment split
+//! into the description and the `# Arguments` entries, and its return type. Built from syn's tree
+//! without judging it (only what cannot be read at all is reported); `validate` judges.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, LitStr, Meta, Pat, ReturnType, Type,
 };
 
+use crate::attr::SkillAttr;
+use crate::ctxt::Ctxt;
+use crate::names::unraw;
+
 /// One line of the doc comment, with the span of the `///` it came from.
 pub struct DocLine {
+    /// The line, one leading space removed.
     pub text: String,
+    /// The doc attribute it came from.
     pub span: Span,
 }
 
 /// An entry of the `# Arguments` section: `* \`name\` - text`.
 pub struct ArgDoc {
+    /// The parameter it describes.
     pub name: String,
+    /// The description, continuation lines included.
     pub text: String,
+    /// The entry's first line, for errors.
     pub span: Span,
 }
 
@@ -26,6 +35,7 @@ pub struct ArgDoc {
 pub struct ArgOptions {
     /// `#[arg(default)]` (`Some(None)`) or `#[arg(default = expr)]` (`Some(Some(expr))`).
     pub default: Option<Option<Expr>>,
+    /// `#[arg(rename = "...")]`: the field's name in the schema.
     pub rename: Option<LitStr>,
 }
 
@@ -39,31 +49,41 @@ pub enum ParamKind {
 
 /// One parameter of the function.
 pub struct Param<'a> {
+    /// Context or input.
     pub kind: ParamKind,
     /// The name, when the pattern is a plain identifier.
     pub ident: Option<Ident>,
+    /// The pattern as written.
     pub pat: &'a Pat,
+    /// The type as written.
     pub ty: &'a Type,
+    /// Its `#[arg(...)]` options.
     pub options: ArgOptions,
 }
 
 /// The function under `#[skill]`, as the rest of the macro sees it.
 pub struct SkillFn<'a> {
+    /// The `#[skill(...)]` arguments.
+    pub attr: SkillAttr,
+    /// The function as written.
     pub item: &'a ItemFn,
+    /// Its parameters, in order.
     pub params: Vec<Param<'a>>,
     /// Receivers (`self`), which a skill cannot have.
     pub receivers: Vec<Span>,
+    /// The doc comment without its `# Arguments` section.
     pub description: String,
+    /// The `# Arguments` entries.
     pub args_doc: Vec<ArgDoc>,
     /// The `T` of `Result<T, E>` (or `Result<T>`), when the return type has that shape.
     pub output: Option<&'a Type>,
-    /// Errors met while building the model (malformed `#[arg]`).
-    pub errors: Vec<syn::Error>,
 }
 
 impl<'a> SkillFn<'a> {
-    pub fn from_item(item: &'a ItemFn) -> SkillFn<'a> {
-        let mut errors = Vec::new();
+    /// Reads the attribute's tokens and the function into the model, reporting to `cx` what
+    /// cannot be read (a malformed key or `#[arg]`).
+    pub fn from_syn(cx: &Ctxt, attr: TokenStream, item: &'a ItemFn) -> SkillFn<'a> {
+        let attr = SkillAttr::parse(cx, attr);
         let mut params = Vec::new();
         let mut receivers = Vec::new();
         for input in &item.sig.inputs {
@@ -81,7 +101,7 @@ impl<'a> SkillFn<'a> {
                         }
                         _ => None,
                     };
-                    let options = parse_arg_options(&typed.attrs, &mut errors);
+                    let options = parse_arg_options(cx, &typed.attrs);
                     params.push(Param {
                         kind,
                         ident,
@@ -95,14 +115,22 @@ impl<'a> SkillFn<'a> {
         let docs = doc_lines(&item.attrs);
         let (description, args_doc) = split_docs(&docs);
         SkillFn {
+            attr,
             item,
             params,
             receivers,
             description,
             args_doc,
             output: result_ok_type(&item.sig.output),
-            errors,
         }
+    }
+
+    /// The skill's name: `name = "..."` or the function's name.
+    pub fn name(&self) -> String {
+        self.attr
+            .name
+            .as_ref()
+            .map_or_else(|| unraw(&self.item.sig.ident), LitStr::value)
     }
 
     /// The parameters that become fields of the input struct.
@@ -149,7 +177,8 @@ fn result_ok_type(output: &ReturnType) -> Option<&Type> {
     }
 }
 
-fn parse_arg_options(attrs: &[Attribute], errors: &mut Vec<syn::Error>) -> ArgOptions {
+/// The options of every `#[arg(...)]` on a parameter.
+fn parse_arg_options(cx: &Ctxt, attrs: &[Attribute]) -> ArgOptions {
     let mut options = ArgOptions::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -166,7 +195,7 @@ fn parse_arg_options(attrs: &[Attribute], errors: &mut Vec<syn::Error>) -> ArgOp
             }
         });
         if let Err(error) = result {
-            errors.push(error);
+            cx.syn_error(error);
         }
     }
     options

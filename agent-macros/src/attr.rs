@@ -1,12 +1,18 @@
 //! Parsing the arguments of `#[skill(...)]` into a [`SkillAttr`].
 //!
-//! Parsing is forgiving: a mistake in one key is recorded and parsing goes on, so one build reports
-//! every mistake in the attribute at once.
+//! Parsing is forgiving: a mistake in one key is reported to the [`Ctxt`] and parsing goes on, so
+//! one build reports every mistake in the attribute at once. Values are parsed once, here, into
+//! what the expansion needs (`timeout` into a [`Duration`]).
+
+use std::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Path};
+
+use crate::ctxt::Ctxt;
+use crate::names::closest;
 
 /// Every key the attribute accepts, for "did you mean" suggestions.
 pub const KEYS: &[&str] = &[
@@ -26,32 +32,53 @@ pub const KEYS: &[&str] = &[
 /// A boolean key, with where it was written.
 #[derive(Clone, Copy)]
 pub struct Flag {
+    /// `key` and `key = true` are true, `key = false` is false.
     pub value: bool,
+    /// The key's name, for errors.
     pub span: Span,
+}
+
+/// `timeout = "30s"`, parsed once.
+pub struct Timeout {
+    /// The string as written, for errors.
+    pub lit: LitStr,
+    /// The time limit, or the sentence that says why the string is not one. `validate` reports
+    /// the sentence among its rules, so a build lists mistakes in the order it always has.
+    pub duration: Result<Duration, String>,
 }
 
 /// The parsed `#[skill(...)]` arguments. Every key is optional.
 #[derive(Default)]
 pub struct SkillAttr {
+    /// `name = "..."`: the skill's name, if not the function's.
     pub name: Option<LitStr>,
+    /// `description = "..."`: the description, if not the doc comment.
     pub description: Option<LitStr>,
+    /// `read_only`: the skill changes nothing.
     pub read_only: Option<Flag>,
+    /// `destructive`: the skill may destroy data.
     pub destructive: Option<Flag>,
+    /// `concurrency_safe`: the skill may run beside others (default: `read_only`).
     pub concurrency_safe: Option<Flag>,
+    /// `defer`: the skill is left out of the definitions until a session loads it.
     pub defer: Option<Flag>,
+    /// `register = false`: no `inventory` registration.
     pub register: Option<Flag>,
+    /// `aliases = [...]`: other names the skill answers to.
     pub aliases: Vec<LitStr>,
+    /// `search_hint = "..."`: words `tool_search` matches.
     pub search_hint: Option<LitStr>,
-    pub timeout: Option<LitStr>,
+    /// `timeout = "..."`: the skill's time limit.
+    pub timeout: Option<Timeout>,
+    /// `crate = path`: where the runtime crate is, if not found by name.
     pub krate: Option<Path>,
 }
 
 impl SkillAttr {
-    /// Parses the attribute's tokens. Syntax errors that stop parsing and mistakes in single keys
-    /// are all returned together.
-    pub fn parse(tokens: TokenStream) -> (SkillAttr, Vec<syn::Error>) {
+    /// Parses the attribute's tokens, reporting syntax errors that stop parsing and mistakes in
+    /// single keys to `cx`.
+    pub fn parse(cx: &Ctxt, tokens: TokenStream) -> SkillAttr {
         let mut attr = SkillAttr::default();
-        let mut errors = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         let parser = syn::meta::parser(|meta| {
             let key = meta
@@ -68,10 +95,7 @@ impl SkillAttr {
                 });
             let key_span = meta.path.span();
             if seen.contains(&key) && KEYS.contains(&key.as_str()) {
-                errors.push(syn::Error::new(
-                    key_span,
-                    format!("duplicate key `{key}`: give it once"),
-                ));
+                cx.error_at(key_span, format!("duplicate key `{key}`: give it once"));
                 skip_value(meta.input)?;
                 return Ok(());
             }
@@ -80,13 +104,13 @@ impl SkillAttr {
                 "name" => string(&meta).map(|v| attr.name = Some(v)),
                 "description" => string(&meta).map(|v| attr.description = Some(v)),
                 "search_hint" => string(&meta).map(|v| attr.search_hint = Some(v)),
-                "timeout" => string(&meta).map(|v| attr.timeout = Some(v)),
+                "timeout" => string(&meta).map(|v| attr.timeout = Some(timeout(v))),
                 "read_only" => flag(&meta).map(|v| attr.read_only = Some(v)),
                 "destructive" => flag(&meta).map(|v| attr.destructive = Some(v)),
                 "concurrency_safe" => flag(&meta).map(|v| attr.concurrency_safe = Some(v)),
                 "defer" => flag(&meta).map(|v| attr.defer = Some(v)),
                 "register" => flag(&meta).map(|v| attr.register = Some(v)),
-                "aliases" => aliases(&meta).map(|v| attr.aliases = v),
+                "aliases" => aliases(cx, &meta).map(|v| attr.aliases = v),
                 "crate" => meta
                     .value()
                     .and_then(|v| v.parse::<Path>())
@@ -103,15 +127,15 @@ impl SkillAttr {
                 }
             };
             if let Err(error) = result {
-                errors.push(error);
+                cx.syn_error(error);
                 skip_value(meta.input)?;
             }
             Ok(())
         });
         if let Err(error) = parser.parse2(tokens) {
-            errors.push(error);
+            cx.syn_error(error);
         }
-        (attr, errors)
+        attr
     }
 }
 
@@ -128,6 +152,7 @@ fn skip_value(input: ParseStream) -> syn::Result<()> {
     Ok(())
 }
 
+/// The value of `key = "..."`.
 fn string(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitStr> {
     let key = meta
         .path
@@ -149,6 +174,7 @@ fn string(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitStr> {
     }
 }
 
+/// The value of `key` (true) or `key = bool`.
 fn flag(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Flag> {
     let span = meta.path.span();
     if meta.input.peek(syn::Token![=]) {
@@ -173,7 +199,9 @@ fn flag(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Flag> {
     }
 }
 
-fn aliases(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+/// The value of `aliases = ["...", ...]`. Each element that is not a string is reported; then no
+/// alias is kept, so the rules on aliases judge only a list written right.
+fn aliases(cx: &Ctxt, meta: &syn::meta::ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
     const USAGE: &str = "`aliases` takes a list of strings: `aliases = [\"grep\", \"rg\"]`";
     if !meta.input.peek(syn::Token![=]) {
         return Err(meta.error(USAGE));
@@ -182,49 +210,52 @@ fn aliases(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
     let Expr::Array(ExprArray { elems, .. }) = expr else {
         return Err(syn::Error::new_spanned(expr, USAGE));
     };
-    let mut out = Vec::new();
-    let mut errors: Option<syn::Error> = None;
+    let mut strings = Vec::new();
+    let mut all_strings = true;
     for elem in elems {
         match elem {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
-            }) => out.push(s),
+            }) => strings.push(s),
             other => {
-                let error = syn::Error::new_spanned(other, USAGE);
-                match &mut errors {
-                    Some(all) => all.combine(error),
-                    None => errors = Some(error),
-                }
+                cx.error_spanned_by(other, USAGE);
+                all_strings = false;
             }
         }
     }
-    match errors {
-        Some(error) => Err(error),
-        None => Ok(out),
+    if !all_strings {
+        strings.clear();
     }
+    Ok(strings)
 }
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
-pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (edit_distance(word, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+/// `timeout = "..."`, parsed into its [`Duration`] (or why it is not one).
+fn timeout(lit: LitStr) -> Timeout {
+    let duration = parse_duration(&lit.value());
+    Timeout { lit, duration }
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
+/// `"500ms"`, `"30s"`, `"2m"`, `"1h"`: a positive whole number and a unit.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let usage = format!(
+        "invalid timeout `{text}`: write a positive whole number and a unit, e.g. \"500ms\", \"30s\", \"2m\" or \"1h\""
+    );
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| usage.clone())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().map_err(|_| usage.clone())?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(number),
+        "s" => Duration::from_secs(number),
+        "m" => Duration::from_secs(number.saturating_mul(60)),
+        "h" => Duration::from_secs(number.saturating_mul(3600)),
+        _ => return Err(usage),
+    };
+    if duration.is_zero() {
+        return Err(format!(
+            "invalid timeout `{text}`: a timeout of zero would fail every call"
+        ));
     }
-    row[b.len()]
+    Ok(duration)
 }

@@ -1,68 +1,104 @@
-//! Emitting the code of a valid skill: the original function, a unit struct implementing
-//! `Skill`, the hidden input struct, the checks that turn trait-bound errors into one sentence at
-//! the user's tokens, and the `inventory` registration. Every generated path goes through the
-//! runtime crate's `__private` re-exports, so the user's crate needs no serde, schemars,
-//! async-trait or inventory dependency of its own.
+//! Emitting the code of a skill that passed validation, in named parts: the original function,
+//! the unit struct, the hidden input struct (with the checks that turn trait-bound errors into
+//! one sentence at the user's tokens), the `Skill` impl and the `inventory` registration. Nothing
+//! here judges: the model is valid. Every generated path starts at the runtime crate and goes
+//! through its `__private` re-exports, so the user's crate needs no serde, schemars, async-trait or
+//! inventory dependency of its own.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Type};
 
 use crate::ast::{ParamKind, SkillFn};
-use crate::attr::SkillAttr;
-use crate::validate::{parse_timeout, skill_name, unraw};
+use crate::attr::{SkillAttr, Timeout};
+use crate::names::{unraw, upper_camel};
 
-/// The whole expansion of a skill that passed validation.
-pub fn expand(attr: &SkillAttr, skill: &SkillFn) -> TokenStream {
-    let krate = crate_path(attr);
-    let item = strip_arg_attrs(skill.item);
+/// The names every part of the expansion refers to.
+struct Idents {
+    /// The runtime crate: `::agent_core`, `::eugene` or the `crate = path` given.
+    krate: TokenStream,
+    /// The unit struct implementing `Skill`: the function's name in UpperCamelCase.
+    unit: Ident,
+    /// The hidden input struct: `{unit}Input`.
+    input: Ident,
+    /// The skill's name, as the model sees it.
+    name: String,
+}
+
+/// The whole expansion of a valid skill.
+pub fn expand(skill: &SkillFn) -> TokenStream {
     let fn_ident = &skill.item.sig.ident;
-    let vis = &skill.item.vis;
-    let struct_ident = Ident::new(&upper_camel(&unraw(fn_ident)), fn_ident.span());
-    let input_ident = format_ident!("{}Input", struct_ident);
-    let name = skill_name(attr, skill);
-    let description = attr
-        .description
-        .as_ref()
-        .map_or_else(|| skill.description.clone(), LitStr::value);
-    let first_line = description.lines().next().unwrap_or_default();
-    let struct_doc = format!(
-        "The skill `{name}`, made by `#[skill]` from [`{}`]: {first_line}",
-        unraw(fn_ident)
-    );
-
-    let flag = |f: Option<crate::attr::Flag>| f.is_some_and(|f| f.value);
-    let read_only = flag(attr.read_only);
-    let destructive = flag(attr.destructive);
-    let concurrency_safe = attr.concurrency_safe.map_or(read_only, |f| f.value);
-    let defer = flag(attr.defer);
-    let aliases = &attr.aliases;
-    let search_hint = match &attr.search_hint {
-        Some(hint) => quote!(::core::option::Option::Some(#hint)),
-        None => quote!(::core::option::Option::None),
+    let unit = Ident::new(&upper_camel(&unraw(fn_ident)), fn_ident.span());
+    let idents = Idents {
+        krate: crate_path(&skill.attr),
+        input: format_ident!("{}Input", unit),
+        unit,
+        name: skill.name(),
     };
-    let timeout = match attr
-        .timeout
-        .as_ref()
-        .and_then(|t| parse_timeout(&t.value()).ok())
-    {
-        Some(duration) => {
-            let millis = duration.as_millis() as u64;
-            quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
+    let function = strip_arg_attrs(skill.item);
+    let unit_struct = unit_struct(skill, &idents);
+    let input_struct = input_struct(skill, &idents);
+    let skill_impl = skill_impl(skill, &idents);
+    let registration = registration(skill, &idents);
+    quote! {
+        #function
+
+        #unit_struct
+
+        const _: () = {
+            #input_struct
+
+            #skill_impl
+
+            #registration
+        };
+    }
+}
+
+/// What is emitted for a skill with mistakes: the errors, then `item` (so its other uses do not
+/// fail with "not found" on top).
+pub fn errors_and(error: syn::Error, item: impl ToTokens) -> TokenStream {
+    let mut tokens = error.into_compile_error();
+    item.to_tokens(&mut tokens);
+    tokens
+}
+
+/// The function as the user wrote it, minus the `#[arg]` attributes only this macro understands.
+pub fn strip_arg_attrs(item: &ItemFn) -> ItemFn {
+    let mut item = item.clone();
+    for input in &mut item.sig.inputs {
+        if let FnArg::Typed(typed) = input {
+            typed.attrs.retain(|a| !a.path().is_ident("arg"));
         }
-        None => quote!(::core::option::Option::None),
-    };
+    }
+    item
+}
 
-    let serde_path = LitStr::new(
-        &format!("{}::__private::serde", path_string(&krate)),
-        Span::call_site(),
+/// The public unit struct the skill is used through (`registry.add(SearchFiles)`).
+fn unit_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let Idents { unit, name, .. } = idents;
+    let vis = &skill.item.vis;
+    let description = description(skill);
+    let first_line = description.lines().next().unwrap_or_default();
+    let doc = format!(
+        "The skill `{name}`, made by `#[skill]` from [`{}`]: {first_line}",
+        unraw(&skill.item.sig.ident)
     );
-    let schemars_path = LitStr::new(
-        &format!("{}::__private::schemars", path_string(&krate)),
-        Span::call_site(),
-    );
+    quote! {
+        #[doc = #doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #unit;
+    }
+}
 
+/// The hidden input struct, one documented field per input parameter, deriving `Deserialize` and
+/// `JsonSchema`; the helpers its `#[arg(default = expr)]` fields name; and a function that fails to
+/// compile, at a parameter's type, unless the type can be a skill parameter.
+fn input_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let Idents { krate, input, .. } = idents;
+    let serde_path = private_path(krate, "serde");
+    let schemars_path = private_path(krate, "schemars");
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     let mut param_checks = Vec::new();
@@ -97,6 +133,80 @@ pub fn expand(attr: &SkillAttr, skill: &SkillFn) -> TokenStream {
             #krate::__private::assert_skill_param::<#ty>();
         });
     }
+    quote! {
+        #[doc(hidden)]
+        #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+        #[serde(crate = #serde_path, deny_unknown_fields)]
+        #[schemars(crate = #schemars_path)]
+        pub struct #input {
+            #(#fields)*
+        }
+
+        #(#defaults)*
+
+        #[allow(dead_code)]
+        fn __check_parameters() {
+            #(#param_checks)*
+        }
+    }
+}
+
+/// `impl Skill for {unit}`: the attribute's settings as methods, and `run`, which calls the
+/// function with the input's fields and converts its result.
+fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let Idents {
+        krate,
+        unit,
+        input,
+        name,
+    } = idents;
+    let attr = &skill.attr;
+    let description = description(skill);
+    let flag = |f: Option<crate::attr::Flag>| f.is_some_and(|f| f.value);
+    let read_only = flag(attr.read_only);
+    let destructive = flag(attr.destructive);
+    let concurrency_safe = attr.concurrency_safe.map_or(read_only, |f| f.value);
+    let defer = flag(attr.defer);
+    let aliases = &attr.aliases;
+    let search_hint = match &attr.search_hint {
+        Some(hint) => quote!(::core::option::Option::Some(#hint)),
+        None => quote!(::core::option::Option::None),
+    };
+    let timeout = match &attr.timeout {
+        Some(Timeout {
+            duration: Ok(duration),
+            ..
+        }) => {
+            let millis = duration.as_millis() as u64;
+            quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
+        }
+        _ => quote!(::core::option::Option::None),
+    };
+    let run_fn = run_fn(skill, idents);
+    quote! {
+        #[#krate::__private::async_trait::async_trait]
+        impl #krate::Skill for #unit {
+            type Input = #input;
+            fn name(&self) -> &str { #name }
+            fn description(&self) -> &str { #description }
+            fn is_read_only(&self) -> bool { #read_only }
+            fn is_destructive(&self) -> bool { #destructive }
+            fn is_concurrency_safe(&self) -> bool { #concurrency_safe }
+            fn should_defer(&self) -> bool { #defer }
+            fn search_hint(&self) -> ::core::option::Option<&str> { #search_hint }
+            fn aliases(&self) -> &[&'static str] { &[#(#aliases),*] }
+            fn timeout(&self) -> ::core::option::Option<::core::time::Duration> { #timeout }
+            #run_fn
+        }
+    }
+}
+
+/// `Skill::run`: destructures the input, awaits the function and converts `Ok` into a
+/// `SkillOutput` and `Err` into a `SkillError`, each conversion spanned at the user's return type
+/// so a type that does not convert is reported there.
+fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let Idents { krate, input, .. } = idents;
+    let fn_ident = &skill.item.sig.ident;
     // Fields are bound to locals of their own, so a parameter named like the function (`async fn
     // query(query: String)`) does not shadow the function it is passed to.
     let local = |ident: &Ident| format_ident!("__arg_{}", unraw(ident));
@@ -121,93 +231,52 @@ pub fn expand(attr: &SkillAttr, skill: &SkillFn) -> TokenStream {
     let into_error = quote_spanned! {skill.item.sig.output.span()=>
         (&#krate::__private::ErrorWrap::new(__error)).__into_skill_error()
     };
-
     // The body's braces carry the function's span: when the user's future is not `Send`, the
     // error (raised where async-trait boxes this body as `dyn Future + Send`) points at the function.
-    let run_body = quote_spanned! {send_span=> {
+    let body = quote_spanned! {send_span=> {
         #[allow(unused_imports)]
         use #krate::__private::{ViaSkillError as _, ViaStdError as _};
-        let #input_ident { #(#field_idents: #field_locals),* } = __input;
+        let #input { #(#field_idents: #field_locals),* } = __input;
         match #future.await {
             ::core::result::Result::Ok(__value) => ::core::result::Result::Ok(#into_output),
             ::core::result::Result::Err(__error) => ::core::result::Result::Err(#into_error),
         }
     }};
-
-    let run_fn = quote_spanned! {send_span=>
+    quote_spanned! {send_span=>
         #[allow(unused_variables)]
         async fn run(
             &self,
-            __input: #input_ident,
+            __input: #input,
             __ctx: &#krate::SkillContext,
-        ) -> ::core::result::Result<#krate::SkillOutput, #krate::SkillError> #run_body
-    };
-
-    let registration = if attr.register.is_none_or(|r| r.value) {
-        quote! {
-            fn __construct() -> ::std::boxed::Box<dyn #krate::DynSkill> {
-                ::std::boxed::Box::new(#struct_ident)
-            }
-            #krate::__private::inventory::submit! {
-                #krate::SkillRegistration::new(#name, ::core::module_path!(), ::core::file!(), ::core::line!(), __construct)
-            }
-        }
-    } else {
-        TokenStream::new()
-    };
-
-    quote! {
-        #item
-
-        #[doc = #struct_doc]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-        #vis struct #struct_ident;
-
-        const _: () = {
-            #[doc(hidden)]
-            #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
-            #[serde(crate = #serde_path, deny_unknown_fields)]
-            #[schemars(crate = #schemars_path)]
-            pub struct #input_ident {
-                #(#fields)*
-            }
-
-            #(#defaults)*
-
-            #[allow(dead_code)]
-            fn __check_parameters() {
-                #(#param_checks)*
-            }
-
-            #[#krate::__private::async_trait::async_trait]
-            impl #krate::Skill for #struct_ident {
-                type Input = #input_ident;
-                fn name(&self) -> &str { #name }
-                fn description(&self) -> &str { #description }
-                fn is_read_only(&self) -> bool { #read_only }
-                fn is_destructive(&self) -> bool { #destructive }
-                fn is_concurrency_safe(&self) -> bool { #concurrency_safe }
-                fn should_defer(&self) -> bool { #defer }
-                fn search_hint(&self) -> ::core::option::Option<&str> { #search_hint }
-                fn aliases(&self) -> &[&'static str] { &[#(#aliases),*] }
-                fn timeout(&self) -> ::core::option::Option<::core::time::Duration> { #timeout }
-                #run_fn
-            }
-
-            #registration
-        };
+        ) -> ::core::result::Result<#krate::SkillOutput, #krate::SkillError> #body
     }
 }
 
-/// The function as the user wrote it, minus the `#[arg]` attributes only this macro understands.
-pub fn strip_arg_attrs(item: &ItemFn) -> ItemFn {
-    let mut item = item.clone();
-    for input in &mut item.sig.inputs {
-        if let FnArg::Typed(typed) = input {
-            typed.attrs.retain(|a| !a.path().is_ident("arg"));
+/// The `inventory` registration `Registry::discover()` finds, unless `register = false`.
+fn registration(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let Idents {
+        krate, unit, name, ..
+    } = idents;
+    if skill.attr.register.is_some_and(|r| !r.value) {
+        return TokenStream::new();
+    }
+    quote! {
+        fn __construct() -> ::std::boxed::Box<dyn #krate::DynSkill> {
+            ::std::boxed::Box::new(#unit)
+        }
+        #krate::__private::inventory::submit! {
+            #krate::SkillRegistration::new(#name, ::core::module_path!(), ::core::file!(), ::core::line!(), __construct)
         }
     }
-    item
+}
+
+/// The description the model reads: `description = "..."` or the doc comment.
+fn description(skill: &SkillFn) -> String {
+    skill
+        .attr
+        .description
+        .as_ref()
+        .map_or_else(|| skill.description.clone(), LitStr::value)
 }
 
 /// The path of the runtime crate: `crate = path`, else whichever of `agent-core` and the `eugene`
@@ -233,33 +302,9 @@ fn crate_path(attr: &SkillAttr) -> TokenStream {
     quote!(::agent_core)
 }
 
-fn path_string(path: &TokenStream) -> String {
-    path.to_string().replace(' ', "")
-}
-
-/// `search_files` → `SearchFiles`.
-fn upper_camel(snake: &str) -> String {
-    snake
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::upper_camel;
-
-    #[test]
-    fn struct_names_are_upper_camel_case() {
-        assert_eq!(upper_camel("search_files"), "SearchFiles");
-        assert_eq!(upper_camel("read"), "Read");
-        assert_eq!(upper_camel("__private_thing_2"), "PrivateThing2");
-    }
+/// `"{krate}::__private::{module}"` as a string literal, for `#[serde(crate = "...")]` and
+/// `#[schemars(crate = "...")]`.
+fn private_path(krate: &TokenStream, module: &str) -> LitStr {
+    let krate = krate.to_string().replace(' ', "");
+    LitStr::new(&format!("{krate}::__private::{module}"), Span::call_site())
 }

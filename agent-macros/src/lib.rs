@@ -2,15 +2,25 @@
 //! the model can call.
 //!
 //! Use it through `agent_core::skill` (or the `eugene` facade); the attribute's keys, what it
-//! generates and its rules are documented there. This crate holds only parsing (`attr`, `ast`),
-//! validation (`validate`) and code generation (`expand`); all runtime logic lives in `agent-core`,
-//! which this crate does not depend on.
+//! generates and its rules are documented there. All runtime logic lives in `agent-core`, which
+//! this crate does not depend on. The stages, each in its own module, all report to one [`Ctxt`]:
+//!
+//! 1. [`attr`] parses `#[skill(...)]` and [`ast`] reads the function into a [`SkillFn`];
+//! 2. [`validate`] judges the model, so one build reports every mistake;
+//! 3. [`expand`] emits the code of a valid model.
+//!
+//! [`names`] holds what things are called, [`ctxt`] the error collector.
+//!
+//! [`Ctxt`]: ctxt::Ctxt
+//! [`SkillFn`]: ast::SkillFn
 
-#![warn(missing_docs)]
+#![warn(missing_docs, clippy::missing_docs_in_private_items)]
 
 mod ast;
 mod attr;
+mod ctxt;
 mod expand;
+mod names;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -18,55 +28,17 @@ use proc_macro::TokenStream;
 /// Turns an `async fn` into a skill. See `agent_core::skill` for the keys and what is generated.
 #[proc_macro_attribute]
 pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
-    skill_impl(attr.into(), item.into()).into()
-}
-
-fn skill_impl(
-    attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> proc_macro2::TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
     let function: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
-        Err(_) => {
-            let error = syn::Error::new(
-                item_keyword_span(&item),
-                "#[skill] goes on an `async fn`; it cannot be used on other items",
-            );
-            let mut tokens = error.into_compile_error();
-            tokens.extend(item);
-            return tokens;
-        }
+        Err(_) => return expand::errors_and(validate::not_a_function(&item), item).into(),
     };
-    let (attr, attr_errors) = attr::SkillAttr::parse(attr);
-    let model = ast::SkillFn::from_item(&function);
-    let mut errors = validate::Errors::default();
-    for error in attr_errors.into_iter().chain(model.errors.iter().cloned()) {
-        errors.push(error);
+    let cx = ctxt::Ctxt::new();
+    let skill = ast::SkillFn::from_syn(&cx, attr.into(), &function);
+    validate::check(&cx, &skill);
+    match cx.check() {
+        Ok(()) => expand::expand(&skill),
+        Err(errors) => expand::errors_and(errors, expand::strip_arg_attrs(&function)),
     }
-    validate::validate(&attr, &model, &mut errors);
-    match errors.finish() {
-        Ok(()) => expand::expand(&attr, &model),
-        Err(error) => {
-            // Keep the function, so its other uses do not fail with "not found" on top.
-            let mut tokens = error.into_compile_error();
-            let item = expand::strip_arg_attrs(&function);
-            tokens.extend(quote::quote!(#item));
-            tokens
-        }
-    }
-}
-
-/// The span of the first token of an item after its attributes (`struct`, `pub`, `impl`, ...).
-fn item_keyword_span(item: &proc_macro2::TokenStream) -> proc_macro2::Span {
-    use proc_macro2::TokenTree;
-    let mut tokens = item.clone().into_iter().peekable();
-    while let Some(token) = tokens.next() {
-        match token {
-            TokenTree::Punct(p) if p.as_char() == '#' => {
-                tokens.next_if(|t| matches!(t, TokenTree::Group(_)));
-            }
-            other => return other.span(),
-        }
-    }
-    proc_macro2::Span::call_site()
+    .into()
 }

@@ -1,85 +1,85 @@
-//! Checks a parsed skill before anything is generated. Each rule is one function that reports at
-//! the tokens the user must change, with one sentence that says how; all failures are combined so
-//! one build shows every mistake.
+//! Checks the model before anything is generated. Each rule is one function that reports to the
+//! [`Ctxt`] at the tokens the user must change, with one sentence that says how; every rule runs,
+//! so one build shows every mistake.
 
-use std::time::Duration;
-
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use syn::Type;
 
 use crate::ast::{ParamKind, SkillFn};
-use crate::attr::SkillAttr;
+use crate::ctxt::Ctxt;
+use crate::names::{closest, is_valid_name, unraw};
 
-/// Collects errors and combines them into one.
-#[derive(Default)]
-pub struct Errors(Option<syn::Error>);
+/// Runs every rule, in the order their errors are listed.
+pub fn check(cx: &Ctxt, skill: &SkillFn) {
+    signature_is_a_plain_async_fn(cx, skill);
+    no_receiver(cx, skill);
+    no_generics(cx, skill);
+    parameters_are_named(cx, skill);
+    parameters_are_owned(cx, skill);
+    at_most_one_context(cx, skill);
+    returns_a_result(cx, skill);
+    arguments_doc_names_parameters(cx, skill);
+    field_names_are_unique(cx, skill);
+    name_is_valid(cx, skill);
+    aliases_are_valid(cx, skill);
+    timeout_is_valid(cx, skill);
+    read_only_is_not_destructive(cx, skill);
+    has_a_description(cx, skill);
+}
 
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
+/// The error for an item that is not a function at all, at its first keyword.
+pub fn not_a_function(item: &TokenStream) -> syn::Error {
+    syn::Error::new(
+        item_keyword_span(item),
+        "#[skill] goes on an `async fn`; it cannot be used on other items",
+    )
+}
+
+/// The span of the first token of an item after its attributes (`struct`, `pub`, `impl`, ...).
+fn item_keyword_span(item: &TokenStream) -> Span {
+    use proc_macro2::TokenTree;
+    let mut tokens = item.clone().into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                tokens.next_if(|t| matches!(t, TokenTree::Group(_)));
+            }
+            other => return other.span(),
         }
     }
-
-    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
-    }
-
-    pub fn finish(self) -> syn::Result<()> {
-        self.0.map_or(Ok(()), Err)
-    }
+    Span::call_site()
 }
 
-/// Runs every check.
-pub fn validate(attr: &SkillAttr, skill: &SkillFn, errors: &mut Errors) {
-    signature_is_a_plain_async_fn(skill, errors);
-    no_receiver(skill, errors);
-    no_generics(skill, errors);
-    parameters_are_named(skill, errors);
-    parameters_are_owned(skill, errors);
-    at_most_one_context(skill, errors);
-    returns_a_result(skill, errors);
-    arguments_doc_names_parameters(skill, errors);
-    field_names_are_unique(skill, errors);
-    name_is_valid(attr, errors);
-    aliases_are_valid(attr, skill, errors);
-    timeout_is_valid(attr, errors);
-    read_only_is_not_destructive(attr, errors);
-    has_a_description(attr, skill, errors);
-}
-
-fn signature_is_a_plain_async_fn(skill: &SkillFn, errors: &mut Errors) {
+/// `async fn`, not `const`, `unsafe`, `extern` or variadic.
+fn signature_is_a_plain_async_fn(cx: &Ctxt, skill: &SkillFn) {
     let sig = &skill.item.sig;
     if sig.asyncness.is_none() {
-        errors.at(
+        cx.error_at(
             sig.fn_token.span,
             "a skill must be an `async fn`: add `async` before `fn`",
         );
     }
     if let Some(token) = &sig.constness {
-        errors.at(token.span, "a skill cannot be a `const fn`: remove `const`");
+        cx.error_at(token.span, "a skill cannot be a `const fn`: remove `const`");
     }
     if let Some(token) = &sig.unsafety {
-        errors.at(token.span, "a skill cannot be an `unsafe fn`: the model cannot uphold its safety contract; remove `unsafe`");
+        cx.error_at(
+            token.span,
+            "a skill cannot be an `unsafe fn`: the model cannot uphold its safety contract; remove `unsafe`",
+        );
     }
     if let Some(abi) = &sig.abi {
-        errors.push(syn::Error::new_spanned(
-            abi,
-            "a skill cannot have an `extern` ABI: remove it",
-        ));
+        cx.error_spanned_by(abi, "a skill cannot have an `extern` ABI: remove it");
     }
     if let Some(variadic) = &sig.variadic {
-        errors.push(syn::Error::new_spanned(
-            variadic,
-            "a skill cannot be variadic",
-        ));
+        cx.error_spanned_by(variadic, "a skill cannot be variadic");
     }
 }
 
-fn no_receiver(skill: &SkillFn, errors: &mut Errors) {
+/// No `self`: a skill is a free function.
+fn no_receiver(cx: &Ctxt, skill: &SkillFn) {
     for span in &skill.receivers {
-        errors.at(
+        cx.error_at(
             *span,
             "a skill is a free function, not a method: remove `self` and reach shared state through \
              `ctx: &SkillContext` (`ctx.extension::<T>()`)",
@@ -87,73 +87,80 @@ fn no_receiver(skill: &SkillFn, errors: &mut Errors) {
     }
 }
 
-fn no_generics(skill: &SkillFn, errors: &mut Errors) {
+/// No generic parameters and no `where` clause: the schema must be known.
+fn no_generics(cx: &Ctxt, skill: &SkillFn) {
     let generics = &skill.item.sig.generics;
     if !generics.params.is_empty() {
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             &generics.params,
             "a skill cannot be generic: its input schema must be known at compile time; use concrete types",
-        ));
+        );
     }
     if let Some(where_clause) = &generics.where_clause {
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             where_clause,
             "a skill cannot have a `where` clause: use concrete types",
-        ));
+        );
     }
 }
 
-fn parameters_are_named(skill: &SkillFn, errors: &mut Errors) {
+/// Every input parameter is a plain name, which becomes a field.
+fn parameters_are_named(cx: &Ctxt, skill: &SkillFn) {
     for param in skill.inputs() {
         if param.ident.is_none() {
-            errors.push(syn::Error::new_spanned(
+            cx.error_spanned_by(
                 param.pat,
                 "a skill parameter must be a plain name (it becomes a field of the input): \
                  write `name: Type` and destructure inside the function",
-            ));
+            );
         }
     }
 }
 
-fn parameters_are_owned(skill: &SkillFn, errors: &mut Errors) {
+/// Every input parameter's type is owned, so it can be deserialized.
+fn parameters_are_owned(cx: &Ctxt, skill: &SkillFn) {
     for param in skill.inputs() {
-        check_owned(param.ty, errors);
+        check_owned(cx, param.ty);
     }
 }
 
-fn check_owned(ty: &Type, errors: &mut Errors) {
+/// Reports a reference, `impl Trait` or a type with a lifetime, looking through parentheses.
+fn check_owned(cx: &Ctxt, ty: &Type) {
     match ty {
         Type::Reference(reference) => {
             let suggestion = owned_suggestion(&reference.elem);
-            errors.push(syn::Error::new_spanned(
+            cx.error_spanned_by(
                 ty,
                 format!("skill parameters are deserialized from the model's JSON and must be owned: use `{suggestion}` instead"),
-            ));
+            );
         }
-        Type::ImplTrait(_) => errors.push(syn::Error::new_spanned(
+        Type::ImplTrait(_) => cx.error_spanned_by(
             ty,
             "a skill parameter cannot be `impl Trait`: its schema must be known; use a concrete type",
-        )),
-        Type::Paren(inner) => check_owned(&inner.elem, errors),
-        Type::Group(inner) => check_owned(&inner.elem, errors),
+        ),
+        Type::Paren(inner) => check_owned(cx, &inner.elem),
+        Type::Group(inner) => check_owned(cx, &inner.elem),
         Type::Path(path) => {
             let has_lifetime = path.path.segments.iter().any(|s| match &s.arguments {
-                syn::PathArguments::AngleBracketed(args) => {
-                    args.args.iter().any(|a| matches!(a, syn::GenericArgument::Lifetime(_)))
-                }
+                syn::PathArguments::AngleBracketed(args) => args
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, syn::GenericArgument::Lifetime(_))),
                 _ => false,
             });
             if has_lifetime {
-                errors.push(syn::Error::new_spanned(
+                cx.error_spanned_by(
                     ty,
                     "skill parameters must be owned: remove the lifetime and use an owned type",
-                ));
+                );
             }
         }
         _ => {}
     }
 }
 
+/// The owned type to suggest for `&elem`: `String` for `str`, `PathBuf` for `Path`, `Vec<T>` for
+/// `[T]`, else `elem` itself.
 fn owned_suggestion(elem: &Type) -> String {
     let text = quote::quote!(#elem).to_string().replace(' ', "");
     match elem {
@@ -172,23 +179,24 @@ fn owned_suggestion(elem: &Type) -> String {
     }
 }
 
-fn at_most_one_context(skill: &SkillFn, errors: &mut Errors) {
+/// One `&SkillContext` at most, and shared, not `&mut`.
+fn at_most_one_context(cx: &Ctxt, skill: &SkillFn) {
     let mut contexts = skill
         .params
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Context));
     let _first = contexts.next();
     for extra in contexts {
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             extra.ty,
             "a skill takes at most one `&SkillContext` parameter: remove this one",
-        ));
+        );
     }
     for param in &skill.params {
         if let (ParamKind::Context, Type::Reference(r)) = (&param.kind, param.ty)
             && let Some(m) = &r.mutability
         {
-            errors.at(
+            cx.error_at(
                 m.span,
                 "the context is shared: take `&SkillContext`, not `&mut SkillContext`",
             );
@@ -196,7 +204,8 @@ fn at_most_one_context(skill: &SkillFn, errors: &mut Errors) {
     }
 }
 
-fn returns_a_result(skill: &SkillFn, errors: &mut Errors) {
+/// The return type is a `Result`.
+fn returns_a_result(cx: &Ctxt, skill: &SkillFn) {
     if skill.output.is_some() {
         return;
     }
@@ -204,12 +213,13 @@ fn returns_a_result(skill: &SkillFn, errors: &mut Errors) {
     let message = "a skill must return `Result<T, E>` where `T: Into<SkillOutput>` (a `String`, \
                    `&str`, `serde_json::Value`, ...) and `E: Into<SkillError>` or any error type";
     match &sig.output {
-        syn::ReturnType::Default => errors.at(sig.paren_token.span.close(), message),
-        syn::ReturnType::Type(_, ty) => errors.push(syn::Error::new_spanned(ty, message)),
+        syn::ReturnType::Default => cx.error_at(sig.paren_token.span.close(), message),
+        syn::ReturnType::Type(_, ty) => cx.error_spanned_by(ty, message),
     }
 }
 
-fn arguments_doc_names_parameters(skill: &SkillFn, errors: &mut Errors) {
+/// Every `# Arguments` entry names an input parameter.
+fn arguments_doc_names_parameters(cx: &Ctxt, skill: &SkillFn) {
     let names: Vec<String> = skill
         .inputs()
         .filter_map(|p| p.ident.as_ref())
@@ -218,12 +228,12 @@ fn arguments_doc_names_parameters(skill: &SkillFn, errors: &mut Errors) {
     for entry in &skill.args_doc {
         if !names.contains(&entry.name) {
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let hint = match crate::attr::closest(&entry.name, &refs) {
+            let hint = match closest(&entry.name, &refs) {
                 Some(close) => format!("; did you mean `{close}`?"),
                 None if names.is_empty() => "; the skill has no parameters".to_owned(),
                 None => format!("; the parameters are: {}", names.join(", ")),
             };
-            errors.at(
+            cx.error_at(
                 entry.span,
                 format!(
                     "`# Arguments` describes `{}`, which is not a parameter{hint}",
@@ -234,7 +244,8 @@ fn arguments_doc_names_parameters(skill: &SkillFn, errors: &mut Errors) {
     }
 }
 
-fn field_names_are_unique(skill: &SkillFn, errors: &mut Errors) {
+/// No two input fields have the same name in the schema, renames included.
+fn field_names_are_unique(cx: &Ctxt, skill: &SkillFn) {
     let mut seen: Vec<String> = Vec::new();
     for param in skill.inputs() {
         let Some(ident) = &param.ident else { continue };
@@ -243,7 +254,7 @@ fn field_names_are_unique(skill: &SkillFn, errors: &mut Errors) {
             None => (unraw(ident), ident.span()),
         };
         if seen.contains(&name) {
-            errors.at(
+            cx.error_at(
                 span,
                 format!("two parameters are named `{name}` in the schema: rename one"),
             );
@@ -252,11 +263,12 @@ fn field_names_are_unique(skill: &SkillFn, errors: &mut Errors) {
     }
 }
 
-fn name_is_valid(attr: &SkillAttr, errors: &mut Errors) {
-    if let Some(name) = &attr.name
+/// `name = "..."` is a name model APIs accept.
+fn name_is_valid(cx: &Ctxt, skill: &SkillFn) {
+    if let Some(name) = &skill.attr.name
         && !is_valid_name(&name.value())
     {
-        errors.at(
+        cx.error_at(
             name.span(),
             format!(
                 "`{}` is not a valid skill name: use 1 to 64 ASCII letters, digits, `_` or `-`",
@@ -266,25 +278,26 @@ fn name_is_valid(attr: &SkillAttr, errors: &mut Errors) {
     }
 }
 
-fn aliases_are_valid(attr: &SkillAttr, skill: &SkillFn, errors: &mut Errors) {
-    let name = skill_name(attr, skill);
+/// Each alias is a valid name, not the skill's own, and listed once.
+fn aliases_are_valid(cx: &Ctxt, skill: &SkillFn) {
+    let name = skill.name();
     let mut seen: Vec<String> = Vec::new();
-    for alias in &attr.aliases {
+    for alias in &skill.attr.aliases {
         let value = alias.value();
         if value == name {
-            errors.at(
+            cx.error_at(
                 alias.span(),
                 format!("alias `{value}` is the skill's own name: remove it"),
             );
         } else if !is_valid_name(&value) {
-            errors.at(
+            cx.error_at(
                 alias.span(),
                 format!(
                     "`{value}` is not a valid alias: use 1 to 64 ASCII letters, digits, `_` or `-`"
                 ),
             );
         } else if seen.contains(&value) {
-            errors.at(
+            cx.error_at(
                 alias.span(),
                 format!("alias `{value}` is listed twice: remove one"),
             );
@@ -293,27 +306,31 @@ fn aliases_are_valid(attr: &SkillAttr, skill: &SkillFn, errors: &mut Errors) {
     }
 }
 
-fn timeout_is_valid(attr: &SkillAttr, errors: &mut Errors) {
-    if let Some(timeout) = &attr.timeout
-        && let Err(message) = parse_timeout(&timeout.value())
+/// `timeout = "..."` parsed (in `attr`) into a duration.
+fn timeout_is_valid(cx: &Ctxt, skill: &SkillFn) {
+    if let Some(timeout) = &skill.attr.timeout
+        && let Err(message) = &timeout.duration
     {
-        errors.at(timeout.span(), message);
+        cx.error_at(timeout.lit.span(), message);
     }
 }
 
-fn read_only_is_not_destructive(attr: &SkillAttr, errors: &mut Errors) {
-    if let (Some(read_only), Some(destructive)) = (attr.read_only, attr.destructive)
+/// `read_only` and `destructive` are not both true.
+fn read_only_is_not_destructive(cx: &Ctxt, skill: &SkillFn) {
+    if let (Some(read_only), Some(destructive)) = (skill.attr.read_only, skill.attr.destructive)
         && read_only.value
         && destructive.value
     {
-        errors.at(
+        cx.error_at(
             destructive.span,
             "a skill cannot be both `read_only` and `destructive`: keep the one that is true",
         );
     }
 }
 
-fn has_a_description(attr: &SkillAttr, skill: &SkillFn, errors: &mut Errors) {
+/// There is a description for the model: `description = "..."` or a doc comment.
+fn has_a_description(cx: &Ctxt, skill: &SkillFn) {
+    let attr = &skill.attr;
     let explicit = attr.description.as_ref().map(|d| d.value());
     let empty = match &explicit {
         Some(text) => text.trim().is_empty(),
@@ -324,56 +341,10 @@ fn has_a_description(attr: &SkillAttr, skill: &SkillFn, errors: &mut Errors) {
             .description
             .as_ref()
             .map_or(skill.item.sig.ident.span(), |d| d.span());
-        errors.at(
+        cx.error_at(
             span,
             "a skill needs a description the model can read: add a doc comment (`/// What it does.`) \
              or `#[skill(description = \"...\")]`",
         );
     }
-}
-
-/// The skill's name: `name = "..."` or the function's name.
-pub fn skill_name(attr: &SkillAttr, skill: &SkillFn) -> String {
-    attr.name
-        .as_ref()
-        .map_or_else(|| unraw(&skill.item.sig.ident), |n| n.value())
-}
-
-/// An identifier without its `r#` prefix.
-pub fn unraw(ident: &syn::Ident) -> String {
-    let text = ident.to_string();
-    text.strip_prefix("r#").map(str::to_owned).unwrap_or(text)
-}
-
-/// What model APIs accept as a tool name: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// `"500ms"`, `"30s"`, `"2m"`, `"1h"`: a positive whole number and a unit.
-pub fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let usage = format!(
-        "invalid timeout `{text}`: write a positive whole number and a unit, e.g. \"500ms\", \"30s\", \"2m\" or \"1h\""
-    );
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| usage.clone())?;
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| usage.clone())?;
-    let duration = match unit {
-        "ms" => Duration::from_millis(number),
-        "s" => Duration::from_secs(number),
-        "m" => Duration::from_secs(number.saturating_mul(60)),
-        "h" => Duration::from_secs(number.saturating_mul(3600)),
-        _ => return Err(usage),
-    };
-    if duration.is_zero() {
-        return Err(format!(
-            "invalid timeout `{text}`: a timeout of zero would fail every call"
-        ));
-    }
-    Ok(duration)
 }
