@@ -4,7 +4,6 @@
 
 use std::cell::Cell;
 use std::error::Error as StdError;
-use std::future::Future;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -81,12 +80,6 @@ impl<E: Into<Box<dyn StdError + Send + Sync + 'static>>> ViaStdError for &ErrorW
     fn __into_skill_error(&self) -> SkillError {
         SkillError::from_error(self.take())
     }
-}
-
-/// Fails to compile, at the skill function, unless its future is `Send` (skills run on a
-/// multi-threaded runtime). The result is declared `Send`, so the failure is reported once.
-pub fn assert_send_future<F: Future + Send>(future: F) -> impl Future<Output = F::Output> + Send {
-    future
 }
 
 /// Converts a skill function's `Ok` value; fails to compile, at the return type, unless it
