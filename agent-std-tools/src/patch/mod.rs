@@ -17,6 +17,12 @@
 //! codex's standalone `apply_patch` writes file by file and leaves earlier files changed when a
 //! later hunk fails; this one does not.
 //!
+//! The work of step 2 is bounded (see [`apply_chunks`]: indexed search, a work budget) and the
+//! skill's blocking thread stops between files and hunks when its call is dropped (a time limit
+//! passed, the run was cancelled) or the context's token fires; until the commit starts nothing
+//! has been written, so a stopped patch changes nothing and answers
+//! [`SkillError::Cancelled`].
+//!
 //! ```
 //! use agent_core::SkillContext;
 //! use agent_std_tools::patch::apply_patch_in;
@@ -45,10 +51,12 @@ use std::path::{Path, PathBuf};
 
 use agent_core::{SkillContext, SkillError, skill};
 
+use apply::{Failure, apply_chunks_until};
 pub use apply::{apply_chunks, normalise, seek};
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
 
 use crate::sandbox::{Staged, Workspace};
+use crate::search::{Stop, blocking_until_stopped};
 
 /// Apply a patch in the V4A format to files in the workspace, all or nothing: if any part fails,
 /// no file is changed.
@@ -76,9 +84,7 @@ use crate::sandbox::{Staged, Workspace};
 #[skill]
 pub async fn apply_patch(ctx: &SkillContext, patch: String) -> Result<String, SkillError> {
     let ws = Workspace::from_context(ctx)?;
-    tokio::task::spawn_blocking(move || apply_patch_in(&ws, &patch))
-        .await
-        .map_err(SkillError::from_error)?
+    blocking_until_stopped(ctx, move |stop| apply_patch_until(&ws, &patch, stop)).await
 }
 
 /// One change the commit makes.
@@ -99,9 +105,19 @@ enum Op {
 /// Parse errors are [`SkillError::BadArgs`] on `patch`; paths outside the workspace are
 /// [`SkillError::Safety`]; anything else that stops the patch is [`SkillError::Tool`].
 pub fn apply_patch_in(ws: &Workspace, patch_text: &str) -> Result<String, SkillError> {
+    apply_patch_until(ws, patch_text, &Stop::never())
+}
+
+/// [`apply_patch_in`], stopping (with [`SkillError::Cancelled`], nothing changed) once `stop` is
+/// set, up to the commit.
+fn apply_patch_until(ws: &Workspace, patch_text: &str, stop: &Stop) -> Result<String, SkillError> {
     let patch = parse(patch_text).map_err(|e| SkillError::bad_args("patch", e.0))?;
     check_distinct_paths(ws, &patch)?;
-    let (ops, summary) = plan(ws, &patch).map_err(unchanged)?;
+    let (ops, summary) = plan(ws, &patch, stop).map_err(unchanged)?;
+    // The last moment to stop: from here on, files change.
+    if stop.is_set() {
+        return Err(SkillError::Cancelled);
+    }
     commit(ws, ops).map_err(unchanged)?;
     Ok(format!(
         "Success. Updated the following files:\n{}",
@@ -172,10 +188,13 @@ fn identity(ws: &Workspace, rel: &Path) -> (Option<(u64, u64)>, PathBuf) {
 }
 
 /// Step 2: every new content, computed in memory.
-fn plan(ws: &Workspace, patch: &Patch) -> Result<(Vec<Op>, Vec<String>), SkillError> {
+fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<String>), SkillError> {
     let mut ops = Vec::new();
     let mut summary = Vec::new();
     for hunk in &patch.hunks {
+        if stop.is_set() {
+            return Err(SkillError::Cancelled);
+        }
         match hunk {
             Hunk::Add { path, content } => {
                 if ws.symlink_metadata(path)?.is_some() {
@@ -210,7 +229,12 @@ fn plan(ws: &Workspace, patch: &Patch) -> Result<(Vec<Op>, Vec<String>), SkillEr
                         "`{path}` is not UTF-8 text; apply_patch only edits text files"
                     ))
                 })?;
-                let new = apply_chunks(text, path, chunks).map_err(SkillError::tool)?;
+                let new = apply_chunks_until(text, path, chunks, &|| stop.is_set()).map_err(
+                    |failure| match failure {
+                        Failure::Message(message) => SkillError::tool(message),
+                        Failure::Stopped => SkillError::Cancelled,
+                    },
+                )?;
                 match move_to {
                     Some(dest) => {
                         if ws.symlink_metadata(dest)?.is_some() {
