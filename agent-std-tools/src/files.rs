@@ -28,8 +28,8 @@ use std::io::{BufRead, BufReader};
 
 use agent_core::{SkillContext, SkillError, skill};
 
+use crate::blocking::{Stop, blocking, blocking_until_stopped};
 use crate::sandbox::Workspace;
-use crate::search::{Stop, blocking_until_stopped};
 use crate::walk::{display_name, display_rel, walker};
 
 /// Limits of the file skills. Put one in the context with
@@ -58,14 +58,6 @@ const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 fn config(ctx: &SkillContext) -> FilesConfig {
     ctx.extension::<FilesConfig>().cloned().unwrap_or_default()
-}
-
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, SkillError> + Send + 'static,
-) -> Result<T, SkillError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(SkillError::from_error)?
 }
 
 /// Read a text file in the workspace. Returns its lines as they are; long files are cut with a

@@ -78,6 +78,7 @@
 //! | type | for | defaults |
 //! |---|---|---|
 //! | [`FilesConfig`] | `read_file`, `list_dir` | 15,000 characters a read, 1,000 entries a listing |
+//! | [`SearchConfig`] | `search_files` | a compiled pattern of at most 1 MiB, an 8 MiB DFA cache, lines of at most 4 MiB |
 //! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr, confined where the kernel allows, no network |
 //! | [`WebConfig`] | `web_fetch` | public addresses only, 30 s, 2 MiB, 15,000 characters, 5 redirects |
 //! | [`MemoryConfig`] | `remember`, `recall` | `<workspace>/.agent/memory.redb`; waits up to 5 s for another process using it |
@@ -105,6 +106,7 @@
 
 #![warn(missing_docs)]
 
+mod blocking;
 pub mod files;
 pub mod memory;
 pub mod patch;
@@ -119,7 +121,7 @@ pub use files::{DeleteFile, FilesConfig, ListDir, ReadFile, WriteFile};
 pub use memory::{MemoryConfig, Recall, Remember};
 pub use patch::ApplyPatch;
 pub use sandbox::Workspace;
-pub use search::SearchFiles;
+pub use search::{SearchConfig, SearchFiles};
 pub use shell::{Confinement, RunShell, ShellConfig, harden_process};
 #[cfg(feature = "web")]
 pub use web::{WebConfig, WebFetch};

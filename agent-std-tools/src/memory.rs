@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use agent_core::{SkillContext, SkillError, skill};
 use redb::{Database, DatabaseError, ReadableTable, StorageError, TableDefinition, TableError};
 
+use crate::blocking::blocking;
 use crate::sandbox::{Workspace, open_dir_nofollow, open_nofollow};
 
 /// Where the memory lives. Put one in the context with [`SkillContext::with_extension`]; without
@@ -218,22 +219,6 @@ fn check_key(key: &str, field: &str) -> Result<String, SkillError> {
 /// What `recall` answers when nothing is stored.
 const NOTHING_YET: &str = "Nothing has been remembered yet.";
 
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, SkillError> + Send + 'static,
-) -> Result<T, SkillError> {
-    // `with_db` catches the database's panics; this is for any other.
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
-        if e.is_panic() {
-            SkillError::tool(format!(
-                "the memory store failed unexpectedly: {}",
-                panic_text(e.into_panic().as_ref())
-            ))
-        } else {
-            SkillError::from_error(e)
-        }
-    })?
-}
-
 fn store_error(e: impl Into<redb::Error>) -> SkillError {
     let e: redb::Error = e.into();
     SkillError::from_error(format!("the memory database failed: {e}"))
@@ -253,14 +238,6 @@ fn damaged(shown: &str, detail: &str) -> SkillError {
 const INCONSISTENT: &str = "it failed the database's consistency checks";
 
 /// The message of a caught panic.
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".to_owned())
-}
-
 /// Whether a missing store is created (`remember`) or means "nothing remembered" (`recall`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Create {

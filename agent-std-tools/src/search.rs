@@ -21,18 +21,18 @@
 //!   call's future is dropped (its time limit passed or its run was cancelled) or the context's
 //!   cancellation token fires; a cancelled search answers [`SkillError::Cancelled`].
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agent_core::{CancellationToken, SkillContext, SkillError, skill};
+use agent_core::{SkillContext, SkillError, skill};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 
+use crate::blocking::{Stop, StopReader, blocking_until_stopped};
 use crate::sandbox::Workspace;
 use crate::walk::{display_rel, walker};
 
@@ -80,81 +80,6 @@ impl Default for SearchConfig {
             dfa_size_limit: 8 * 1024 * 1024,
             max_line_bytes: 4 * 1024 * 1024,
         }
-    }
-}
-
-/// Tells work on a blocking thread to stop: set when the future waiting for it is dropped (the
-/// call's time limit passed, or its run was cancelled and the registry dropped the call) and when
-/// the context's cancellation token fires. Shared by the skills that work on blocking threads.
-#[derive(Clone)]
-pub(crate) struct Stop {
-    dropped: Arc<AtomicBool>,
-    token: CancellationToken,
-}
-
-impl Stop {
-    /// A flag no one sets: for callers without a context.
-    pub(crate) fn never() -> Stop {
-        Stop {
-            dropped: Arc::default(),
-            token: CancellationToken::new(),
-        }
-    }
-
-    /// Whether the work should stop. Cheap enough to ask between reads, not per byte: the token
-    /// takes a lock.
-    pub(crate) fn is_set(&self) -> bool {
-        self.dropped.load(Ordering::Relaxed) || self.token.is_cancelled()
-    }
-
-    /// Only the flag set by dropping the future: an atomic load, for hot loops.
-    pub(crate) fn is_dropped(&self) -> bool {
-        self.dropped.load(Ordering::Relaxed)
-    }
-}
-
-/// Sets its flag when dropped.
-struct SetOnDrop(Arc<AtomicBool>);
-
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Runs `work` on a blocking thread with a [`Stop`] that is set when this future is dropped or
-/// `ctx` is cancelled; the work should check it and return early.
-pub(crate) async fn blocking_until_stopped<T: Send + 'static>(
-    ctx: &SkillContext,
-    work: impl FnOnce(&Stop) -> Result<T, SkillError> + Send + 'static,
-) -> Result<T, SkillError> {
-    let stop = Stop {
-        dropped: Arc::default(),
-        token: ctx.cancellation().clone(),
-    };
-    let _set_on_drop = SetOnDrop(stop.dropped.clone());
-    tokio::task::spawn_blocking(move || work(&stop))
-        .await
-        .map_err(SkillError::from_error)?
-}
-
-/// A reader that fails once `stop` is set, so that the work reading from it ends at its next
-/// read.
-pub(crate) struct StopReader<'a, R> {
-    /// What is read.
-    pub(crate) inner: R,
-    /// When to stop.
-    pub(crate) stop: &'a Stop,
-}
-
-impl<R: Read> Read for StopReader<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.stop.is_set() {
-            return Err(std::io::Error::other(
-                "stopped: the call was cancelled or timed out",
-            ));
-        }
-        self.inner.read(buf)
     }
 }
 
@@ -330,7 +255,7 @@ impl Search<'_> {
             inner: file.into_std(),
             stop: self.stop,
         };
-        let shown: Arc<str> = Arc::from(path_text(rel));
+        let shown: Arc<str> = Arc::from(crate::walk::display_name(rel));
         let mut local: Vec<Hit> = Vec::new();
         let result = searcher.search_reader(
             self.matcher,
@@ -453,14 +378,6 @@ fn long_line_note(found: &Found, limit: usize) -> String {
     format!(
         "\n\n[{count} {files} a line longer than {limit} bytes and {has} searched only up to it: {list}]"
     )
-}
-
-fn path_text(rel: &Path) -> String {
-    let mut text = PathBuf::from(rel).to_string_lossy().into_owned();
-    if std::path::MAIN_SEPARATOR != '/' {
-        text = text.replace(std::path::MAIN_SEPARATOR, "/");
-    }
-    text
 }
 
 fn cut_line(text: &str) -> String {

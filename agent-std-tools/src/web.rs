@@ -30,7 +30,7 @@ use agent_core::{SkillContext, SkillError, skill};
 use reqwest::Url;
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 
-use crate::search::{Stop, StopReader, blocking_until_stopped};
+use crate::blocking::{Stop, StopReader, blocking_until_stopped};
 
 /// How deep elements may nest in the HTML converted; deeper tags are dropped, their text kept.
 pub const MAX_HTML_DEPTH: usize = 128;

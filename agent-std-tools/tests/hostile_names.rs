@@ -103,7 +103,6 @@ async fn search_files_names_a_directory_with_a_newline_escaped() {
 }
 
 #[tokio::test]
-#[ignore = "needs the one-line change in search.rs that shows hit paths with walk::display_name"]
 async fn search_files_shows_a_file_name_with_a_newline_as_one_line() {
     let (tmp, ctx) = ws();
     put(tmp.path(), "a.rs", "needle\n");

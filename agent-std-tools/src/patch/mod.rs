@@ -55,8 +55,8 @@ use apply::{Failure, apply_chunks_until};
 pub use apply::{apply_chunks, normalise, seek};
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
 
+use crate::blocking::{Stop, blocking_until_stopped};
 use crate::sandbox::{Staged, Workspace};
-use crate::search::{Stop, blocking_until_stopped};
 
 /// Apply a patch in the V4A format to files in the workspace, all or nothing: if any part fails,
 /// no file is changed.
