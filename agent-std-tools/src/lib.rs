@@ -131,6 +131,8 @@ pub use web::{WebConfig, WebFetch};
 macro_rules! std_skills {
     ($($(#[$cfg:meta])* $skill:ident => $name:literal,)*) => {
         /// The names of the skills this crate defines (`web_fetch` only with the `web` feature).
+        /// Public for the tests, not part of the documented API.
+        #[doc(hidden)]
         pub const SKILL_NAMES: &[&str] = &[$($(#[$cfg])* $name,)*];
 
         /// Adds every skill of this crate to `registry`, for registries built by hand rather than

@@ -255,7 +255,9 @@ async fn client_for(url: &Url, config: &WebConfig) -> Result<reqwest::Client, Sk
     builder.build().map_err(SkillError::from_error)
 }
 
-/// Whether `ip` may be fetched under `config`; the error names the kind of address.
+/// Whether `ip` may be fetched under `config`; the error names the kind of address. Public for
+/// the tests, not part of the documented API.
+#[doc(hidden)]
 pub fn check_address(ip: IpAddr, config: &WebConfig) -> Result<(), &'static str> {
     match classify(ip) {
         None => Ok(()),

@@ -101,8 +101,9 @@ async fn a_patch_wrapped_in_a_here_document_is_unwrapped() {
     for open in ["<<'EOF'", "<<EOF", "<<\"EOF\""] {
         let (tmp, ctx) = ws();
         put(tmp.path(), "f.txt", "a\nb\n");
-        let text =
-            format!("{open}\n*** Begin Patch\n*** Update File: f.txt\n a\n-b\n+B\n*** End Patch\nEOF\n");
+        let text = format!(
+            "{open}\n*** Begin Patch\n*** Update File: f.txt\n a\n-b\n+B\n*** End Patch\nEOF\n"
+        );
         let answer = patch(&ctx, &text).await;
         assert!(!answer.is_error, "{open}: {}", answer.text);
         assert_eq!(get(tmp.path(), "f.txt"), "a\nB\n", "{open}");
@@ -172,7 +173,8 @@ proptest! {
         let Hunk::Update { chunks, .. } = &parsed.hunks[0] else {
             return Err(TestCaseError::fail("expected an update"));
         };
-        let result = apply_chunks(&file, "f", chunks).map_err(TestCaseError::fail)?;
+        let result =
+            apply_chunks(&file, "f", chunks).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(result, format!("start\ntarget\nmiddle\n{marker}\nchanged\nend\n"));
     }
 }

@@ -26,7 +26,9 @@ fn diff(old: &str, new: &str) -> String {
 fn apply(original: &str, patch: &str) -> Result<String, String> {
     let parsed = parse(patch).map_err(|e| e.0)?;
     match &parsed.hunks[..] {
-        [Hunk::Update { chunks, .. }] => apply_chunks(original, "f.txt", chunks),
+        [Hunk::Update { chunks, .. }] => {
+            apply_chunks(original, "f.txt", chunks).map_err(|e| e.to_string())
+        }
         other => Err(format!("unexpected hunks {other:?}")),
     }
 }

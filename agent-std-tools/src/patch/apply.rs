@@ -86,12 +86,27 @@ impl Work<'_> {
 /// let Hunk::Update { chunks, .. } = &patch.hunks[0] else { unreachable!() };
 /// assert_eq!(apply_chunks("a\nb\nc\n", "f", chunks).unwrap(), "a\nB\nc\n");
 /// ```
-pub fn apply_chunks(original: &str, path: &str, chunks: &[Chunk]) -> Result<String, String> {
-    apply_chunks_until(original, path, chunks, &|| false).map_err(|failure| match failure {
-        Failure::Message(message) => message,
-        Failure::Stopped => format!("`{path}`: stopped"),
+pub fn apply_chunks(original: &str, path: &str, chunks: &[Chunk]) -> Result<String, ApplyError> {
+    apply_chunks_until(original, path, chunks, &|| false).map_err(|failure| {
+        ApplyError(match failure {
+            Failure::Message(message) => message,
+            Failure::Stopped => format!("`{path}`: stopped"),
+        })
     })
 }
+
+/// Why the chunks of an update could not be applied: a context line that is not in the file, or
+/// a search past its work budget. The message names the file and the patch line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyError(pub String);
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ApplyError {}
 
 /// [`apply_chunks`], within the work budget, ending early once `stop` says so.
 pub(crate) fn apply_chunks_until(
