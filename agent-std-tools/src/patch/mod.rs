@@ -51,8 +51,8 @@ use std::path::{Path, PathBuf};
 
 use agent_core::{SkillContext, SkillError, skill};
 
-use apply::{Failure, apply_chunks_until};
 pub use apply::ApplyError;
+use apply::{Failure, apply_chunks_until};
 // Public for the property tests, the fuzz target and the benches, not part of the documented API.
 #[doc(hidden)]
 pub use apply::{apply_chunks, normalise, seek};
