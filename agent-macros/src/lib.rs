@@ -3,16 +3,14 @@
 //!
 //! Use it through `agent_core::skill` (or the `eugene` facade); the attribute's keys, what it
 //! generates and its rules are documented there. All runtime logic lives in `agent-core`, which
-//! this crate does not depend on. The stages, each in its own module, all report to one [`Ctxt`]:
+//! this crate does not depend on. The stages, each in its own (private) module, all report to one
+//! error collector, `ctxt::Ctxt`:
 //!
-//! 1. [`attr`] parses `#[skill(...)]` and [`ast`] reads the function into a [`SkillFn`];
-//! 2. [`validate`] judges the model, so one build reports every mistake;
-//! 3. [`expand`] emits the code of a valid model.
+//! 1. `attr` parses `#[skill(...)]` and `ast` reads the function into a `SkillFn`;
+//! 2. `validate` judges the model, so one build reports every mistake;
+//! 3. `expand` emits the code of a valid model.
 //!
-//! [`names`] holds what things are called, [`ctxt`] the error collector.
-//!
-//! [`Ctxt`]: ctxt::Ctxt
-//! [`SkillFn`]: ast::SkillFn
+//! `names` holds what things are called.
 
 #![warn(missing_docs, clippy::missing_docs_in_private_items)]
 
