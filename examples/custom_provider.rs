@@ -77,7 +77,7 @@ async fn shout(text: String) -> Result<String, SkillError> {
 #[tokio::main]
 async fn main() {
     let mut registry = Registry::new();
-    registry.add(Shout);
+    registry.add(ShoutSkill);
     let outcome = AgentRuntime::new(RuleBased, registry)
         .run("hello, custom backend")
         .await

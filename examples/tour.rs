@@ -34,8 +34,8 @@ async fn delete_file(path: String) -> Result<String, SkillError> {
 async fn main() {
     let mut registry = Registry::new();
     registry
-        .add(WordCount)
-        .add(DeleteFile)
+        .add(WordCountSkill)
+        .add(DeleteFileSkill)
         .with_hook(PermissionGate::new(|_name, metadata| {
             !metadata.is_destructive
         }));

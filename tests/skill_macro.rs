@@ -27,7 +27,7 @@ pub async fn search_files(
 
 #[tokio::test]
 async fn the_generated_skill_describes_and_runs_the_function() {
-    let skill = SearchFiles;
+    let skill = SearchFilesSkill;
     assert_eq!(Skill::name(&skill), "search_files");
     assert_eq!(
         Skill::description(&skill),
@@ -39,7 +39,7 @@ async fn the_generated_skill_describes_and_runs_the_function() {
     assert_eq!(Skill::timeout(&skill), Some(Duration::from_secs(30)));
 
     let mut registry = Registry::new();
-    registry.add(SearchFiles);
+    registry.add(SearchFilesSkill);
     assert_eq!(
         registry.definitions()[0].input_schema,
         json!({
@@ -82,7 +82,7 @@ async fn query(query: String) -> Result<String, SkillError> {
 #[tokio::test]
 async fn a_parameter_may_share_the_functions_name() {
     let mut registry = Registry::new();
-    registry.add(Query);
+    registry.add(QuerySkill);
     let result = registry
         .run_one(
             &ToolCall::new("1", "query", json!({"query": "rust"})),
@@ -121,7 +121,7 @@ async fn run_script(script: String, shell: Option<String>) -> Result<String, Ski
 #[test]
 fn nested_lists_and_code_blocks_stay_in_their_arguments_description() {
     let mut registry = Registry::new();
-    registry.add(OpenFile).add(RunScript);
+    registry.add(OpenFileSkill).add(RunScriptSkill);
     let definitions = registry.definitions();
     let (open, run) = (&definitions[0], &definitions[1]);
     assert_eq!(open.description, "Open a file.");
@@ -152,7 +152,7 @@ async fn greet(who: String) -> Result<String, SkillError> {
 #[test]
 fn a_parameters_heading_is_read_like_arguments() {
     let mut registry = Registry::new();
-    registry.add(Greet);
+    registry.add(GreetSkill);
     let definition = &registry.definitions()[0];
     assert_eq!(definition.description, "Greet someone.");
     assert_eq!(

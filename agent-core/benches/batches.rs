@@ -42,8 +42,8 @@ fn batches(c: &mut Criterion) {
     let mut registry = Registry::new();
     registry
         .with_max_concurrency(16)
-        .add(WaitSafe)
-        .add(WaitAlone);
+        .add(WaitSafeSkill)
+        .add(WaitAloneSkill);
     let ctx = SkillContext::default();
     let parallel = calls(&["wait_safe"; 16]);
     let serial = calls(&["wait_alone"; 16]);

@@ -53,7 +53,7 @@ fn runtime(c: &mut Criterion) {
             b.to_async(&rt).iter_batched(
                 || {
                     let mut registry = Registry::new();
-                    registry.add(Lookup);
+                    registry.add(LookupSkill);
                     AgentRuntime::new(script(turns), registry).max_steps(turns + 1).stuck_after(turns)
                 },
                 |runtime| async move { black_box(runtime.run("look everything up").await.unwrap()) },

@@ -82,7 +82,7 @@ pub mod skill;
 /// }
 ///
 /// let mut registry = Registry::new();
-/// registry.add(SearchFiles); // the generated unit struct
+/// registry.add(SearchFilesSkill); // the generated unit struct
 /// assert_eq!(registry.definitions()[0].input_schema["required"], serde_json::json!(["pattern"]));
 /// ```
 ///
@@ -118,8 +118,9 @@ pub mod skill;
 /// # What it generates
 ///
 /// - The function, unchanged and still callable (a skill is a plain function you can unit test).
-/// - A unit struct named after the function in UpperCamelCase (`search_files` → `SearchFiles`),
-///   with the function's visibility, implementing [`Skill`]: `registry.add(SearchFiles)`.
+/// - A unit struct named after the function in UpperCamelCase with a `Skill` suffix
+///   (`search_files` → `SearchFilesSkill`), or `struct_name = ...`, with the function's
+///   visibility, implementing [`Skill`]: `registry.add(SearchFilesSkill)`.
 /// - A hidden input struct with `#[serde(deny_unknown_fields)]` whose `Deserialize` and
 ///   `JsonSchema` are derived through `agent_core::__private`: your crate needs no serde,
 ///   schemars, async-trait or inventory dependency of its own (only for your own parameter types).
@@ -128,6 +129,52 @@ pub mod skill;
 /// - Checks that turn trait errors into one sentence at your tokens: a parameter type without
 ///   `Deserialize`/`JsonSchema`, a future that is not `Send` (pointing at the `.await` that holds
 ///   the culprit), an `Ok` type that does not convert into [`SkillOutput`].
+///
+/// # Names
+///
+/// The unit struct is the one generated name you write, and the `Skill` suffix keeps it apart
+/// from the names you give your own types: a skill `forecast` may return a `Forecast`, a skill
+/// `query` take a `Query`, a skill `user` return a `User`. Everything else the attribute
+/// generates sits in an anonymous `const _` block and steps aside from every identifier written
+/// in the function, so it never takes one of your names either.
+///
+/// ```
+/// use agent_core::{skill, Registry, SkillError, SkillOutput};
+///
+/// pub struct Forecast {
+///     pub celsius: f64,
+/// }
+///
+/// impl From<Forecast> for SkillOutput {
+///     fn from(forecast: Forecast) -> SkillOutput {
+///         SkillOutput::Text(format!("{} °C", forecast.celsius))
+///     }
+/// }
+///
+/// /// Forecast tomorrow's weather.
+/// #[skill(read_only)]
+/// pub async fn forecast() -> Result<Forecast, SkillError> {
+///     Ok(Forecast { celsius: 21.5 })
+/// }
+///
+/// /// Forecast the weather in a named city.
+/// #[skill(read_only, struct_name = CityForecaster)]
+/// pub async fn city_forecast(city: String) -> Result<Forecast, SkillError> {
+///     Ok(Forecast { celsius: if city == "Oslo" { 4.0 } else { 21.5 } })
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.add(ForecastSkill).add(CityForecaster);
+/// assert!(registry.contains("forecast") && registry.contains("city_forecast"));
+/// ```
+///
+/// If a type of yours in the same module is named exactly like the generated struct (a
+/// `struct ForecastSkill` beside `fn forecast`), yours keeps the name and the build fails with one
+/// error at the function's name: "`#[skill]` on `forecast` generates a unit struct
+/// `ForecastSkill`, but `ForecastSkill` already names another type in this module: rename that
+/// type, or name the generated struct with `#[skill(struct_name = ...)]`". Two functions whose
+/// names differ only in case style (`get_user`, `getUser`) would both generate `GetUserSkill`,
+/// which rustc reports as ambiguous at both: give one a `struct_name`.
 ///
 /// # Linking
 ///

@@ -129,7 +129,7 @@ async fn tick(n: u32) -> Result<String, SkillError> {
 #[tokio::test]
 async fn a_fifty_megabyte_result_is_cut_to_the_budget_and_a_panic_is_an_error_result() {
     let mut registry = Registry::new();
-    registry.add(Flood).add(Explode);
+    registry.add(FloodSkill).add(ExplodeSkill);
     let mock = MockProvider::new([
         MockReply::tool_calls([
             ToolCall::new("1", "flood", json!({})),
@@ -161,7 +161,7 @@ async fn a_fifty_megabyte_result_is_cut_to_the_budget_and_a_panic_is_an_error_re
 #[tokio::test]
 async fn five_hundred_tool_calls_in_one_turn_are_all_answered_in_order_with_bounded_concurrency() {
     let mut registry = Registry::new();
-    registry.add(Tick);
+    registry.add(TickSkill);
     let calls: Vec<ToolCall> = (0..500)
         .map(|i| ToolCall::new(format!("c{i}"), "tick", json!({"n": i})))
         .collect();

@@ -52,10 +52,10 @@ async fn send_secret(to: String) -> Result<String, SkillError> {
 fn registry() -> Registry {
     let mut registry = Registry::new();
     registry
-        .add(Lookup)
-        .add(WriteNote)
-        .add(Broken)
-        .add(SendSecret);
+        .add(LookupSkill)
+        .add(WriteNoteSkill)
+        .add(BrokenSkill)
+        .add(SendSecretSkill);
     registry
 }
 

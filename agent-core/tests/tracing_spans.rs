@@ -55,7 +55,7 @@ async fn a_run_is_a_tree_of_gen_ai_spans() {
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
     let mut registry = Registry::new();
-    registry.add(Lookup);
+    registry.add(LookupSkill);
     let mock = MockProvider::new([
         MockReply::tool_calls([ToolCall::new("c1", "lookup", json!({"key": "a"}))]),
         MockReply::text("done"),

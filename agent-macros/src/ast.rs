@@ -2,7 +2,10 @@
 //! into the description and the `# Arguments` entries, and its return type. Built from syn's tree
 //! without judging it (only what cannot be read at all is reported); `validate` judges.
 
-use proc_macro2::{Span, TokenStream};
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, LitStr, Meta, Pat, ReturnType, Type,
@@ -10,7 +13,7 @@ use syn::{
 
 use crate::attr::SkillAttr;
 use crate::ctxt::Ctxt;
-use crate::names::unraw;
+use crate::names::{struct_name, unraw};
 
 /// One line of the doc comment, with the span of the `///` it came from.
 pub struct DocLine {
@@ -133,6 +136,28 @@ impl<'a> SkillFn<'a> {
             .map_or_else(|| unraw(&self.item.sig.ident), LitStr::value)
     }
 
+    /// The generated unit struct's name: `struct_name = ...`, or the function's name in
+    /// UpperCamelCase with a `Skill` suffix, spanned at the function's name, where an error about
+    /// the struct belongs.
+    pub fn struct_ident(&self) -> Ident {
+        self.attr.struct_name.clone().unwrap_or_else(|| {
+            let function = &self.item.sig.ident;
+            Ident::new(&struct_name(&unraw(function)), function.span())
+        })
+    }
+
+    /// Every identifier the user wrote in the function and in `crate = path`, without `r#`: the
+    /// names the expansion's own items must not take, since it puts the user's tokens (types,
+    /// default expressions, the function's name) among them.
+    pub fn user_names(&self) -> HashSet<String> {
+        let mut names = HashSet::new();
+        collect_idents(self.item.to_token_stream(), &mut names);
+        if let Some(krate) = &self.attr.krate {
+            collect_idents(krate.to_token_stream(), &mut names);
+        }
+        names
+    }
+
     /// The parameters that become fields of the input struct.
     pub fn inputs(&self) -> impl Iterator<Item = &Param<'a>> {
         self.params
@@ -146,6 +171,19 @@ impl<'a> SkillFn<'a> {
             .iter()
             .find(|a| a.name == name)
             .map(|a| a.text.as_str())
+    }
+}
+
+/// Adds every identifier in `tokens`, groups included, to `names`.
+fn collect_idents(tokens: TokenStream, names: &mut HashSet<String>) {
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) => {
+                names.insert(unraw(&ident));
+            }
+            TokenTree::Group(group) => collect_idents(group.stream(), names),
+            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
+        }
     }
 }
 

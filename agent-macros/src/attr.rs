@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Path};
+use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitBool, LitStr, Path};
 
 use crate::ctxt::Ctxt;
 use crate::names::closest;
@@ -27,6 +28,7 @@ pub const KEYS: &[&str] = &[
     "timeout",
     "crate",
     "register",
+    "struct_name",
 ];
 
 /// A boolean key, with where it was written.
@@ -72,6 +74,8 @@ pub struct SkillAttr {
     pub timeout: Option<Timeout>,
     /// `crate = path`: where the runtime crate is, if not found by name.
     pub krate: Option<Path>,
+    /// `struct_name = Ident`: the generated unit struct's name, if not `{Function}Skill`.
+    pub struct_name: Option<Ident>,
 }
 
 impl SkillAttr {
@@ -111,6 +115,7 @@ impl SkillAttr {
                 "defer" => flag(&meta).map(|v| attr.defer = Some(v)),
                 "register" => flag(&meta).map(|v| attr.register = Some(v)),
                 "aliases" => aliases(cx, &meta).map(|v| attr.aliases = v),
+                "struct_name" => identifier(&meta).map(|v| attr.struct_name = Some(v)),
                 "crate" => meta
                     .value()
                     .and_then(|v| v.parse::<Path>())
@@ -227,6 +232,43 @@ fn aliases(cx: &Ctxt, meta: &syn::meta::ParseNestedMeta) -> syn::Result<Vec<LitS
         strings.clear();
     }
     Ok(strings)
+}
+
+/// The value of `struct_name = Ident`: one identifier, not a keyword, a string or a path. The
+/// whole value up to the next `,` is read, so the error covers all of a wrong one.
+fn identifier(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Ident> {
+    const USAGE: &str =
+        "`struct_name` takes the name of a struct, an identifier: `struct_name = Forecaster`";
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(USAGE));
+    }
+    let eq: syn::Token![=] = meta.input.parse()?;
+    let mut value = TokenStream::new();
+    while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+        value.extend([meta.input.parse::<proc_macro2::TokenTree>()?]);
+    }
+    let mut tokens = value.clone().into_iter();
+    let single = match (tokens.next(), tokens.next()) {
+        (Some(first), None) => Some(first),
+        _ => None,
+    };
+    match single {
+        None if value.is_empty() => Err(syn::Error::new(eq.span, USAGE)),
+        Some(proc_macro2::TokenTree::Ident(ident)) => syn::parse2::<Ident>(ident.to_token_stream())
+            .map_err(|_| {
+                syn::Error::new(
+                    ident.span(),
+                    format!("`{ident}` is reserved and cannot name a struct: {USAGE}"),
+                )
+            }),
+        Some(proc_macro2::TokenTree::Literal(lit)) if lit.to_string().starts_with('"') => {
+            Err(syn::Error::new(
+                lit.span(),
+                "`struct_name` takes an identifier, not a string: write it without the quotes",
+            ))
+        }
+        _ => Err(syn::Error::new_spanned(value, USAGE)),
+    }
 }
 
 /// `timeout = "..."`, parsed into its [`Duration`] (or why it is not one).

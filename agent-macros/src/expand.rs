@@ -1,43 +1,75 @@
 //! Emitting the code of a skill that passed validation, in named parts: the original function,
-//! the unit struct, the hidden input struct (with the checks that turn trait-bound errors into
-//! one sentence at the user's tokens), the `Skill` impl and the `inventory` registration. Nothing
-//! here judges: the model is valid. Every generated path starts at the runtime crate and goes
-//! through its `__private` re-exports, so the user's crate needs no serde, schemars, async-trait or
-//! inventory dependency of its own.
+//! the unit struct (in a hidden module, glob-imported), the check that its name is free, the hidden
+//! input struct (with the checks that turn trait-bound errors into one sentence at the user's
+//! tokens), the `Skill` impl and the `inventory` registration. Nothing here judges: the model is
+//! valid. Every generated path starts at the runtime crate and goes through its `__private`
+//! re-exports, so the user's crate needs no serde, schemars, async-trait or inventory dependency
+//! of its own.
+//!
+//! Names: the unit struct is the only generated name the user is meant to write. Everything else
+//! lives in an anonymous `const _` block, where the user's tokens (parameter types, default
+//! expressions, the function's name) are resolved too; each generated name there steps aside
+//! ([`fresh`]) from every identifier the user wrote, so it can never shadow one of theirs.
+
+use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Type};
 
 use crate::ast::{ParamKind, SkillFn};
 use crate::attr::{SkillAttr, Timeout};
-use crate::names::{unraw, upper_camel};
+use crate::names::{fresh, hidden_module, unraw};
 
 /// The names every part of the expansion refers to.
 struct Idents {
     /// The runtime crate: `::agent_core`, `::eugene` or the `crate = path` given.
     krate: TokenStream,
-    /// The unit struct implementing `Skill`: the function's name in UpperCamelCase.
+    /// The unit struct's name, as the user writes it: `{Function}Skill` or `struct_name`.
     unit: Ident,
-    /// The hidden input struct: `{unit}Input`.
+    /// The private module the unit struct is defined in: `__skill_{function}`.
+    module: Ident,
+    /// The path the expansion names the unit struct by: `{module}::{unit}`, which a type of the
+    /// user's with the struct's name cannot shadow.
+    unit_path: TokenStream,
+    /// The hidden input struct: `{unit}Input`, made [`fresh`].
     input: Ident,
     /// The skill's name, as the model sees it.
     name: String,
+    /// Every identifier the user wrote, which generated names in the `const _` block avoid.
+    taken: HashSet<String>,
+}
+
+impl Idents {
+    /// A name for a generated item or local beside the user's tokens: `base`, unless the user
+    /// wrote `base` somewhere, then `_base`, `__base`, ...
+    fn fresh(&self, base: &str) -> Ident {
+        Ident::new(&fresh(base, &self.taken), Span::call_site())
+    }
 }
 
 /// The whole expansion of a valid skill.
 pub fn expand(skill: &SkillFn) -> TokenStream {
     let fn_ident = &skill.item.sig.ident;
-    let unit = Ident::new(&upper_camel(&unraw(fn_ident)), fn_ident.span());
+    let unit = skill.struct_ident();
+    let module = Ident::new(&hidden_module(&unraw(fn_ident)), fn_ident.span());
+    let taken = skill.user_names();
     let idents = Idents {
         krate: crate_path(&skill.attr),
-        input: format_ident!("{}Input", unit),
+        input: Ident::new(
+            &fresh(&format!("{}Input", unraw(&unit)), &taken),
+            Span::call_site(),
+        ),
+        unit_path: quote!(#module::#unit),
         unit,
+        module,
         name: skill.name(),
+        taken,
     };
     let function = strip_arg_attrs(skill.item);
     let unit_struct = unit_struct(skill, &idents);
+    let name_check = struct_name_check(skill, &idents);
     let input_struct = input_struct(skill, &idents);
     let skill_impl = skill_impl(skill, &idents);
     let registration = registration(skill, &idents);
@@ -47,6 +79,8 @@ pub fn expand(skill: &SkillFn) -> TokenStream {
         #unit_struct
 
         const _: () = {
+            #name_check
+
             #input_struct
 
             #skill_impl
@@ -75,20 +109,69 @@ pub fn strip_arg_attrs(item: &ItemFn) -> ItemFn {
     item
 }
 
-/// The public unit struct the skill is used through (`registry.add(SearchFiles)`).
+/// The unit struct the skill is used through (`registry.add(SearchFilesSkill)`), with the
+/// function's visibility. It is defined in a private module of its own and glob-imported into the
+/// function's module: an item or import of the user's with the same name then shadows the import
+/// instead of clashing with it (which would bury the cause under errors about derives and impls
+/// that land on the user's type), and [`struct_name_check`] says what happened, once.
 fn unit_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
-    let Idents { unit, name, .. } = idents;
+    let Idents {
+        unit, module, name, ..
+    } = idents;
     let vis = &skill.item.vis;
     let description = description(skill);
     let first_line = description.lines().next().unwrap_or_default();
-    let doc = format!(
-        "The skill `{name}`, made by `#[skill]` from [`{}`]: {first_line}",
-        unraw(&skill.item.sig.ident)
-    );
+    let fn_ident = &skill.item.sig.ident;
+    // A raw identifier cannot be written in an intra-doc link (`#` starts a fragment).
+    let function = if fn_ident.to_string().starts_with("r#") {
+        format!("`{}`", unraw(fn_ident))
+    } else {
+        format!("[`{fn_ident}`](super::{fn_ident})")
+    };
+    let doc = format!("The skill `{name}`, made by `#[skill]` from {function}: {first_line}");
     quote! {
-        #[doc = #doc]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-        #vis struct #unit;
+        #[allow(non_snake_case)]
+        mod #module {
+            #[doc = #doc]
+            #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+            pub struct #unit;
+        }
+
+        #[allow(unused_imports)]
+        #vis use #module::*;
+    }
+}
+
+/// Fails to compile unless the unit struct's name, as the user's module resolves it, is the
+/// generated struct: a type of the user's with the same name gets one sentence at the function's
+/// name (or at `struct_name`'s value) that says what `#[skill]` generates and which key renames it.
+fn struct_name_check(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let Idents {
+        unit, unit_path, ..
+    } = idents;
+    let function = unraw(&skill.item.sig.ident);
+    let message = format!(
+        "`#[skill]` on `{function}` generates a unit struct `{unit}`, but `{unit}` already names \
+         another type in this module: rename that type, or name the generated struct with \
+         `#[skill(struct_name = ...)]`"
+    );
+    let label = format!("`#[skill]` generates `{unit}` here");
+    let is_generated = idents.fresh(&format!("__{}IsGenerated", unraw(unit)));
+    let check = idents.fresh("__check_struct_name");
+    let assert = idents.fresh("__made_by_skill");
+    let assertion = quote_spanned! {unit.span()=>
+        #assert::<#unit>();
+    };
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label)]
+        trait #is_generated {}
+        impl #is_generated for #unit_path {}
+
+        #[allow(dead_code)]
+        fn #check() {
+            fn #assert<T: #is_generated>() {}
+            #assertion
+        }
     }
 }
 
@@ -120,7 +203,7 @@ fn input_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
             None => None,
             Some(None) => Some(quote!(#[serde(default)])),
             Some(Some(expr)) => {
-                let helper = format_ident!("__default_{}", unraw(ident));
+                let helper = idents.fresh(&format!("__default_{}", unraw(ident)));
                 let helper_name = LitStr::new(&helper.to_string(), Span::call_site());
                 defaults.push(quote_spanned! {expr.span()=>
                     fn #helper() -> #ty { #expr }
@@ -133,6 +216,7 @@ fn input_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
             #krate::__private::assert_skill_param::<#ty>();
         });
     }
+    let check = idents.fresh("__check_parameters");
     quote! {
         #[doc(hidden)]
         #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
@@ -145,20 +229,21 @@ fn input_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
         #(#defaults)*
 
         #[allow(dead_code)]
-        fn __check_parameters() {
+        fn #check() {
             #(#param_checks)*
         }
     }
 }
 
-/// `impl Skill for {unit}`: the attribute's settings as methods, and `run`, which calls the
+/// `impl Skill for {module}::{unit}`: the attribute's settings as methods, and `run`, which calls the
 /// function with the input's fields and converts its result.
 fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let Idents {
         krate,
-        unit,
+        unit_path,
         input,
         name,
+        ..
     } = idents;
     let attr = &skill.attr;
     let description = description(skill);
@@ -185,7 +270,7 @@ fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let run_fn = run_fn(skill, idents);
     quote! {
         #[#krate::__private::async_trait::async_trait]
-        impl #krate::Skill for #unit {
+        impl #krate::Skill for #unit_path {
             type Input = #input;
             fn name(&self) -> &str { #name }
             fn description(&self) -> &str { #description }
@@ -208,46 +293,59 @@ fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let Idents { krate, input, .. } = idents;
     let fn_ident = &skill.item.sig.ident;
     // Fields are bound to locals of their own, so a parameter named like the function (`async fn
-    // query(query: String)`) does not shadow the function it is passed to.
-    let local = |ident: &Ident| format_ident!("__arg_{}", unraw(ident));
+    // query(query: String)`) does not shadow the function it is passed to. Every local is fresh:
+    // none can shadow the function either.
+    let local = |ident: &Ident| idents.fresh(&format!("__arg_{}", unraw(ident)));
+    let output_ty: &Type = skill.output.expect("validated: returns a Result");
+    let send_span = skill.item.sig.asyncness.map_or(fn_ident.span(), |a| a.span);
+    // Each local carries the span of the code it is written in, so rustc points where it did
+    // before the names were made fresh.
+    let at = |ident: &Ident, span: Span| Ident::new(&ident.to_string(), span);
+    let (input_local, ctx, value, error) = (
+        at(&idents.fresh("__input"), send_span),
+        idents.fresh("__ctx"),
+        at(&idents.fresh("__value"), send_span),
+        at(&idents.fresh("__error"), send_span),
+    );
+    let ctx_param = at(&ctx, send_span);
+    let value_out = at(&value, output_ty.span());
+    let error_out = at(&error, skill.item.sig.output.span());
     let field_idents: Vec<&Ident> = skill.inputs().filter_map(|p| p.ident.as_ref()).collect();
     let field_locals: Vec<Ident> = field_idents.iter().map(|ident| local(ident)).collect();
     let call_args = skill.params.iter().map(|p| match p.kind {
-        ParamKind::Context => quote!(__ctx),
+        ParamKind::Context => quote!(#ctx),
         ParamKind::Input => {
             let ident = local(p.ident.as_ref().expect("validated"));
             quote!(#ident)
         }
     });
-    let output_ty: &Type = skill.output.expect("validated: returns a Result");
-    let send_span = skill.item.sig.asyncness.map_or(fn_ident.span(), |a| a.span);
     // The user's future must be `Send`; the check is spanned at the function itself.
     let future = quote_spanned! {send_span=>
         #fn_ident(#(#call_args),*)
     };
     let into_output = quote_spanned! {output_ty.span()=>
-        #krate::__private::into_skill_output(__value)
+        #krate::__private::into_skill_output(#value_out)
     };
     let into_error = quote_spanned! {skill.item.sig.output.span()=>
-        (&#krate::__private::ErrorWrap::new(__error)).__into_skill_error()
+        (&#krate::__private::ErrorWrap::new(#error_out)).__into_skill_error()
     };
     // The body's braces carry the function's span: when the user's future is not `Send`, the
     // error (raised where async-trait boxes this body as `dyn Future + Send`) points at the function.
     let body = quote_spanned! {send_span=> {
         #[allow(unused_imports)]
         use #krate::__private::{ViaSkillError as _, ViaStdError as _};
-        let #input { #(#field_idents: #field_locals),* } = __input;
+        let #input { #(#field_idents: #field_locals),* } = #input_local;
         match #future.await {
-            ::core::result::Result::Ok(__value) => ::core::result::Result::Ok(#into_output),
-            ::core::result::Result::Err(__error) => ::core::result::Result::Err(#into_error),
+            ::core::result::Result::Ok(#value) => ::core::result::Result::Ok(#into_output),
+            ::core::result::Result::Err(#error) => ::core::result::Result::Err(#into_error),
         }
     }};
     quote_spanned! {send_span=>
         #[allow(unused_variables)]
         async fn run(
             &self,
-            __input: #input,
-            __ctx: &#krate::SkillContext,
+            #input_local: #input,
+            #ctx_param: &#krate::SkillContext,
         ) -> ::core::result::Result<#krate::SkillOutput, #krate::SkillError> #body
     }
 }
@@ -255,17 +353,21 @@ fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
 /// The `inventory` registration `Registry::discover()` finds, unless `register = false`.
 fn registration(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let Idents {
-        krate, unit, name, ..
+        krate,
+        unit_path,
+        name,
+        ..
     } = idents;
     if skill.attr.register.is_some_and(|r| !r.value) {
         return TokenStream::new();
     }
+    let construct = idents.fresh("__construct");
     quote! {
-        fn __construct() -> ::std::boxed::Box<dyn #krate::DynSkill> {
-            ::std::boxed::Box::new(#unit)
+        fn #construct() -> ::std::boxed::Box<dyn #krate::DynSkill> {
+            ::std::boxed::Box::new(#unit_path)
         }
         #krate::__private::inventory::submit! {
-            #krate::SkillRegistration::new(#name, ::core::module_path!(), ::core::file!(), ::core::line!(), __construct)
+            #krate::SkillRegistration::new(#name, ::core::module_path!(), ::core::file!(), ::core::line!(), #construct)
         }
     }
 }

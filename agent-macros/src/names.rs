@@ -1,4 +1,4 @@
-//! What things are called: the rule for skill names, raw identifiers, the generated struct's name
+//! What things are called: the rule for skill names, raw identifiers, the generated items' names
 //! and "did you mean" suggestions.
 //!
 //! Plain string functions on purpose (no syn, no `crate::` paths): `tests/names_agree.rs` in the
@@ -20,7 +20,32 @@ pub fn unraw(ident: &impl ToString) -> String {
     text.strip_prefix("r#").map(str::to_owned).unwrap_or(text)
 }
 
-/// `search_files` → `SearchFiles`: the unit struct a skill function becomes.
+/// `search_files` → `SearchFilesSkill`: the unit struct a skill function becomes, unless
+/// `struct_name` names it. The suffix keeps it clear of the names users give their own types: a
+/// skill `forecast` returning a `Forecast`, a skill `query` taking a `Query`.
+pub fn struct_name(function: &str) -> String {
+    format!("{}Skill", upper_camel(function))
+}
+
+/// `search_files` → `__skill_search_files`: the private module the unit struct is defined in and
+/// glob-imported from, so an item of the user's with the struct's name shadows the import instead
+/// of clashing with it. Function names are unique in a module, so these are too.
+pub fn hidden_module(function: &str) -> String {
+    format!("__skill_{function}")
+}
+
+/// `base`, or `base` behind as many `_` as it takes to be none of `taken`: a name for an item the
+/// expansion puts beside the user's tokens (in the `const _` block), where it would shadow a name
+/// of the user's that it equals.
+pub fn fresh(base: &str, taken: &std::collections::HashSet<String>) -> String {
+    let mut name = base.to_owned();
+    while taken.contains(&name) {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// `search_files` → `SearchFiles`: the function's name in UpperCamelCase, separators dropped.
 pub fn upper_camel(snake: &str) -> String {
     snake
         .split('_')
@@ -65,14 +90,36 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     //! The name helpers on the cases the macro meets.
 
-    use super::{closest, unraw, upper_camel};
+    use std::collections::HashSet;
 
-    /// Struct names are the function's name in UpperCamelCase, separators dropped.
+    use super::{closest, fresh, hidden_module, struct_name, unraw, upper_camel};
+
+    /// UpperCamelCase drops the separators and capitalises each part.
     #[test]
-    fn struct_names_are_upper_camel_case() {
+    fn upper_camel_case_drops_separators() {
         assert_eq!(upper_camel("search_files"), "SearchFiles");
         assert_eq!(upper_camel("read"), "Read");
         assert_eq!(upper_camel("__private_thing_2"), "PrivateThing2");
+    }
+
+    /// Struct names are the function's name in UpperCamelCase with a `Skill` suffix, so they are
+    /// not the names of the types a skill takes or returns.
+    #[test]
+    fn struct_names_carry_a_skill_suffix() {
+        assert_eq!(struct_name("search_files"), "SearchFilesSkill");
+        assert_eq!(struct_name("forecast"), "ForecastSkill");
+        assert_eq!(struct_name("__"), "Skill");
+        assert_eq!(hidden_module("getUser"), "__skill_getUser");
+    }
+
+    /// A generated name steps aside from every name the user wrote.
+    #[test]
+    fn fresh_names_avoid_taken_ones() {
+        let taken: HashSet<String> = ["ForecastSkillInput", "_ForecastSkillInput"]
+            .map(String::from)
+            .into();
+        assert_eq!(fresh("ForecastSkillInput", &taken), "__ForecastSkillInput");
+        assert_eq!(fresh("__construct", &taken), "__construct");
     }
 
     /// `r#` is dropped; other identifiers are unchanged.

@@ -21,6 +21,7 @@ pub fn check(cx: &Ctxt, skill: &SkillFn) {
     arguments_doc_names_parameters(cx, skill);
     field_names_are_unique(cx, skill);
     name_is_valid(cx, skill);
+    struct_name_is_not_the_function(cx, skill);
     aliases_are_valid(cx, skill);
     timeout_is_valid(cx, skill);
     read_only_is_not_destructive(cx, skill);
@@ -273,6 +274,23 @@ fn name_is_valid(cx: &Ctxt, skill: &SkillFn) {
             format!(
                 "`{}` is not a valid skill name: use 1 to 64 ASCII letters, digits, `_` or `-`",
                 name.value()
+            ),
+        );
+    }
+}
+
+/// `struct_name = ...` is not the function's own name: a unit struct is also a value, and the
+/// function would hide it.
+fn struct_name_is_not_the_function(cx: &Ctxt, skill: &SkillFn) {
+    if let Some(struct_name) = &skill.attr.struct_name
+        && unraw(struct_name) == unraw(&skill.item.sig.ident)
+    {
+        cx.error_at(
+            struct_name.span(),
+            format!(
+                "`struct_name = {struct_name}` is the function's own name: the unit struct is also a value, \
+                 which the function would hide; choose another name, e.g. `{}`",
+                crate::names::struct_name(&unraw(struct_name))
             ),
         );
     }

@@ -399,7 +399,7 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.spawn(async move {
             let mut registry = Registry::new();
-            registry.add(Stall);
+            registry.add(StallSkill);
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             let _ = McpServer::new(registry)
                 .without_auth()
@@ -441,7 +441,7 @@ async fn an_http_server_that_requires_a_token_is_consumed_with_it_and_refused_wi
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let token = agent_mcp::generate_token().unwrap();
     let mut served = Registry::new();
-    served.add(Stall);
+    served.add(StallSkill);
     let server = tokio::spawn(
         McpServer::new(served)
             .bearer_token(token.clone())

@@ -44,7 +44,7 @@ async fn running_out_of_file_descriptors_does_not_stop_the_server() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let mut registry = Registry::new();
-    registry.add(Hello);
+    registry.add(HelloSkill);
     let server = tokio::spawn(
         McpServer::new(registry)
             .without_auth()

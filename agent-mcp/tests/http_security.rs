@@ -50,7 +50,7 @@ async fn hold() -> Result<String, SkillError> {
 
 fn registry() -> Registry {
     let mut registry = Registry::new();
-    registry.add(Mark).add(Hello).add(Hold);
+    registry.add(MarkSkill).add(HelloSkill).add(HoldSkill);
     registry
 }
 

@@ -65,13 +65,13 @@ async fn stall() -> Result<String, SkillError> {
 fn registry() -> Registry {
     let mut registry = Registry::new();
     registry
-        .add(Shout)
-        .add(Wipe)
-        .add(Launch)
-        .add(Chatter)
-        .add(Report)
-        .add(Scribble)
-        .add(Stall)
+        .add(ShoutSkill)
+        .add(WipeSkill)
+        .add(LaunchSkill)
+        .add(ChatterSkill)
+        .add(ReportSkill)
+        .add(ScribbleSkill)
+        .add(StallSkill)
         .with_output_budget(60)
         .with_hook(PermissionGate::new(|name, _| name != "scribble"));
     registry

@@ -244,7 +244,7 @@ async fn invalid_argument_json_becomes_a_bad_args_result_not_a_provider_error() 
         Ok(text)
     }
     let mut registry = Registry::new();
-    registry.add(Echo);
+    registry.add(EchoSkill);
     let result = registry.run_one(&call, &SkillContext::default()).await;
     assert!(
         matches!(result.output, Err(SkillError::BadArgs { .. })),

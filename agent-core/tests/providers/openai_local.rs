@@ -195,7 +195,7 @@ async fn arguments_with_a_raw_newline_are_explained_to_the_model() {
         Ok(format!("{path}{content}"))
     }
     let mut registry = Registry::new();
-    registry.add(Write);
+    registry.add(WriteSkill);
     let call: &ToolCall = &response.message.tool_calls[0];
     let result = registry.run_one(call, &SkillContext::default()).await;
     let text = result.content();
@@ -283,7 +283,7 @@ async fn a_runtime_that_streams_survives_a_server_that_cannot() {
         Ok(text)
     }
     let mut registry = Registry::new();
-    registry.add(Echo);
+    registry.add(EchoSkill);
     let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = {
         let events = events.clone();

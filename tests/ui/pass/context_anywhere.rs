@@ -24,7 +24,7 @@ async fn echo(text: String) -> Result<String, SkillError> {
 #[tokio::main]
 async fn main() {
     let mut registry = Registry::new();
-    registry.add(Join).add(Echo);
+    registry.add(JoinSkill).add(EchoSkill);
     assert_eq!(
         registry.definitions()[0].input_schema,
         json!({

@@ -8,10 +8,10 @@ async fn clear_scratch() -> Result<String, SkillError> {
 }
 
 fn main() {
-    assert!(ClearScratch.is_destructive() && !ClearScratch.is_read_only());
-    assert!(ClearScratch.is_concurrency_safe());
+    assert!(ClearScratchSkill.is_destructive() && !ClearScratchSkill.is_read_only());
+    assert!(ClearScratchSkill.is_concurrency_safe());
     let mut registry = Registry::new();
-    registry.add(ClearScratch);
+    registry.add(ClearScratchSkill);
     assert_eq!(
         registry.definitions()[0].input_schema,
         serde_json::json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})

@@ -14,14 +14,15 @@ use serde_json::json;
     search_hint = "dictionary meaning definition",
     timeout = "500ms",
     crate = eugene,
-    register = true
+    register = true,
+    struct_name = WordLookup
 )]
 pub async fn lookup(word: String) -> Result<String, SkillError> {
     Ok(format!("{word}: a word"))
 }
 
 fn main() {
-    let skill = Lookup;
+    let skill = WordLookup;
     assert_eq!(Skill::name(&skill), "lookup-word");
     assert_eq!(Skill::description(&skill), "Look a word up in the dictionary.");
     assert!(skill.is_read_only() && !skill.is_concurrency_safe() && skill.should_defer());

@@ -10,7 +10,7 @@ async fn now() -> Result<&'static str, SkillError> {
 
 fn main() {
     let mut registry = Registry::new();
-    registry.add(Now);
+    registry.add(NowSkill);
     let def = &registry.definitions()[0];
     assert_eq!((def.name.as_str(), def.description.as_str()), ("now", "Tell the time of day."));
     assert_eq!(def.input_schema, json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}));

@@ -22,7 +22,7 @@ async fn grep(
 #[tokio::main]
 async fn main() {
     let mut registry = Registry::new();
-    registry.add(Grep);
+    registry.add(GrepSkill);
     assert_eq!(
         registry.definitions()[0].input_schema,
         json!({

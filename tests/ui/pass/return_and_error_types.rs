@@ -63,13 +63,13 @@ async fn main() {
     let mut registry = Registry::new();
     registry
         .with_retry_policy(eugene::RetryPolicy::none())
-        .add(AsJson)
-        .add(AsOutput)
-        .add(Busy)
-        .add(IoFailure)
-        .add(CustomFailure)
-        .add(BoxedFailure)
-        .add(Aliased);
+        .add(AsJsonSkill)
+        .add(AsOutputSkill)
+        .add(BusySkill)
+        .add(IoFailureSkill)
+        .add(CustomFailureSkill)
+        .add(BoxedFailureSkill)
+        .add(AliasedSkill);
     let names = ["as_json", "as_output", "busy", "io_failure", "custom_failure", "boxed_failure", "aliased"];
     let calls: Vec<ToolCall> = names.iter().map(|n| ToolCall::new(*n, *n, json!({}))).collect();
     let empty = json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false});

@@ -35,7 +35,7 @@ async fn survey(depth: Depth, scope: Option<Scope>) -> Result<String, SkillError
 #[tokio::main]
 async fn main() {
     let mut registry = Registry::new();
-    registry.add(Survey);
+    registry.add(SurveySkill);
     assert_eq!(
         registry.definitions()[0].input_schema,
         json!({

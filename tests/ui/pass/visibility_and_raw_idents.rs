@@ -18,7 +18,7 @@ use serde_json::json;
 #[tokio::main]
 async fn main() {
     let mut registry = Registry::new();
-    registry.add(tools::Match);
+    registry.add(tools::MatchSkill);
     let def = &registry.definitions()[0];
     assert_eq!(def.name, "match");
     assert_eq!(def.description, "Classify a thing.");
