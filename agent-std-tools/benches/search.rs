@@ -100,7 +100,7 @@ fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut registry = Registry::new();
     registry
-        .add(agent_std_tools::SearchFiles)
+        .add(agent_std_tools::SearchFilesSkill)
         .with_output_budget(usize::MAX);
     let ctx = SkillContext::new(&tree);
     let with_rg = rg_available();

@@ -10,7 +10,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let ctx = SkillContext::new(dir.path()).with_extension(FilesConfig::default());
 //! let mut registry = Registry::new();
-//! registry.add(agent_std_tools::WriteFile).add(agent_std_tools::ReadFile);
+//! registry.add(agent_std_tools::WriteFileSkill).add(agent_std_tools::ReadFileSkill);
 //! let results = registry
 //!     .run_many(
 //!         &[

@@ -14,25 +14,26 @@
 //!
 //! # The skills
 //!
-//! | skill | arguments | flags | module |
-//! |---|---|---|---|
-//! | `read_file` | `path`, `offset?` (first line, 1-based), `limit?` (lines) | read-only | [`files`] |
-//! | `write_file` | `path`, `content` | — | [`files`] |
-//! | `apply_patch` | `patch` (V4A text) | — | [`patch`] |
-//! | `list_dir` | `path?` (default `.`), `depth?` (default 1) | read-only | [`files`] |
-//! | `run_shell` | `command`, `timeout_ms?` | destructive | [`shell`] |
-//! | `search_files` | `pattern` (regex), `path?`, `glob?`, `max_results?` | read-only | [`search`] |
-//! | `web_fetch` | `url` | read-only; cargo feature `web` (default) | [`web`] |
-//! | `remember` | `key`, `value` | — | [`memory`] |
-//! | `recall` | `key?`, `query?` | read-only | [`memory`] |
-//! | `delete_file` | `path`, `recursive?` (default false) | destructive, deferred; alias `remove_file` | [`files`] |
+//! | skill | arguments | flags | module | unit struct |
+//! |---|---|---|---|---|
+//! | `read_file` | `path`, `offset?` (first line, 1-based), `limit?` (lines) | read-only | [`files`] | [`ReadFileSkill`] |
+//! | `write_file` | `path`, `content` | — | [`files`] | [`WriteFileSkill`] |
+//! | `apply_patch` | `patch` (V4A text) | — | [`patch`] | [`ApplyPatchSkill`] |
+//! | `list_dir` | `path?` (default `.`), `depth?` (default 1) | read-only | [`files`] | [`ListDirSkill`] |
+//! | `run_shell` | `command`, `timeout_ms?` | destructive | [`shell`] | [`RunShellSkill`] |
+//! | `search_files` | `pattern` (regex), `path?`, `glob?`, `max_results?` | read-only | [`search`] | [`SearchFilesSkill`] |
+//! | `web_fetch` | `url` | read-only; cargo feature `web` (default) | [`web`] | [`WebFetchSkill`] |
+//! | `remember` | `key`, `value` | — | [`memory`] | [`RememberSkill`] |
+//! | `recall` | `key?`, `query?` | read-only | [`memory`] | [`RecallSkill`] |
+//! | `delete_file` | `path`, `recursive?` (default false) | destructive, deferred; alias `remove_file` | [`files`] | [`DeleteFileSkill`] |
 //!
 //! `delete_file` is deferred: the model does not see it until the registry's built-in
 //! `tool_search` loads it ("delete", "remove", "rm" find it), so a registry from `discover()` also
 //! holds `tool_search`.
 //!
 //! Every skill is also a plain function (`agent_std_tools::files::read_file(&ctx, ...)`) and a unit
-//! struct for [`Registry::add`](agent_core::Registry::add) (`ReadFile`, `WriteFile`, ...).
+//! struct for [`Registry::add`](agent_core::Registry::add), named as `#[skill]` names them: the
+//! function's name in UpperCamelCase with a `Skill` suffix (`registry.add(ReadFileSkill)`).
 //!
 //! # The sandbox
 //!
@@ -117,14 +118,14 @@ mod walk;
 #[cfg(feature = "web")]
 pub mod web;
 
-pub use files::{DeleteFile, FilesConfig, ListDir, ReadFile, WriteFile};
-pub use memory::{MemoryConfig, Recall, Remember};
-pub use patch::ApplyPatch;
+pub use files::{DeleteFileSkill, FilesConfig, ListDirSkill, ReadFileSkill, WriteFileSkill};
+pub use memory::{MemoryConfig, RecallSkill, RememberSkill};
+pub use patch::ApplyPatchSkill;
 pub use sandbox::Workspace;
-pub use search::{SearchConfig, SearchFiles};
-pub use shell::{Confinement, RunShell, ShellConfig, harden_process};
+pub use search::{SearchConfig, SearchFilesSkill};
+pub use shell::{Confinement, RunShellSkill, ShellConfig, harden_process};
 #[cfg(feature = "web")]
-pub use web::{WebConfig, WebFetch};
+pub use web::{WebConfig, WebFetchSkill};
 
 /// The crate's skills, listed once: the names, [`add_all`] and (through `discover`'s test) the
 /// registry all come from this list.
@@ -152,15 +153,15 @@ macro_rules! std_skills {
 }
 
 std_skills! {
-    ApplyPatch => "apply_patch",
-    DeleteFile => "delete_file",
-    ListDir => "list_dir",
-    ReadFile => "read_file",
-    Recall => "recall",
-    Remember => "remember",
-    RunShell => "run_shell",
-    SearchFiles => "search_files",
+    ApplyPatchSkill => "apply_patch",
+    DeleteFileSkill => "delete_file",
+    ListDirSkill => "list_dir",
+    ReadFileSkill => "read_file",
+    RecallSkill => "recall",
+    RememberSkill => "remember",
+    RunShellSkill => "run_shell",
+    SearchFilesSkill => "search_files",
     #[cfg(feature = "web")]
-    WebFetch => "web_fetch",
-    WriteFile => "write_file",
+    WebFetchSkill => "web_fetch",
+    WriteFileSkill => "write_file",
 }
