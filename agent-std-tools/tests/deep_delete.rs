@@ -86,7 +86,7 @@ async fn recursive_delete_removes_a_2000_deep_tree() {
     )
     .await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Deleted the directory `top` and everything in it"
     );
     assert!(std::fs::symlink_metadata(ws.join("top")).is_err());
@@ -105,7 +105,7 @@ async fn recursive_delete_of_a_deep_subdirectory_leaves_its_parent() {
         json!({"path": "top/level-0001/level-0002", "recursive": true}),
     )
     .await;
-    answer.ok();
+    answer.expect_ok();
     let left: Vec<String> = snapshot(&tmp.path().join("top"))
         .into_iter()
         .map(|(path, _)| path)
@@ -153,7 +153,7 @@ async fn a_deep_tree_reached_through_an_inside_link_is_deleted_where_it_is() {
         json!({"path": "alias", "recursive": true}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert!(std::fs::symlink_metadata(tmp.path().join("alias")).is_err());
     assert!(tmp.path().join("top/level-0001/level-0002").is_dir());
     // A directory below a link that stays inside is deleted in the real tree.
@@ -164,7 +164,7 @@ async fn a_deep_tree_reached_through_an_inside_link_is_deleted_where_it_is() {
         json!({"path": "alias/level-0001", "recursive": true}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert!(!tmp.path().join("top/level-0001").exists());
     assert!(tmp.path().join("top/file-1.txt").is_file());
 }

@@ -28,7 +28,9 @@ async fn read_file_returns_the_text() {
     let (tmp, ctx) = ws();
     put(tmp.path(), "a.txt", "hello\nworld\n");
     assert_eq!(
-        call(&ctx, "read_file", json!({"path": "a.txt"})).await.ok(),
+        call(&ctx, "read_file", json!({"path": "a.txt"}))
+            .await
+            .expect_ok(),
         "hello\nworld"
     );
 }
@@ -44,12 +46,12 @@ async fn read_file_line_ranges_say_what_was_shown_and_where_to_go_on() {
     )
     .await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "line 3\nline 4\n\n[showing lines 3-4 of 10. Read on with offset=5.]"
     );
     let answer = call(&ctx, "read_file", json!({"path": "n.txt", "offset": 9})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "line 9\nline 10\n\n[showing lines 9-10 of 10; end of file]"
     );
 }
@@ -89,7 +91,7 @@ async fn read_file_shows_invalid_utf8_lossily_and_says_so() {
     let (tmp, ctx) = ws();
     put(tmp.path(), "latin1.txt", b"caf\xe9\n");
     let answer = call(&ctx, "read_file", json!({"path": "latin1.txt"})).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.starts_with("caf\u{FFFD}"), "{text}");
     assert!(text.contains("not valid UTF-8"), "{text}");
 }
@@ -99,7 +101,7 @@ async fn read_file_of_a_big_file_fits_the_registry_budget_with_a_notice() {
     let (tmp, ctx) = ws();
     put(tmp.path(), "big.txt", numbered(20_000));
     let answer = call(&ctx, "read_file", json!({"path": "big.txt"})).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.chars().count() <= DEFAULT_OUTPUT_BUDGET,
         "{}",
@@ -137,7 +139,7 @@ async fn read_file_budget_comes_from_files_config() {
     put(tmp.path(), "n.txt", numbered(10));
     let answer = call(&ctx, "read_file", json!({"path": "n.txt"})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "line 1\nline 2\nline 3\n\n[showing lines 1-3 of 10: the output limit of 20 characters was reached. Read on with offset=4.]"
     );
 }
@@ -152,7 +154,7 @@ async fn read_file_cuts_a_single_huge_line() {
     put(tmp.path(), "min.js", format!("{}\nnext\n", "x".repeat(50)));
     let answer = call(&ctx, "read_file", json!({"path": "min.js"})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "xxxxxxxxxx\n\n[line 1 is 50 characters long; showing its first 10. Read on with offset=2.]"
     );
 }
@@ -171,7 +173,7 @@ async fn read_file_of_an_empty_file_directory_or_missing_file_says_so() {
         ],
     )
     .await;
-    assert_eq!(answers[0].ok(), "[`empty.txt` is empty]");
+    assert_eq!(answers[0].expect_ok(), "[`empty.txt` is empty]");
     assert!(
         answers[1].err().contains("`dir` is a directory"),
         "{}",
@@ -239,11 +241,11 @@ async fn walks_never_open_a_fifo_named_like_an_ignore_file() {
     let writer = fifo_writer(&fifo_path, "keep.txt\n");
     let listing = call(&ctx, "list_dir", json!({"path": "logs"})).await;
     release_fifo_writer(&fifo_path, writer);
-    assert_eq!(listing.ok(), "keep.txt");
+    assert_eq!(listing.expect_ok(), "keep.txt");
     let writer = fifo_writer(&fifo_path, "keep.txt\n");
     let found = call(&ctx, "search_files", json!({"pattern": "kept"})).await;
     release_fifo_writer(&fifo_path, writer);
-    assert_eq!(found.ok(), "logs/keep.txt:1:kept");
+    assert_eq!(found.expect_ok(), "logs/keep.txt:1:kept");
 }
 
 #[tokio::test]
@@ -251,7 +253,9 @@ async fn read_file_keeps_crlf_lines_readable() {
     let (tmp, ctx) = ws();
     put(tmp.path(), "w.txt", "a\r\nb\r\n");
     assert_eq!(
-        call(&ctx, "read_file", json!({"path": "w.txt"})).await.ok(),
+        call(&ctx, "read_file", json!({"path": "w.txt"}))
+            .await
+            .expect_ok(),
         "a\nb"
     );
 }
@@ -267,7 +271,7 @@ async fn write_file_creates_parents_and_reports() {
         json!({"path": "a/b/c.txt", "content": "one\ntwo\n"}),
     )
     .await;
-    assert_eq!(answer.ok(), "Created `a/b/c.txt` (8 bytes, 2 lines)");
+    assert_eq!(answer.expect_ok(), "Created `a/b/c.txt` (8 bytes, 2 lines)");
     assert_eq!(get(tmp.path(), "a/b/c.txt"), "one\ntwo\n");
 }
 
@@ -286,7 +290,7 @@ async fn write_file_overwrites_atomically_keeping_permissions() {
         json!({"path": "s.sh", "content": "new"}),
     )
     .await;
-    assert_eq!(answer.ok(), "Overwrote `s.sh` (3 bytes, 1 line)");
+    assert_eq!(answer.expect_ok(), "Overwrote `s.sh` (3 bytes, 1 line)");
     assert_eq!(get(tmp.path(), "s.sh"), "new");
     let mode = std::fs::metadata(tmp.path().join("s.sh"))
         .unwrap()
@@ -310,7 +314,7 @@ async fn write_file_replaces_rather_than_edits_in_place() {
         json!({"path": "f.txt", "content": "new content"}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(get(tmp.path(), "f.txt"), "new content");
     assert_eq!(get(tmp.path(), "old_view"), "old content");
 }
@@ -370,7 +374,7 @@ async fn list_dir_is_sorted_with_slashes_and_respects_gitignore_and_hidden() {
     let (tmp, ctx) = ws();
     tree(tmp.path());
     let answer = call(&ctx, "list_dir", json!({})).await;
-    assert_eq!(answer.ok(), "Cargo.toml\na.txt\nb.txt\nlogs/\nsrc/");
+    assert_eq!(answer.expect_ok(), "Cargo.toml\na.txt\nb.txt\nlogs/\nsrc/");
 }
 
 #[tokio::test]
@@ -378,10 +382,10 @@ async fn list_dir_depth_descends_and_paths_are_relative_to_the_directory() {
     let (tmp, ctx) = ws();
     tree(tmp.path());
     let answer = call(&ctx, "list_dir", json!({"path": "src", "depth": 2})).await;
-    assert_eq!(answer.ok(), "main.rs\nutil/\nutil/mod.rs");
+    assert_eq!(answer.expect_ok(), "main.rs\nutil/\nutil/mod.rs");
     let answer = call(&ctx, "list_dir", json!({"depth": 3})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Cargo.toml\na.txt\nb.txt\nlogs/\nlogs/keep.txt\nsrc/\nsrc/main.rs\nsrc/util/\nsrc/util/mod.rs"
     );
 }
@@ -391,7 +395,7 @@ async fn list_dir_applies_the_root_gitignore_to_subdirectories() {
     let (tmp, ctx) = ws();
     tree(tmp.path());
     let answer = call(&ctx, "list_dir", json!({"path": "logs"})).await;
-    assert_eq!(answer.ok(), "keep.txt");
+    assert_eq!(answer.expect_ok(), "keep.txt");
 }
 
 #[tokio::test]
@@ -399,13 +403,15 @@ async fn list_dir_of_an_ignored_or_hidden_directory_lists_it_when_asked() {
     let (tmp, ctx) = ws();
     tree(tmp.path());
     assert_eq!(
-        call(&ctx, "list_dir", json!({"path": "target"})).await.ok(),
+        call(&ctx, "list_dir", json!({"path": "target"}))
+            .await
+            .expect_ok(),
         "debug/"
     );
     assert_eq!(
         call(&ctx, "list_dir", json!({"path": ".hidden"}))
             .await
-            .ok(),
+            .expect_ok(),
         "secret"
     );
 }
@@ -418,14 +424,18 @@ async fn list_dir_marks_symlinks_and_caps_entries_with_a_notice() {
     }
     symlink("f00.txt", tmp.path().join("link")).unwrap();
     let full = call(&ctx, "list_dir", json!({})).await;
-    assert!(full.ok().lines().any(|l| l == "link@"), "{}", full.text);
+    assert!(
+        full.expect_ok().lines().any(|l| l == "link@"),
+        "{}",
+        full.text
+    );
     let ctx = ctx.with_extension(FilesConfig {
         max_list_entries: 5,
         ..FilesConfig::default()
     });
     let answer = call(&ctx, "list_dir", json!({})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n\n[listing cut at 5 entries; list a subdirectory or use a smaller depth]"
     );
 }
@@ -453,7 +463,11 @@ async fn list_dir_errors_name_the_problem() {
     assert!(answers[2].err().starts_with("invalid arguments: `depth`"));
     std::fs::create_dir(tmp.path().join("empty")).unwrap();
     let answer = call(&ctx, "list_dir", json!({"path": "empty"})).await;
-    assert!(answer.ok().contains("`empty` is empty"), "{}", answer.text);
+    assert!(
+        answer.expect_ok().contains("`empty` is empty"),
+        "{}",
+        answer.text
+    );
 }
 
 // ---- delete_file ----
@@ -465,7 +479,7 @@ async fn delete_file_removes_a_file() {
     assert_eq!(
         call(&ctx, "delete_file", json!({"path": "gone.txt"}))
             .await
-            .ok(),
+            .expect_ok(),
         "Deleted `gone.txt`"
     );
     assert!(!tmp.path().join("gone.txt").exists());
@@ -480,7 +494,7 @@ async fn delete_file_refuses_directories_unless_recursive() {
     assert!(tmp.path().join("d/e/f.txt").exists());
     let answer = call(&ctx, "remove_file", json!({"path": "d", "recursive": true})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Deleted the directory `d` and everything in it"
     );
     assert!(!tmp.path().join("d").exists());
@@ -493,7 +507,7 @@ async fn delete_file_of_a_symlink_removes_the_link_not_the_target() {
     symlink("target.txt", tmp.path().join("link")).unwrap();
     call(&ctx, "delete_file", json!({"path": "link"}))
         .await
-        .ok();
+        .expect_ok();
     assert!(std::fs::symlink_metadata(tmp.path().join("link")).is_err());
     assert_eq!(get(tmp.path(), "target.txt"), "keep me");
 }

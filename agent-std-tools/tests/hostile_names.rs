@@ -29,7 +29,7 @@ async fn a_name_with_a_newline_is_one_escaped_line_in_list_dir() {
     // Would read as three entries, two of them invented: `secrets.env` and `z.txt`.
     touch(tmp.path(), b"b.txt\nsecrets.env\nz.txt", "");
     let answer = call(&ctx, "list_dir", json!({})).await;
-    assert_eq!(answer.ok(), "a.txt\nb.txt\\nsecrets.env\\nz.txt");
+    assert_eq!(answer.expect_ok(), "a.txt\nb.txt\\nsecrets.env\\nz.txt");
 }
 
 #[tokio::test]
@@ -47,7 +47,7 @@ async fn every_control_character_and_line_separator_is_escaped_in_list_dir() {
     touch(tmp.path(), b"bad\xffbyte", "");
     touch(tmp.path(), "plain ünïcödé.txt".as_bytes(), "");
     let answer = call(&ctx, "list_dir", json!({})).await;
-    let listing = answer.ok();
+    let listing = answer.expect_ok();
     assert_eq!(
         listing.lines().collect::<Vec<_>>(),
         [
@@ -75,12 +75,12 @@ async fn a_directory_with_a_newline_cannot_fake_entries_at_depth() {
     std::fs::create_dir(&dir).unwrap();
     touch(&dir, b"x.rs", "");
     let answer = call(&ctx, "list_dir", json!({"depth": 2})).await;
-    assert_eq!(answer.ok(), "src\\nsrc/\nsrc\\nsrc/x.rs");
+    assert_eq!(answer.expect_ok(), "src\\nsrc/\nsrc\\nsrc/x.rs");
     // The directory itself, when empty, is named escaped too.
     std::fs::remove_file(dir.join("x.rs")).unwrap();
     let answer = call(&ctx, "list_dir", json!({"path": "src\nsrc"})).await;
     assert!(
-        answer.ok().starts_with("[`src\\nsrc` is empty"),
+        answer.expect_ok().starts_with("[`src\\nsrc` is empty"),
         "{}",
         answer.text
     );
@@ -97,7 +97,7 @@ async fn search_files_names_a_directory_with_a_newline_escaped() {
     )
     .await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "No matches for `absent` in `d\\nfake.rs:1:forged`."
     );
 }
@@ -110,7 +110,7 @@ async fn search_files_shows_a_file_name_with_a_newline_as_one_line() {
     touch(tmp.path(), b"b.rs\nmain.rs:7:forged", "needle\n");
     let answer = call(&ctx, "search_files", json!({"pattern": "needle"})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "a.rs:1:needle\nb.rs\\nmain.rs:7:forged:1:needle"
     );
 }

@@ -38,8 +38,8 @@ async fn remember_then_recall_in_one_turn_sees_the_write() {
         ],
     )
     .await;
-    assert_eq!(answers[0].ok(), "Remembered `test-command`.");
-    assert_eq!(answers[1].ok(), "cargo nextest run");
+    assert_eq!(answers[0].expect_ok(), "Remembered `test-command`.");
+    assert_eq!(answers[1].expect_ok(), "cargo nextest run");
     assert!(
         tmp.path().join(".agent/memory.redb").is_file(),
         "the default database is under .agent"
@@ -51,29 +51,32 @@ async fn remembering_again_replaces_and_says_so() {
     let (_tmp, ctx) = ws();
     call(&ctx, "remember", json!({"key": "k", "value": "one"}))
         .await
-        .ok();
+        .expect_ok();
     let answer = call(&ctx, "remember", json!({"key": "k", "value": "two"})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Remembered `k` (replacing what was stored under it)."
     );
-    assert_eq!(call(&ctx, "recall", json!({"key": "k"})).await.ok(), "two");
+    assert_eq!(
+        call(&ctx, "recall", json!({"key": "k"})).await.expect_ok(),
+        "two"
+    );
 }
 
 #[tokio::test]
 async fn recall_without_arguments_lists_the_keys() {
     let (_tmp, ctx) = ws();
     assert_eq!(
-        call(&ctx, "recall", json!({})).await.ok(),
+        call(&ctx, "recall", json!({})).await.expect_ok(),
         "Nothing has been remembered yet."
     );
     for key in ["zeta", "alpha", "mid"] {
         call(&ctx, "remember", json!({"key": key, "value": "v"}))
             .await
-            .ok();
+            .expect_ok();
     }
     assert_eq!(
-        call(&ctx, "recall", json!({})).await.ok(),
+        call(&ctx, "recall", json!({})).await.expect_ok(),
         "alpha\nmid\nzeta"
     );
 }
@@ -87,21 +90,23 @@ async fn recall_with_a_query_searches_keys_and_values_ignoring_case() {
         json!({"key": "style", "value": "Prefers TABS"}),
     )
     .await
-    .ok();
+    .expect_ok();
     call(&ctx, "remember", json!({"key": "tabs-note", "value": "x"}))
         .await
-        .ok();
+        .expect_ok();
     call(&ctx, "remember", json!({"key": "other", "value": "spaces"}))
         .await
-        .ok();
+        .expect_ok();
     assert_eq!(
-        call(&ctx, "recall", json!({"query": "tabs"})).await.ok(),
+        call(&ctx, "recall", json!({"query": "tabs"}))
+            .await
+            .expect_ok(),
         "style: Prefers TABS\ntabs-note: x"
     );
     assert_eq!(
         call(&ctx, "recall", json!({"query": "nothing-like-this"}))
             .await
-            .ok(),
+            .expect_ok(),
         "No memory contains `nothing-like-this`."
     );
 }
@@ -111,9 +116,13 @@ async fn a_missing_key_and_bad_arguments_say_what_to_do() {
     let (_tmp, ctx) = ws();
     call(&ctx, "remember", json!({"key": "a", "value": "1"}))
         .await
-        .ok();
+        .expect_ok();
     let answer = call(&ctx, "recall", json!({"key": "b"})).await;
-    assert!(answer.ok().starts_with("Nothing is remembered under `b`"));
+    assert!(
+        answer
+            .expect_ok()
+            .starts_with("Nothing is remembered under `b`")
+    );
     let answers = call_many(
         &ctx,
         &[
@@ -145,20 +154,22 @@ async fn memory_persists_across_contexts_and_can_live_elsewhere() {
         json!({"key": "k", "value": "kept"}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert!(db.is_file());
     assert!(!tmp.path().join(".agent").exists());
     // A fresh context (as in a new session) reads it back.
     let fresh = at(tmp.path(), &db);
     assert_eq!(
-        call(&fresh, "recall", json!({"key": "k"})).await.ok(),
+        call(&fresh, "recall", json!({"key": "k"}))
+            .await
+            .expect_ok(),
         "kept"
     );
     // A relative path is relative to the workspace.
     let relative = SkillContext::new(tmp.path()).with_extension(MemoryConfig::at("state/m.redb"));
     call(&relative, "remember", json!({"key": "r", "value": "1"}))
         .await
-        .ok();
+        .expect_ok();
     assert!(tmp.path().join("state/m.redb").is_file());
 }
 
@@ -189,14 +200,14 @@ async fn parallel_callers_lose_no_write() {
         task.await.unwrap();
     }
     let listing = call(&ctx, "recall", json!({})).await;
-    let keys: Vec<&str> = listing.ok().lines().collect();
+    let keys: Vec<&str> = listing.expect_ok().lines().collect();
     assert_eq!(keys.len(), 64, "{keys:?}");
     let everything = call(&ctx, "recall", json!({"query": "v"})).await;
     for task in 0..16 {
         for i in 0..4 {
             let line = format!("k{task:02}-{i}: v{task}-{i}");
             assert!(
-                everything.ok().lines().any(|l| l == line),
+                everything.expect_ok().lines().any(|l| l == line),
                 "{line} is missing"
             );
         }
@@ -222,7 +233,7 @@ async fn child_remembers_until_killed() {
             json!({"key": format!("key-{i:05}"), "value": format!("value {i}")}),
         )
         .await;
-        answer.ok();
+        answer.expect_ok();
         println!("COMMITTED {i}");
     }
 }
@@ -267,7 +278,7 @@ async fn memory_survives_the_process_being_killed() {
 
     let ctx = at(tmp.path(), &db);
     let listing = call(&ctx, "recall", json!({})).await;
-    let keys: Vec<&str> = listing.ok().lines().collect();
+    let keys: Vec<&str> = listing.expect_ok().lines().collect();
     assert!(
         keys.len() > committed as usize,
         "{} keys survived, {} were committed",
@@ -278,14 +289,14 @@ async fn memory_survives_the_process_being_killed() {
     for i in 0..=committed {
         let line = format!("key-{i:05}: value {i}");
         assert!(
-            everything.ok().lines().any(|l| l == line),
+            everything.expect_ok().lines().any(|l| l == line),
             "{line} is missing"
         );
     }
     // And the store still takes writes.
     call(&ctx, "remember", json!({"key": "after", "value": "kill"}))
         .await
-        .ok();
+        .expect_ok();
 }
 
 #[tokio::test]
@@ -298,7 +309,7 @@ async fn another_process_holding_the_database_is_a_retried_temporary_failure() {
     });
     call(&ctx, "remember", json!({"key": "k", "value": "v"}))
         .await
-        .ok();
+        .expect_ok();
     // What redb does when it opens a file: an exclusive `flock`. A second open file description
     // conflicts with it exactly as another process's would.
     let holder = std::fs::OpenOptions::new()
@@ -339,5 +350,8 @@ async fn another_process_holding_the_database_is_a_retried_temporary_failure() {
         results[0].content()
     );
     drop(holder);
-    assert_eq!(call(&ctx, "recall", json!({"key": "k"})).await.ok(), "v");
+    assert_eq!(
+        call(&ctx, "recall", json!({"key": "k"})).await.expect_ok(),
+        "v"
+    );
 }

@@ -70,13 +70,13 @@ async fn a_store_linked_to_another_store_inside_is_refused() {
     let other = SkillContext::new(tmp.path()).with_extension(MemoryConfig::at("other.redb"));
     call(&other, "remember", json!({"key": "mine", "value": "1"}))
         .await
-        .ok();
+        .expect_ok();
     std::fs::create_dir(tmp.path().join(".agent")).unwrap();
     symlink("../other.redb", tmp.path().join(".agent/memory.redb")).unwrap();
     call(&ctx, "remember", json!({"key": "k", "value": "v"}))
         .await
         .assert_safety(".agent/memory.redb");
-    assert_eq!(call(&other, "recall", json!({})).await.ok(), "mine");
+    assert_eq!(call(&other, "recall", json!({})).await.expect_ok(), "mine");
 }
 
 // ---- recall of an absent store ----
@@ -90,17 +90,17 @@ async fn recall_before_anything_was_remembered_creates_nothing() {
         call(&ctx, "recall", json!({"query": "q"})).await,
     ];
     for answer in &answers {
-        assert_eq!(answer.ok(), "Nothing has been remembered yet.");
+        assert_eq!(answer.expect_ok(), "Nothing has been remembered yet.");
     }
     assert!(!tmp.path().join(".agent").exists(), "recall created .agent");
     assert_eq!(snapshot(tmp.path()), []);
 
     // The same for a store named by MemoryConfig, and an empty .agent stays empty.
     std::fs::create_dir(tmp.path().join(".agent")).unwrap();
-    call(&ctx, "recall", json!({})).await.ok();
+    call(&ctx, "recall", json!({})).await.expect_ok();
     let named = SkillContext::new(tmp.path()).with_extension(MemoryConfig::at("state/m.redb"));
     assert_eq!(
-        call(&named, "recall", json!({})).await.ok(),
+        call(&named, "recall", json!({})).await.expect_ok(),
         "Nothing has been remembered yet."
     );
     assert_eq!(snapshot(tmp.path()), [(".agent/".to_owned(), None)]);
@@ -108,9 +108,12 @@ async fn recall_before_anything_was_remembered_creates_nothing() {
     // The first remember still creates the store.
     call(&ctx, "remember", json!({"key": "k", "value": "v"}))
         .await
-        .ok();
+        .expect_ok();
     assert!(tmp.path().join(".agent/memory.redb").is_file());
-    assert_eq!(call(&ctx, "recall", json!({"key": "k"})).await.ok(), "v");
+    assert_eq!(
+        call(&ctx, "recall", json!({"key": "k"})).await.expect_ok(),
+        "v"
+    );
 }
 
 // ---- a damaged store ----
@@ -125,7 +128,7 @@ async fn a_real_store() -> Vec<u8> {
             json!({"key": format!("key-{i}"), "value": "v".repeat(500)}),
         )
         .await
-        .ok();
+        .expect_ok();
     }
     std::fs::read(tmp.path().join(".agent/memory.redb")).unwrap()
 }
@@ -175,8 +178,11 @@ async fn a_truncated_store_is_reported_as_damaged_and_left_as_it_was() {
         .unwrap();
         call(&ctx, "remember", json!({"key": "k", "value": "v"}))
             .await
-            .ok();
-        assert_eq!(call(&ctx, "recall", json!({"key": "k"})).await.ok(), "v");
+            .expect_ok();
+        assert_eq!(
+            call(&ctx, "recall", json!({"key": "k"})).await.expect_ok(),
+            "v"
+        );
     }
 }
 
@@ -215,7 +221,7 @@ async fn a_store_truncated_in_place_after_use_is_reported_as_damaged() {
             json!({"key": format!("key-{i}"), "value": "v".repeat(500)}),
         )
         .await
-        .ok();
+        .expect_ok();
     }
     let path = tmp.path().join(".agent/memory.redb");
     wait_until_closed(&path).await;

@@ -49,7 +49,7 @@ async fn add_update_delete_and_move_report_a_m_d_lines() {
     )
     .await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Success. Updated the following files:\nA docs/new.md\nM src/lib.rs\nD old.txt\nM moved/here.txt (moved from mv.txt)"
     );
     assert_eq!(get(tmp.path(), "docs/new.md"), "# Title\n\ntext\n");
@@ -188,7 +188,7 @@ async fn context_matches_ignoring_trailing_whitespace() {
         "*** Update File: f.py\n def f():\n-    return 1\n+    return 2",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(get(tmp.path(), "f.py"), "def f():   \n    return 2\n");
 }
 
@@ -205,7 +205,7 @@ async fn context_matches_ignoring_surrounding_whitespace() {
         "*** Update File: f.py\n     def f(self):\n-        pass\n+            return 1",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(
         get(tmp.path(), "f.py"),
         "class A:\n        def f(self):\n            return 1\n"
@@ -225,7 +225,7 @@ async fn context_matches_after_normalising_unicode_punctuation() {
         "*** Update File: notes.txt\n title - draft\n-say \"hi\" and 'bye' now\n+say hello",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(
         get(tmp.path(), "notes.txt"),
         "title \u{2014} draft\nsay hello\n"
@@ -238,7 +238,7 @@ async fn exact_matches_win_over_fuzzy_ones() {
     put(tmp.path(), "f.txt", "x = 1  \nx = 1\n");
     apply(&ctx, "*** Update File: f.txt\n-x = 1\n+x = 2")
         .await
-        .ok();
+        .expect_ok();
     assert_eq!(get(tmp.path(), "f.txt"), "x = 1  \nx = 2\n");
 }
 
@@ -255,7 +255,7 @@ async fn at_at_context_picks_the_right_one_of_repeated_blocks() {
         "*** Update File: lib.rs\n@@ fn b() {\n-    todo!()\n+    42",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(
         get(tmp.path(), "lib.rs"),
         "fn a() {\n    todo!()\n}\n\nfn b() {\n    42\n}\n"
@@ -275,7 +275,7 @@ async fn nested_at_at_headers_narrow_down_in_turn() {
         "*** Update File: m.py\n@@ class B:\n@@     def f(self):\n-        pass\n+        return 'B'",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(
         get(tmp.path(), "m.py"),
         "class A:\n    def f(self):\n        pass\nclass B:\n    def f(self):\n        return 'B'\n"
@@ -291,7 +291,7 @@ async fn several_chunks_in_one_file_apply_in_order() {
         "*** Update File: f.txt\n@@\n 1\n-2\n+two\n 3\n@@\n 6\n-7\n+seven\n 8",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(get(tmp.path(), "f.txt"), "1\ntwo\n3\n4\n5\n6\nseven\n8\n");
 }
 
@@ -304,7 +304,7 @@ async fn end_of_file_anchors_the_chunk_at_the_end() {
         "*** Update File: f.txt\n-}\n+} // end\n*** End of File",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(get(tmp.path(), "f.txt"), "}\nmiddle\n} // end\n");
 }
 
@@ -314,9 +314,11 @@ async fn pure_additions_go_after_the_at_at_line_or_at_the_end() {
     put(tmp.path(), "f.txt", "header\nbody\n");
     apply(&ctx, "*** Update File: f.txt\n@@ header\n+inserted")
         .await
-        .ok();
+        .expect_ok();
     assert_eq!(get(tmp.path(), "f.txt"), "header\ninserted\nbody\n");
-    apply(&ctx, "*** Update File: f.txt\n+appended").await.ok();
+    apply(&ctx, "*** Update File: f.txt\n+appended")
+        .await
+        .expect_ok();
     assert_eq!(
         get(tmp.path(), "f.txt"),
         "header\ninserted\nbody\nappended\n"
@@ -333,7 +335,7 @@ async fn padded_markers_and_a_blank_separator_line_are_accepted() {
         json!({"patch": "  *** Begin Patch\n  *** Update File: f.txt  \n a\n-b\n+B\n\n   *** End Patch   \n"}),
     )
     .await;
-    assert!(answer.ok().contains("M f.txt"));
+    assert!(answer.expect_ok().contains("M f.txt"));
     assert_eq!(get(tmp.path(), "f.txt"), "a\nB\n");
 }
 
@@ -347,7 +349,7 @@ async fn crlf_files_keep_crlf_and_files_without_a_final_newline_keep_none() {
         "*** Update File: win.txt\n one\n-two\n+2\n*** Update File: bare.txt\n one\n-two\n+2",
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(get(tmp.path(), "win.txt"), "one\r\n2\r\n");
     assert_eq!(get(tmp.path(), "bare.txt"), "one\n2");
 }
@@ -363,7 +365,7 @@ async fn an_updated_file_keeps_its_permissions() {
     .unwrap();
     apply(&ctx, "*** Update File: run.sh\n-echo hi\n+echo bye")
         .await
-        .ok();
+        .expect_ok();
     let mode = std::fs::metadata(tmp.path().join("run.sh"))
         .unwrap()
         .permissions()
@@ -398,7 +400,7 @@ async fn a_pure_move_needs_no_chunks() {
     put(tmp.path(), "a.txt", "content\n");
     apply(&ctx, "*** Update File: a.txt\n*** Move to: sub/b.txt")
         .await
-        .ok();
+        .expect_ok();
     assert_eq!(get(tmp.path(), "sub/b.txt"), "content\n");
     assert!(!tmp.path().join("a.txt").exists());
 }
@@ -485,7 +487,7 @@ async fn mixed_line_endings_are_kept_line_by_line() {
     put(tmp.path(), "mixed.txt", "one\ntwo\r\nthree\nfour\n");
     apply(&ctx, "*** Update File: mixed.txt\n-one\n+ONE")
         .await
-        .ok();
+        .expect_ok();
     assert_eq!(get(tmp.path(), "mixed.txt"), "ONE\ntwo\r\nthree\nfour\n");
 }
 
@@ -535,7 +537,7 @@ async fn a_moved_file_keeps_its_permissions() {
         "*** Update File: run.sh\n*** Move to: bin/run.sh\n-echo hi\n+echo bye",
     )
     .await
-    .ok();
+    .expect_ok();
     let mode = std::fs::metadata(tmp.path().join("bin/run.sh"))
         .unwrap()
         .permissions()

@@ -57,7 +57,7 @@ async fn many_hunks_that_match_only_loosely_apply_in_bounded_work() {
     let ctx = SkillContext::new(tmp.path());
     let answer = patch(&ctx, body.trim_end()).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Success. Updated the following files:\nM f.txt"
     );
     let after = get(tmp.path(), "f.txt");
@@ -81,7 +81,7 @@ async fn a_long_context_over_repeated_lines_applies_in_bounded_work() {
     let ctx = SkillContext::new(tmp.path());
     let answer = patch(&ctx, &body).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "Success. Updated the following files:\nM f.txt"
     );
     assert!(get(tmp.path(), "f.txt").ends_with("same\nend \u{2013}\nTAIL\n"));
@@ -117,7 +117,7 @@ async fn a_first_line_with_a_byte_order_mark_matches_and_keeps_it() {
          *** Update File: bom2.txt\n-first\n+FIRST\n second",
     )
     .await;
-    answer.ok();
+    answer.expect_ok();
     assert_eq!(get(tmp.path(), "bom.txt"), "\u{feff}first\n2nd\nthird\n");
     assert_eq!(get(tmp.path(), "bom2.txt"), "\u{feff}FIRST\r\nsecond\r\n");
 }

@@ -31,7 +31,7 @@ async fn a_context_line_that_looks_like_an_at_at_header_is_context() {
         "*** Begin Patch\n*** Update File: f.md\n@@\n @@ def foo():\n-    return 1\n+    return 2\n*** End Patch",
     )
     .await;
-    answer.ok();
+    answer.expect_ok();
     assert_eq!(
         get(tmp.path(), "f.md"),
         "def foo():\n    return 1\n\nA V4A hunk:\n@@ def foo():\n    return 2\n",
@@ -76,7 +76,7 @@ async fn a_context_line_like_end_patch_before_the_real_end_is_context() {
         "*** Begin Patch\n*** Update File: p.txt\n a\n *** End Patch\n-b\n+B\n*** End Patch",
     )
     .await;
-    answer.ok();
+    answer.expect_ok();
     assert_eq!(get(tmp.path(), "p.txt"), "a\n*** End Patch\nB\n");
 }
 
@@ -89,7 +89,7 @@ async fn a_pure_addition_at_the_end_does_not_move_the_cursor() {
         "*** Begin Patch\n*** Update File: f.txt\n@@\n+after-context\n+second-line\n@@\n line1\n-line2\n-line3\n+line2-replacement\n*** End Patch",
     )
     .await;
-    answer.ok();
+    answer.expect_ok();
     assert_eq!(
         get(tmp.path(), "f.txt"),
         "line1\nline2-replacement\nafter-context\nsecond-line\n"
@@ -129,7 +129,7 @@ async fn padded_boundaries_and_headers_still_work() {
     // add's `+` lines), and a padded last line right after a `+` line.
     let text = " *** Begin Patch\n  *** Delete File: gone\n  *** Add File: new.txt\n+hello\n  *** Update File: x\n a\n-b\n+B\n *** End Patch\n";
     let answer = patch(&ctx, text).await;
-    assert!(answer.ok().contains("M x"), "{}", answer.text);
+    assert!(answer.expect_ok().contains("M x"), "{}", answer.text);
     assert_eq!(get(tmp.path(), "x"), "a\nB\n");
     assert_eq!(get(tmp.path(), "new.txt"), "hello\n");
     assert!(!tmp.path().join("gone").exists());

@@ -57,7 +57,7 @@ async fn one_long_line_is_cut_without_holding_the_file() {
         grown < 16 * 1024 * 1024,
         "reading one {LINE}-byte line raised the peak memory by {grown} bytes"
     );
-    let text = answer.ok();
+    let text = answer.expect_ok();
     let (shown, notice) = text.split_once("\n\n").unwrap();
     assert_eq!(
         shown,

@@ -33,17 +33,20 @@ async fn read_file_cuts_long_lines_by_characters_not_bytes() {
     });
     let answer = guarded(&ctx, "read_file", json!({"path": "mixed.txt"})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "short\nalso short\n\n[showing lines 1-2 of 4: the output limit of 50 characters was reached. Read on with offset=3.]"
     );
     let answer = guarded(&ctx, "read_file", json!({"path": "mixed.txt", "offset": 3})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         format!(
             "{}\n\n[line 3 is 100000 characters long; showing its first 50. Read on with offset=4.]",
             "é".repeat(50)
         )
     );
     let answer = guarded(&ctx, "read_file", json!({"path": "mixed.txt", "offset": 4})).await;
-    assert_eq!(answer.ok(), "last\n\n[showing lines 4-4 of 4; end of file]");
+    assert_eq!(
+        answer.expect_ok(),
+        "last\n\n[showing lines 4-4 of 4; end of file]"
+    );
 }

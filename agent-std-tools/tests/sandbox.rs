@@ -388,7 +388,7 @@ async fn symbolic_links_that_stay_inside_work() {
     assert_eq!(
         call(&ctx, "read_file", json!({"path": "inside_link"}))
             .await
-            .ok(),
+            .expect_ok(),
         "real"
     );
     assert_eq!(
@@ -398,13 +398,13 @@ async fn symbolic_links_that_stay_inside_work() {
             json!({"path": "inside_dir_link/file.txt"})
         )
         .await
-        .ok(),
+        .expect_ok(),
         "in sub"
     );
     assert_eq!(
         call(&ctx, "read_file", json!({"path": "sub/up_in/real.txt"}))
             .await
-            .ok(),
+            .expect_ok(),
         "real"
     );
     // Writing through a symlinked parent that stays inside lands in the real directory.
@@ -414,17 +414,17 @@ async fn symbolic_links_that_stay_inside_work() {
         json!({"path": "inside_dir_link/new.txt", "content": "via link\n"}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert_eq!(get(&f.ws, "sub/new.txt"), "via link\n");
     let listing = call(&ctx, "list_dir", json!({"path": "inside_dir_link"})).await;
-    assert!(listing.ok().contains("file.txt"), "{}", listing.text);
+    assert!(listing.expect_ok().contains("file.txt"), "{}", listing.text);
     let found = call(
         &ctx,
         "search_files",
         json!({"pattern": "in sub", "path": "inside_dir_link"}),
     )
     .await;
-    assert_eq!(found.ok(), "sub/file.txt:1:in sub");
+    assert_eq!(found.expect_ok(), "sub/file.txt:1:in sub");
 }
 
 #[tokio::test]
@@ -453,7 +453,11 @@ async fn deleting_a_link_that_points_out_removes_the_link_only() {
     let out_before = snapshot(&f.outside);
     let ctx = f.ctx();
     let answer = call(&ctx, "delete_file", json!({"path": "link_out_rel"})).await;
-    assert!(answer.ok().contains("symbolic link"), "{}", answer.text);
+    assert!(
+        answer.expect_ok().contains("symbolic link"),
+        "{}",
+        answer.text
+    );
     assert!(!f.ws.join("link_out_rel").exists());
     assert!(std::fs::symlink_metadata(f.ws.join("link_out_rel")).is_err());
     // A directory link, even with recursive: the link goes, the directory stays.
@@ -463,7 +467,7 @@ async fn deleting_a_link_that_points_out_removes_the_link_only() {
         json!({"path": "dir_out", "recursive": true}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert!(std::fs::symlink_metadata(f.ws.join("dir_out")).is_err());
     assert_eq!(snapshot(&f.outside), out_before);
 }
@@ -482,7 +486,7 @@ async fn recursive_delete_does_not_follow_links_inside_the_tree() {
         json!({"path": "tree", "recursive": true}),
     )
     .await
-    .ok();
+    .expect_ok();
     assert!(!f.ws.join("tree").exists());
     assert_eq!(snapshot(&f.outside), out_before);
 }
@@ -492,9 +496,13 @@ async fn walks_from_the_root_never_follow_links_out() {
     let f = Fixture::new();
     let ctx = f.ctx();
     let found = call(&ctx, "search_files", json!({"pattern": SECRET})).await;
-    assert!(found.ok().starts_with("No matches"), "{}", found.text);
+    assert!(
+        found.expect_ok().starts_with("No matches"),
+        "{}",
+        found.text
+    );
     let listing = call(&ctx, "list_dir", json!({"depth": 4})).await;
-    let listing = listing.ok();
+    let listing = listing.expect_ok();
     assert!(listing.contains("dir_out@"), "{listing}");
     assert!(!listing.contains("inner.txt"), "{listing}");
     assert!(!listing.contains("secret.txt"), "{listing}");
@@ -537,11 +545,11 @@ async fn walks_read_no_ignore_file_through_a_link_out() {
     symlink("../../outside/gitdir", f.ws.join("wt/.git")).unwrap();
     let ctx = f.ctx();
     let listing = call(&ctx, "list_dir", json!({"path": "sub"})).await;
-    assert!(listing.ok().contains("file.txt"), "{}", listing.text);
+    assert!(listing.expect_ok().contains("file.txt"), "{}", listing.text);
     let found = call(&ctx, "search_files", json!({"pattern": "in sub"})).await;
-    assert_eq!(found.ok(), "sub/file.txt:1:in sub");
+    assert_eq!(found.expect_ok(), "sub/file.txt:1:in sub");
     let listing = call(&ctx, "list_dir", json!({"path": "wt"})).await;
-    assert_eq!(listing.ok(), "kept.txt");
+    assert_eq!(listing.expect_ok(), "kept.txt");
     let found = call(&ctx, "search_files", json!({"pattern": "kept"})).await;
-    assert_eq!(found.ok(), "wt/kept.txt:1:kept");
+    assert_eq!(found.expect_ok(), "wt/kept.txt:1:kept");
 }

@@ -33,7 +33,7 @@ async fn matches_are_path_line_text_sorted_and_skip_ignored_hidden_and_binary_fi
     let (_tmp, ctx) = project();
     let answer = call(&ctx, "search_files", json!({"pattern": "TODO"})).await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "README.md:2:TODO: write docs\nsrc/deep/mod.rs:1:// TODO: deep\nsrc/lib.rs:2:// TODO: more"
     );
 }
@@ -48,7 +48,7 @@ async fn the_pattern_is_a_regex() {
     )
     .await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "src/deep/mod.rs:2:fn inner() {}\nsrc/main.rs:1:fn main() {"
     );
 }
@@ -57,9 +57,13 @@ async fn the_pattern_is_a_regex() {
 async fn a_pattern_starting_with_a_dash_is_just_a_pattern() {
     let (_tmp, ctx) = project();
     let answer = call(&ctx, "search_files", json!({"pattern": "--help"})).await;
-    assert_eq!(answer.ok(), "README.md:3:--help flag");
+    assert_eq!(answer.expect_ok(), "README.md:3:--help flag");
     let answer = call(&ctx, "search_files", json!({"pattern": "-e"})).await;
-    assert!(answer.ok().starts_with("No matches"), "{}", answer.text);
+    assert!(
+        answer.expect_ok().starts_with("No matches"),
+        "{}",
+        answer.text
+    );
 }
 
 #[tokio::test]
@@ -84,14 +88,14 @@ async fn glob_filters_file_names() {
         json!({"pattern": "TODO", "glob": "*.md"}),
     )
     .await;
-    assert_eq!(answer.ok(), "README.md:2:TODO: write docs");
+    assert_eq!(answer.expect_ok(), "README.md:2:TODO: write docs");
     let answer = call(
         &ctx,
         "search_files",
         json!({"pattern": "TODO", "glob": "src/deep/**"}),
     )
     .await;
-    assert_eq!(answer.ok(), "src/deep/mod.rs:1:// TODO: deep");
+    assert_eq!(answer.expect_ok(), "src/deep/mod.rs:1:// TODO: deep");
     let answer = call(
         &ctx,
         "search_files",
@@ -114,14 +118,14 @@ async fn path_narrows_to_a_directory_or_a_file() {
         json!({"pattern": "TODO", "path": "src/deep"}),
     )
     .await;
-    assert_eq!(answer.ok(), "src/deep/mod.rs:1:// TODO: deep");
+    assert_eq!(answer.expect_ok(), "src/deep/mod.rs:1:// TODO: deep");
     let answer = call(
         &ctx,
         "search_files",
         json!({"pattern": "fn", "path": "src/main.rs"}),
     )
     .await;
-    assert_eq!(answer.ok(), "src/main.rs:1:fn main() {");
+    assert_eq!(answer.expect_ok(), "src/main.rs:1:fn main() {");
     // A file named explicitly is searched even if ignored, as ripgrep does.
     let answer = call(
         &ctx,
@@ -129,7 +133,7 @@ async fn path_narrows_to_a_directory_or_a_file() {
         json!({"pattern": "TODO", "path": "notes.log"}),
     )
     .await;
-    assert_eq!(answer.ok(), "notes.log:1:TODO: log line");
+    assert_eq!(answer.expect_ok(), "notes.log:1:TODO: log line");
     let answer = call(
         &ctx,
         "search_files",
@@ -149,8 +153,12 @@ async fn the_root_gitignore_applies_when_searching_a_subdirectory() {
         json!({"pattern": "TODO", "path": "src"}),
     )
     .await;
-    assert!(!answer.ok().contains("trace.log"), "{}", answer.text);
-    assert!(answer.ok().contains("src/lib.rs:2"), "{}", answer.text);
+    assert!(!answer.expect_ok().contains("trace.log"), "{}", answer.text);
+    assert!(
+        answer.expect_ok().contains("src/lib.rs:2"),
+        "{}",
+        answer.text
+    );
 }
 
 #[tokio::test]
@@ -166,7 +174,7 @@ async fn results_are_capped_with_a_notice_that_counts_them() {
     )
     .await;
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         "many.txt:1:needle 0\nmany.txt:2:needle 1\nmany.txt:3:needle 2\n\n[showing 3 of 51 matching lines in 2 files; narrow `pattern`, `path` or `glob`, or raise `max_results`]"
     );
 }
@@ -175,14 +183,17 @@ async fn results_are_capped_with_a_notice_that_counts_them() {
 async fn no_matches_is_said_plainly_and_long_lines_are_cut() {
     let (tmp, ctx) = project();
     let answer = call(&ctx, "search_files", json!({"pattern": "zebra"})).await;
-    assert_eq!(answer.ok(), "No matches for `zebra` in the workspace.");
+    assert_eq!(
+        answer.expect_ok(),
+        "No matches for `zebra` in the workspace."
+    );
     put(
         tmp.path(),
         "min.js",
         format!("var needle={};\n", "1".repeat(1000)),
     );
     let answer = call(&ctx, "search_files", json!({"pattern": "needle"})).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.starts_with("min.js:1:var needle=1111"), "{text}");
     assert!(text.ends_with("… [712 more characters]"), "{text}");
 }
@@ -193,7 +204,7 @@ async fn symlinked_files_and_directories_are_not_followed() {
     symlink("src", tmp.path().join("src_link")).unwrap();
     symlink("README.md", tmp.path().join("readme_link")).unwrap();
     let answer = call(&ctx, "search_files", json!({"pattern": "write docs"})).await;
-    assert_eq!(answer.ok(), "README.md:2:TODO: write docs");
+    assert_eq!(answer.expect_ok(), "README.md:2:TODO: write docs");
 }
 
 #[tokio::test]
@@ -205,7 +216,7 @@ async fn many_searches_run_concurrently_in_one_batch() {
     let answers = common::call_many(&ctx, &calls).await;
     for answer in answers {
         assert_eq!(
-            answer.ok(),
+            answer.expect_ok(),
             "src/lib.rs:1:pub fn helper() {}\nsrc/main.rs:2:    helper();"
         );
     }

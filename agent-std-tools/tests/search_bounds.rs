@@ -48,7 +48,7 @@ async fn a_line_longer_than_the_limit_is_reported_not_buffered() {
     put(tmp.path(), "small.txt", "a needle\n");
     let ctx = SkillContext::new(tmp.path());
     let answer = guarded(&ctx, "search_files", json!({"pattern": "needle"})).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.starts_with("big.txt:1:needle first\nsmall.txt:1:a needle"),
         "{text}"

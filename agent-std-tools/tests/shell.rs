@@ -59,9 +59,12 @@ async fn reports_exit_code_stdout_and_stderr() {
         json!({"command": "echo out; echo err >&2; exit 3"}),
     )
     .await;
-    assert_eq!(answer.ok(), "exit code: 3\n[stdout]\nout\n[stderr]\nerr");
+    assert_eq!(
+        answer.expect_ok(),
+        "exit code: 3\n[stdout]\nout\n[stderr]\nerr"
+    );
     let answer = call(&ctx, "run_shell", json!({"command": "true"})).await;
-    assert_eq!(answer.ok(), "exit code: 0\n(no output)");
+    assert_eq!(answer.expect_ok(), "exit code: 0\n(no output)");
 }
 
 #[tokio::test]
@@ -71,7 +74,7 @@ async fn runs_in_the_workspace_root() {
     let answer = call(&ctx, "run_shell", json!({"command": "pwd; cat marker.txt"})).await;
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     assert_eq!(
-        answer.ok(),
+        answer.expect_ok(),
         format!("exit code: 0\n[stdout]\n{}\nhere", root.display())
     );
 }
@@ -88,7 +91,7 @@ async fn a_timeout_kills_the_whole_process_group_and_says_so() {
         }),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.starts_with(
             "timed out after 500ms: the command and every process it started were killed"
@@ -119,7 +122,7 @@ async fn the_default_timeout_comes_from_shell_config() {
     });
     let answer = call(&ctx, "run_shell", json!({"command": "sleep 20"})).await;
     assert!(
-        answer.ok().starts_with("timed out after 300ms"),
+        answer.expect_ok().starts_with("timed out after 300ms"),
         "{}",
         answer.text
     );
@@ -174,7 +177,7 @@ async fn long_output_keeps_head_and_tail_and_counts_the_cut() {
         json!({"command": "printf 'START'; head -c 1000000 /dev/zero | tr '\\0' x; printf 'END'"}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     let stdout = text.strip_prefix("exit code: 0\n[stdout]\n").expect(text);
     let (head, rest) = stdout.split_once("\n[... ").unwrap();
     let (cut, tail) = rest.split_once(" characters cut ...]\n").unwrap();
@@ -196,7 +199,7 @@ async fn large_stdout_and_stderr_are_read_concurrently() {
         }),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.starts_with("exit code: 0\n[stdout]\nooo"),
         "{}",
@@ -219,7 +222,7 @@ async fn standard_input_is_empty_so_readers_do_not_hang() {
         json!({"command": "cat; read line; echo done", "timeout_ms": 20_000}),
     )
     .await;
-    assert_eq!(answer.ok(), "exit code: 0\n[stdout]\ndone");
+    assert_eq!(answer.expect_ok(), "exit code: 0\n[stdout]\ndone");
 }
 
 #[tokio::test]
@@ -260,7 +263,7 @@ async fn a_background_process_is_killed_when_the_command_exits() {
         json!({"command": "sleep 30 & echo $! > bg.pid; echo hi", "timeout_ms": 60_000}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.starts_with("exit code: 0\n"), "{text}");
     assert!(text.contains("[stdout]\nhi"), "{text}");
     let background = read_pid(&tmp.path().join("bg.pid")).await;

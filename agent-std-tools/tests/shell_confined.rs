@@ -102,7 +102,7 @@ async fn setsid_and_double_forks_do_not_outlive_the_timeout() {
         json!({"command": command, "timeout_ms": 1500}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.starts_with("timed out after 1500ms"), "{text}");
     let left = wait_until_none_run(&format!("sleep {marker}")).await;
     assert!(left.is_empty(), "these escaped the timeout: {left:?}");
@@ -113,7 +113,11 @@ async fn setsid_and_double_forks_do_not_outlive_a_command_that_exits() {
     let (_tmp, ctx) = ws();
     let marker = 3002 + (std::process::id() % 1000) * 10;
     let answer = call(&ctx, "run_shell", json!({"command": escapes(marker)})).await;
-    assert!(answer.ok().starts_with("exit code: 0"), "{}", answer.text);
+    assert!(
+        answer.expect_ok().starts_with("exit code: 0"),
+        "{}",
+        answer.text
+    );
     let left = wait_until_none_run(&format!("sleep {marker}")).await;
     assert!(left.is_empty(), "these outlived their call: {left:?}");
 }
@@ -154,7 +158,7 @@ async fn writes_outside_the_workspace_are_refused_and_inside_allowed() {
         target.display()
     );
     let answer = call(&ctx, "run_shell", json!({ "command": command })).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(!target.exists(), "a file was written outside: {text}");
     assert!(
         text.contains("outside=") && !text.contains("outside=0"),
@@ -175,7 +179,7 @@ async fn writes_outside_the_workspace_are_refused_and_inside_allowed() {
 async fn the_private_tmpdir_is_gone_after_the_call() {
     let (_tmp, ctx) = ws();
     let answer = call(&ctx, "run_shell", json!({"command": "echo \"$TMPDIR\""})).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     let dir = text.lines().last().unwrap();
     assert!(dir.contains("eugene-shell-"), "{text}");
     assert!(!Path::new(dir).exists(), "{dir} was left behind");
@@ -201,7 +205,7 @@ async fn keys_in_the_home_directory_cannot_be_read() {
         json!({"command": "cat ~/.ssh/id_x; ls -a ~; cp ~/.ssh/id_x stolen; cat stolen"}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(!text.contains("PRIVATE-KEY"), "{text}");
     assert!(text.contains("Permission denied"), "{text}");
 }
@@ -216,7 +220,7 @@ async fn the_system_stays_readable_and_programs_run() {
         json!({"command": "head -c 4 /etc/hostname >/dev/null && echo etc-ok; ls /usr/bin | grep -c . >/dev/null && echo usr-ok; echo piped | tr a-z A-Z"}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.contains("etc-ok"), "{text}");
     assert!(text.contains("usr-ok"), "{text}");
     assert!(text.contains("PIPED"), "{text}");
@@ -240,7 +244,7 @@ async fn loopback_connections_are_refused_unless_the_network_is_allowed() {
 
     let (_tmp, ctx) = ws();
     let answer = call(&ctx, "run_shell", json!({ "command": command })).await;
-    let text = answer.ok().to_owned();
+    let text = answer.expect_ok().to_owned();
     assert!(!text.contains("curl=0"), "{text}");
     let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
     assert!(
@@ -271,7 +275,7 @@ async fn loopback_connections_are_refused_unless_the_network_is_allowed() {
         call(&ctx, "run_shell", json!({ "command": command })),
         serve
     );
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.contains("hello") && text.contains("curl=0"), "{text}");
 }
 
@@ -289,7 +293,7 @@ async fn processes_outside_the_sandbox_cannot_be_signalled() {
         victim.id()
     );
     let answer = call(&ctx, "run_shell", json!({ "command": command })).await;
-    let text = answer.ok().to_owned();
+    let text = answer.expect_ok().to_owned();
     let alive = victim.try_wait().unwrap().is_none();
     victim.kill().unwrap();
     victim.wait().unwrap();
@@ -321,7 +325,7 @@ async fn the_agents_environment_and_memory_cannot_be_read_through_proc() {
     }
     command.push_str("head -c 1 /proc/self/environ >/dev/null && echo self-ok");
     let answer = call(&ctx, "run_shell", json!({ "command": command })).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(!text.contains("READ"), "{text}");
     assert_eq!(text.matches("denied").count(), 5, "{text}");
     assert!(
@@ -345,7 +349,7 @@ async fn with_confinement_off_the_same_write_goes_through() {
     let command = format!("echo x > '{}'", target.display());
     call(&ctx, "run_shell", json!({ "command": command }))
         .await
-        .ok();
+        .expect_ok();
     assert!(
         target.exists(),
         "Confinement::Off runs unconfined, as documented"
@@ -365,7 +369,7 @@ async fn cargo_builds_and_runs_a_crate_inside_the_sandbox() {
         }),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.starts_with("exit code: 0"), "{text}");
     assert!(text.contains("Hello, world!"), "{text}");
 }

@@ -118,7 +118,7 @@ async fn html_becomes_readable_text() {
         json!({"url": server.url("/page")}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.starts_with(&format!(
             "URL: {}\nContent-Type: text/html; charset=utf-8\n\n",
@@ -141,10 +141,14 @@ async fn text_and_json_come_back_as_they_are() {
     let server = Server::start().await;
     let ctx = allowing_loopback();
     let answer = call(&ctx, "web_fetch", json!({"url": server.url("/plain")})).await;
-    assert!(answer.ok().ends_with("\n\njust text"), "{}", answer.text);
+    assert!(
+        answer.expect_ok().ends_with("\n\njust text"),
+        "{}",
+        answer.text
+    );
     let answer = call(&ctx, "web_fetch", json!({"url": server.url("/json")})).await;
     assert!(
-        answer.ok().ends_with(r#"{"answer": 42}"#),
+        answer.expect_ok().ends_with(r#"{"answer": 42}"#),
         "{}",
         answer.text
     );
@@ -225,7 +229,7 @@ async fn redirects_are_followed_and_each_hop_is_checked() {
         json!({"url": server.url("/redirect-local")}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.starts_with(&format!("URL: {}", server.url("/plain"))),
         "{text}"
@@ -263,7 +267,7 @@ async fn the_body_and_the_text_are_limited_with_notices() {
         ..WebConfig::default()
     });
     let answer = call(&ctx, "web_fetch", json!({"url": server.url("/big")})).await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(
         text.ends_with(&format!(
             "{}\n\n[only the first 1000 bytes of the body were read; showing 100 of 1000 characters of text]",

@@ -108,7 +108,7 @@ async fn deeply_nested_html_is_flattened_and_converted() {
         json!({"url": format!("http://{addr}/nested")}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.contains("Top"), "{text}");
     assert!(
         text.contains("deep text"),
@@ -130,7 +130,7 @@ async fn unclosed_nesting_is_flattened_too() {
         json!({"url": format!("http://{addr}/unclosed")}),
     )
     .await;
-    let text = answer.ok();
+    let text = answer.expect_ok();
     assert!(text.contains("start") && text.contains("end"), "{text}");
     assert!(text.contains("nested more than 128"), "{text}");
 }
@@ -200,7 +200,7 @@ async fn credentials_in_the_url_never_appear_in_messages() {
         json!({"url": format!("http://user:secret@{addr}/plain")}),
     )
     .await;
-    assert!(answer.ok().ends_with("plain"), "{}", answer.text);
+    assert!(answer.expect_ok().ends_with("plain"), "{}", answer.text);
     assert_no_credentials(&answer);
     // A redirect to a bad URL that carries credentials of its own.
     let answer = guarded(

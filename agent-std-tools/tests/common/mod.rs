@@ -26,7 +26,7 @@ pub struct Answer {
 
 impl Answer {
     /// The text of a successful call; panics with the error otherwise.
-    pub fn ok(&self) -> &str {
+    pub fn expect_ok(&self) -> &str {
         assert!(!self.is_error, "expected success, got error: {}", self.text);
         &self.text
     }
