@@ -1,7 +1,16 @@
-//! One `Registry::run_many` call with one cheap skill call, against the floor: deserializing the
-//! arguments with `serde_json::from_value` and calling the function directly. With no hooks, then
-//! with three hooks that proceed (each implements `before` as an `async fn`; `after` is left to its
-//! default), then with three `PermissionGate`s that allow the call.
+//! One cheap skill call (`add`) dispatched every way, side by side in one run:
+//!
+//! - the floor: deserializing the arguments from `&Value`, as a registry does with the calls it
+//!   borrows, and calling the function directly;
+//! - the owned floor: cloning the arguments first and deserializing with `serde_json::from_value`
+//!   (four more allocations), the floor this bench used to compare against;
+//! - the skill's own share (`DynSkill::start` and awaiting it), not a goal;
+//! - `Registry::run_many` with one call: no hooks, three hooks that proceed (each implements
+//!   `before` as an `async fn`; `after` is left to its default), three `PermissionGate`s that
+//!   allow the call;
+//! - the same tool behind rmcp's `ToolRouter::call`, the dispatcher an rmcp server runs for every
+//!   `tools/call`. Its API takes the arguments and a request context by value, so each call clones
+//!   both, as a server builds them from each request.
 //!
 //! `cargo bench -p agent-core --bench dispatch` (`BENCH_QUICK=1` for a short run)
 
@@ -13,6 +22,15 @@ use agent_core::{
     SkillMetadata, SkillOutput, ToolCall, async_trait,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, NumberOrString, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer, serve_directly};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -60,6 +78,30 @@ impl SkillHook for Pass {
     }
 }
 
+/// The same tool as an rmcp server writes it.
+#[derive(Clone)]
+struct AddServer {
+    tool_router: ToolRouter<AddServer>,
+}
+
+#[tool_router]
+impl AddServer {
+    /// Add two numbers.
+    #[tool]
+    async fn add(&self, Parameters(input): Parameters<AddInput>) -> Result<String, ErrorData> {
+        add(input)
+            .await
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for AddServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
 fn dispatch(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -83,13 +125,48 @@ fn dispatch(c: &mut Criterion) {
         .with_hook(PermissionGate::new(|_, m| !m.is_destructive))
         .with_hook(PermissionGate::new(|name, _| name != "delete_file"));
 
+    // rmcp's request context holds a peer, which only a running service hands out: serve the
+    // server over an in-memory pipe nobody writes to, and take its peer.
+    let server = AddServer {
+        tool_router: AddServer::tool_router(),
+    };
+    let (pipe, _other_end) = tokio::io::duplex(64);
+    let service =
+        rt.block_on(async { serve_directly::<RoleServer, _, _, _, _>(server.clone(), pipe, None) });
+    let request = RequestContext::new(NumberOrString::Number(1), service.peer().clone());
+    let Value::Object(arguments) = args.clone() else {
+        unreachable!("the arguments are an object")
+    };
+
+    // Every path gives the same answer before its time counts.
+    for registry in [&plain, &hooked, &gated] {
+        let results = rt.block_on(registry.run_many(&calls, &ctx));
+        assert_eq!(results[0].content(), "42");
+    }
+    let params = CallToolRequestParams::new("add").with_arguments(arguments.clone());
+    let call = ToolCallContext::new(&server, params, request.clone());
+    let Ok(CallToolResponse::Complete(answer)) = rt.block_on(server.tool_router.call(call)) else {
+        panic!("rmcp did not complete the call")
+    };
+    assert_ne!(answer.is_error, Some(true));
+    assert_eq!(
+        answer.content[0].as_text().map(|t| t.text.as_str()),
+        Some("42")
+    );
+
     let mut group = c.benchmark_group("dispatch");
     if std::env::var_os("BENCH_QUICK").is_some() {
         group
             .warm_up_time(std::time::Duration::from_millis(200))
             .measurement_time(std::time::Duration::from_secs(1));
     }
-    group.bench_function("floor: from_value + direct call", |b| {
+    group.bench_function("floor: deserialize from &Value + direct call", |b| {
+        b.to_async(&rt).iter(|| async {
+            let input = AddInput::deserialize(black_box(&args)).unwrap();
+            black_box(add(input).await.unwrap())
+        })
+    });
+    group.bench_function("owned floor: clone + from_value + direct call", |b| {
         b.to_async(&rt).iter(|| async {
             let input: AddInput = serde_json::from_value(black_box(&args).clone()).unwrap();
             black_box(add(input).await.unwrap())
@@ -115,7 +192,16 @@ fn dispatch(c: &mut Criterion) {
         b.to_async(&rt)
             .iter(|| async { black_box(gated.run_many(black_box(&calls), &ctx).await) })
     });
+    group.bench_function("rmcp ToolRouter::call", |b| {
+        b.to_async(&rt).iter(|| async {
+            let params =
+                CallToolRequestParams::new("add").with_arguments(black_box(&arguments).clone());
+            let call = ToolCallContext::new(&server, params, request.clone());
+            black_box(server.tool_router.call(call).await.unwrap())
+        })
+    });
     group.finish();
+    drop(service);
 }
 
 criterion_group!(benches, dispatch);
