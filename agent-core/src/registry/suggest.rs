@@ -1,20 +1,40 @@
 //! "Did you mean": the close names an unknown skill name gets, in time and text bounded whatever
 //! the name's length.
 
+use crate::error::SkillError;
+
 /// Names longer than this many bytes are not compared with the skills' names: no skill name is
 /// longer than 64 bytes, so such a name is no typo of one, and comparing it would cost time in
 /// proportion to its length on the async thread.
-pub(crate) const MAX_COMPARED_BYTES: usize = 256;
+const MAX_COMPARED_BYTES: usize = 256;
 
 /// How many characters of an unknown name its error quotes: twice the longest valid name.
-pub(crate) const MAX_QUOTED_CHARS: usize = 128;
+const MAX_QUOTED_CHARS: usize = 128;
+
+/// The error a call of an unknown `name` gets: the names and aliases among `known` close to it, or
+/// when none is, every name among `visible` (the skills the model is shown).
+pub(super) fn unknown_skill<'a>(
+    name: &str,
+    known: impl Iterator<Item = &'a str>,
+    visible: impl Iterator<Item = &'a str>,
+) -> SkillError {
+    let suggestions = close_names(name, known);
+    let close = !suggestions.is_empty();
+    let suggestions = if close {
+        suggestions
+    } else {
+        visible.map(str::to_owned).collect()
+    };
+    SkillError::UnknownSkill {
+        name: quoted(name),
+        suggestions,
+        close,
+    }
+}
 
 /// The names among `candidates` close to `name`, best first, at most three; none when `name` is
 /// longer than [`MAX_COMPARED_BYTES`].
-pub(crate) fn close_names<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Vec<String> {
+fn close_names<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
     if name.len() > MAX_COMPARED_BYTES {
         return Vec::new();
     }
@@ -32,7 +52,7 @@ pub(crate) fn close_names<'a>(
 
 /// `name` as an error quotes it: whole when it has at most [`MAX_QUOTED_CHARS`] characters, else
 /// its start, an ellipsis and its length in bytes.
-pub(crate) fn quoted(name: &str) -> String {
+fn quoted(name: &str) -> String {
     match name.char_indices().nth(MAX_QUOTED_CHARS) {
         None => name.to_owned(),
         Some((cut, _)) => format!("{}… ({} bytes)", &name[..cut], name.len()),
