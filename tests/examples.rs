@@ -1,9 +1,7 @@
 //! The examples as a user runs them: `tour` offline, and `eugene` as a child process against a
 //! loopback server that speaks the OpenAI wire format and scripts the model's choices.
 
-#[path = "../agent-core/tests/providers/server.rs"]
-#[allow(dead_code)]
-mod server;
+use test_support::server;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

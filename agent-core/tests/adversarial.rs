@@ -2,9 +2,7 @@
 //! after the headers, a skill returning 50 MB, a panicking skill, and a model calling 500 tools in
 //! one turn. Nothing may crash, hang or lose a call.
 
-#[path = "providers/server.rs"]
-#[allow(dead_code)]
-mod server;
+use test_support::server;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

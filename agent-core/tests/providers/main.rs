@@ -6,8 +6,9 @@ mod faults;
 mod mock;
 mod openai;
 mod openai_local;
-mod server;
 mod thinking;
+
+use test_support::server;
 
 use agent_core::{EventStream, ProviderError, StreamEvent};
 use futures::StreamExt;
