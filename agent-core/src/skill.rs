@@ -311,6 +311,7 @@ impl<S: Skill> DynSkill for S {
 ///
 /// Empty arguments (`null`, `""`) are read as `{}`, so a skill without parameters accepts them;
 /// arguments sent as a string holding a JSON object (some servers double-encode) are decoded first.
+#[doc(hidden)] // Public for the tests and fuzzing; skills get parsed input from the registry.
 pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, SkillError> {
     let owned;
     let args = match args {

@@ -54,6 +54,8 @@ mod truncate;
 use std::sync::Arc;
 
 pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};
+// Public for the tests and the fuzz target, not part of the documented API.
+#[doc(hidden)]
 pub use truncate::truncate_text;
 
 use crate::context::SkillSession;
