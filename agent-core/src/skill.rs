@@ -377,7 +377,9 @@ pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, SkillError> {
     })
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What kind of JSON value `value` is, in words for an error message (`a string`, `an array`).
+#[doc(hidden)] // Shared with agent-mcp's JSON-RPC errors.
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

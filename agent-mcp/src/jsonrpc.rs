@@ -196,7 +196,7 @@ fn invalid_params(method: &str, request: &Map<String, Value>, id: Value) -> Reje
                 }
                 (Some(Value::String(_)), Some(other)) => format!(
                     "`arguments` must be an object of named arguments, not {}",
-                    kind(other)
+                    agent_core::skill::kind_of(other)
                 ),
                 _ => "`name` must be the tool's name, a string".to_owned(),
             }
@@ -210,16 +210,6 @@ fn invalid_params(method: &str, request: &Map<String, Value>, id: Value) -> Reje
     )
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// A JSON-RPC error response as an HTTP response with `status`.
 pub(crate) fn error_response(
