@@ -210,7 +210,6 @@ fn invalid_params(method: &str, request: &Map<String, Value>, id: Value) -> Reje
     )
 }
 
-
 /// A JSON-RPC error response as an HTTP response with `status`.
 pub(crate) fn error_response(
     status: StatusCode,
