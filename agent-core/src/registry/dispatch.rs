@@ -9,7 +9,7 @@ use super::Registry;
 use super::prepared::{Decided, Decision, Next, PreparedCall};
 use super::suggest;
 use super::truncate::truncate_output;
-use crate::call::{ToolCall, ToolResult};
+use crate::call::{SharedStr, ToolCall, ToolResult};
 use crate::context::SkillContext;
 use crate::error::SkillError;
 use crate::skill::SkillOutput;
@@ -43,22 +43,23 @@ impl Registry {
 
     /// Runs one call through the same steps as [`Registry::run_many`].
     pub async fn run_one(&self, call: &ToolCall, ctx: &SkillContext) -> ToolResult {
-        let call = self.prepare(call);
+        let prepared = self.prepare(call);
         if !self.hooks.is_empty() {
             // Boxed once: a registry without hooks does not carry the hooks' state in its future.
-            return Box::pin(async { self.finish(self.decide(call, ctx).await).await }).await;
+            return Box::pin(async { self.finish(self.decide(prepared, ctx).await).await }).await;
         }
         // Without hooks the decision is known (run the skill, or answer an unknown name) and the
         // steps are composed in one flat future: through `decide` and `finish`, one more layer of
-        // future, this call took ~50 ns more (a third; see docs/PERFORMANCE.md).
-        let ctx = call.context(ctx);
-        let output = match call {
-            PreparedCall::Known { call, entry, .. } => {
+        // future, this call took 20-35 % longer (docs/PERFORMANCE.md).
+        let ctx = prepared.context(ctx);
+        let called_as = prepared.called_as();
+        let output = match prepared {
+            PreparedCall::Known { entry, .. } => {
                 self.execute(entry, None, &call.arguments, &ctx).await
             }
-            PreparedCall::Unknown(call) => Err(self.unknown_skill(&call.name)),
+            PreparedCall::Unknown(_) => Err(self.unknown_skill(&call.name)),
         };
-        self.result(call, output, ctx)
+        self.result(call, called_as, output, ctx)
     }
 
     /// [`Registry::run_many`] for two calls or more: cuts them into batches and runs each.
@@ -117,19 +118,20 @@ impl Registry {
         if !self.hooks.is_empty() {
             output = self.hooks.after(call.skill_name(), args, output).await;
         }
-        self.result(call, output, ctx)
+        self.result(call.call(), call.called_as(), output, ctx)
     }
 
-    /// The call's result, cut to the output budget.
+    /// The call's result, named as the model called it, cut to the output budget.
     fn result(
         &self,
-        call: PreparedCall<'_>,
+        call: &ToolCall,
+        called_as: SharedStr,
         output: Result<SkillOutput, SkillError>,
         ctx: SkillContext,
     ) -> ToolResult {
         ToolResult {
-            call_id: ctx.into_call_id().unwrap_or_else(|| call.call().id.clone()),
-            name: call.called_as(),
+            call_id: ctx.into_call_id().unwrap_or_else(|| call.id.clone()),
+            name: called_as,
             output: truncate_output(output, self.settings.output_budget),
         }
     }

@@ -27,6 +27,7 @@ impl Hooks {
     }
 
     /// Whether there are none: then a call needs no validation before its skill starts.
+    #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

