@@ -42,8 +42,17 @@ pub trait WireCodec: Clone + Send + Sync + 'static {
     /// A whole answer.
     fn decode(&self, body: &Value) -> Result<ChatResponse, ProviderError>;
 
+    /// Whether a streaming request with (or without) tools may be asked again for the whole
+    /// answer when the server cannot stream it: only then is the whole request's body prepared
+    /// beside the streamed one. Default: never.
+    fn may_fall_back_to_whole(&self, has_tools: bool) -> bool {
+        let _ = has_tools;
+        false
+    }
+
     /// Whether `error`, on a streaming request, means the server cannot stream this request (so
-    /// the whole answer is asked for instead, from then on). Default: never.
+    /// the whole answer is asked for instead, from then on). Asked only where
+    /// [`WireCodec::may_fall_back_to_whole`] said yes. Default: never.
     fn streaming_unsupported(&self, error: &ProviderError, has_tools: bool) -> bool {
         let _ = (error, has_tools);
         false
@@ -182,10 +191,11 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     /// whole answer, announced with a [`StreamEvent::Retry`] that says so, and every later request
     /// of this provider (and its clones) asks for whole answers at once.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
-        let whole_body = Bytes::from(self.request_body(request, false).to_string());
         let (wire, http, url) = (self.wire.clone(), self.http.clone(), self.url());
         let base_url = self.config.base_url.clone();
+        let whole = || Bytes::from(self.request_body(request, false).to_string());
         if self.whole_answers.load(Ordering::Relaxed) {
+            let whole_body = whole();
             return Box::pin(async_stream::try_stream! {
                 let http = http?;
                 for event in whole_answer_events(&wire, &http, &url, whole_body, &base_url).await? {
@@ -195,13 +205,16 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
         }
         let body = Bytes::from(self.request_body(request, true).to_string());
         let has_tools = !request.tools.is_empty();
+        // The transcript is encoded a second time only where falling back is possible.
+        let whole_body = wire.may_fall_back_to_whole(has_tools).then(whole);
+        let can_fall_back = whole_body.is_some();
         let judge = wire.clone();
         let streamed = sse_stream(
             http.clone(),
             url.clone(),
             body,
             W::Decoder::default(),
-            move |error| judge.streaming_unsupported(error, has_tools),
+            move |error| can_fall_back && judge.streaming_unsupported(error, has_tools),
         );
         let whole_answers = self.whole_answers.clone();
         Box::pin(async_stream::try_stream! {
@@ -213,7 +226,7 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
                         delivered |= !matches!(event, StreamEvent::Retry { .. });
                         yield event;
                     }
-                    Err(error) if !delivered && wire.streaming_unsupported(&error, has_tools) => {
+                    Err(error) if !delivered && can_fall_back && wire.streaming_unsupported(&error, has_tools) => {
                         whole_answers.store(true, Ordering::Relaxed);
                         yield StreamEvent::Retry {
                             attempt: 1,
@@ -224,6 +237,7 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
                             ),
                         };
                         let http = http?;
+                        let whole_body = whole_body.expect("prepared where falling back is possible");
                         for event in whole_answer_events(&wire, &http, &url, whole_body, &base_url).await? {
                             yield event;
                         }

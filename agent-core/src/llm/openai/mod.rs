@@ -84,6 +84,10 @@ impl WireCodec for OpenAiWire {
 
     /// llama-cpp-python's `chatml-function-calling` cannot stream answers that may call tools: it
     /// ends the stream before any data, or says "Automatic streaming tool choice is not supported".
+    fn may_fall_back_to_whole(&self, has_tools: bool) -> bool {
+        has_tools
+    }
+
     fn streaming_unsupported(&self, error: &ProviderError, has_tools: bool) -> bool {
         has_tools && streaming_unsupported(error)
     }
