@@ -162,6 +162,9 @@ pub(crate) fn humanize(d: Duration) -> String {
 }
 
 /// Where a skill was defined in source, as recorded by `#[skill]` (or `file!()`/`line!()`).
+///
+/// It lives beside [`RegistryError`], which names it, rather than in `registry/discover.rs` with
+/// [`SkillRegistration`](crate::SkillRegistration): there the two files would import each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SourceLocation {
     /// The module path of the definition, e.g. `my_agent::tools`.

@@ -200,13 +200,11 @@ pub use message::{
     ChatRequest, ChatResponse, Effort, Message, Role, StopReason, Thinking, ThinkingConfig,
     ToolChoice, TruncatedToolCall, Usage,
 };
-pub use registry::Registry;
+pub use registry::{Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use runtime::{AgentError, AgentRuntime, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use schema::ToolDefinition;
-pub use skill::{
-    DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput, SkillRegistration,
-};
+pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 
 /// Paths used by code that `#[skill]` generates. Not a stable API: use the crates directly.

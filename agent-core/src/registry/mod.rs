@@ -53,6 +53,7 @@ mod truncate;
 
 use std::sync::Arc;
 
+pub use discover::SkillRegistration;
 pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};
 // Public for the tests and the fuzz target, not part of the documented API.
 #[doc(hidden)]
