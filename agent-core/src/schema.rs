@@ -24,6 +24,7 @@
 //!         "properties": { "path": {"type": "string"}, "limit": {"type": ["integer", "null"]} },
 //!         "required": ["path"]
 //!     }),
+//!     output_schema: None,
 //! };
 //! let strict = def.openai_strict_schema();
 //! assert_eq!(strict["required"], json!(["path", "limit"]));
@@ -44,9 +45,28 @@ pub struct ToolDefinition {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub input_schema: Value,
+    /// JSON Schema of the structured value the skill answers with, when it declares one (a
+    /// `#[skill]` returning a typed value does). Model APIs take no output schema, so providers do
+    /// not send it; MCP serves it as `outputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 impl ToolDefinition {
+    /// A definition without an output schema.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+        }
+    }
+
     /// The input schema in the form OpenAI's strict mode (`"strict": true`) requires: every object
     /// has `additionalProperties: false` and lists all its properties as required; a property that
     /// was optional becomes nullable instead (`["integer", "null"]`, or `anyOf` with `null`).

@@ -203,6 +203,7 @@ fn an_optional_field_without_a_type_becomes_any_of_with_null() {
         name: "x".into(),
         description: "x".into(),
         input_schema: json!({"type": "object", "properties": {"tree": {"$ref": "#/$defs/Tree"}}, "required": []}),
+        output_schema: None,
     };
     assert_eq!(
         def.openai_strict_schema()["properties"]["tree"],

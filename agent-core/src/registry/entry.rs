@@ -69,6 +69,7 @@ impl Entry {
                 name: metadata.name.to_string(),
                 description: skill.description().to_owned(),
                 input_schema,
+                output_schema: None,
             },
             timeout: skill.timeout(),
             retry_policy: skill.retry_policy(),

@@ -16,6 +16,7 @@ fn weather_tool() -> Vec<ToolDefinition> {
         name: "get_weather".into(),
         description: "Get the weather.".into(),
         input_schema: json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
+        output_schema: None,
     }]
 }
 
@@ -141,6 +142,7 @@ async fn four_parallel_tool_calls_round_trip_as_the_recorded_conversation() {
         name: "retrieve_entity_info".into(),
         description: "Get the knowledge about the given entity.".into(),
         input_schema: first_request["tools"][0]["input_schema"].clone(),
+        output_schema: None,
     }];
     let mut transcript = vec![Message::user(
         "Alice, Bob, Charlie and Daisy are a family. Who is the youngest?",

@@ -282,6 +282,7 @@ async fn the_request_body_with_tool_results_is_exactly_what_the_api_expects() {
         name: "get_weather".into(),
         description: "Get the weather.".into(),
         input_schema: json!({"type": "object", "properties": {"location": {"type": "string"}, "days": {"type": ["integer", "null"]}}, "required": ["location"]}),
+        output_schema: None,
     }];
     let provider = provider(&server).with_strict_tools(true);
     let response = provider

@@ -22,6 +22,7 @@ fn tools() -> Vec<ToolDefinition> {
         name: "echo".into(),
         description: "Echo.".into(),
         input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        output_schema: None,
     }]
 }
 

@@ -143,6 +143,7 @@ fn thinking_settings_map_to_each_wire_format() {
         name: "t".into(),
         description: "d".into(),
         input_schema: json!({"type": "object"}),
+        output_schema: None,
     }];
     let anthropic = AnthropicProvider::new("k", "m");
     let request = ChatRequest::new(&transcript)
