@@ -197,12 +197,15 @@ pub use llm::{
 #[doc(hidden)]
 pub use llm::{WireFormat, decode_recorded_stream};
 pub use message::{
-    ChatRequest, ChatResponse, Effort, Message, Role, StopReason, Thinking, ThinkingConfig,
-    ToolChoice, TruncatedToolCall, Usage,
+    ChatRequest, ChatResponse, Effort, Message, ResponseSchema, Role, StopReason, Thinking,
+    ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
 };
 pub use registry::{Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
-pub use runtime::{AgentError, AgentRuntime, Budget, FinishReason, RunOutcome, TranscriptLimit};
+pub use runtime::{
+    AgentError, AgentRuntime, Budget, FINAL_ANSWER_TOOL, FinishReason, OutputMode, OutputType,
+    RunOutcome, TranscriptLimit, TypedOutcome,
+};
 pub use schema::ToolDefinition;
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;

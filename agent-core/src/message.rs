@@ -20,6 +20,7 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::call::{SharedStr, ToolCall, ToolResult};
 use crate::schema::ToolDefinition;
@@ -164,6 +165,21 @@ pub struct ChatRequest<'a> {
     /// Whether, and how much, the model should think before it answers; `None` leaves the
     /// provider's default (no thinking, for most models).
     pub thinking: Option<ThinkingConfig>,
+    /// A JSON Schema the answer's text must follow (native structured output), for providers
+    /// that [support it](crate::LlmProvider::supports_response_schema). The runtime sets it only
+    /// on a turn that offers no tools: a response schema beside tools makes models skip them.
+    pub response_schema: Option<&'a ResponseSchema>,
+}
+
+/// A JSON Schema the model's answer must follow, sent as Anthropic's
+/// `output_config.format` or OpenAI's `response_format: json_schema` (strict).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSchema {
+    /// A name for the schema (OpenAI requires one: `^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// The schema, in strict form: every object closed (`additionalProperties: false`) and every
+    /// property required, optional ones nullable, as both providers' constrained decoding wants.
+    pub schema: Value,
 }
 
 /// How much a model should reason before it answers, in terms every provider can map.
@@ -221,6 +237,7 @@ impl<'a> ChatRequest<'a> {
             temperature: None,
             stop_sequences: &[],
             thinking: None,
+            response_schema: None,
         }
     }
 
@@ -269,6 +286,12 @@ impl<'a> ChatRequest<'a> {
     /// Asks the model to think first (see [`ThinkingConfig`]).
     pub fn thinking(mut self, thinking: ThinkingConfig) -> Self {
         self.thinking = Some(thinking);
+        self
+    }
+
+    /// Asks for an answer that follows this schema (native structured output).
+    pub fn response_schema(mut self, schema: &'a ResponseSchema) -> Self {
+        self.response_schema = Some(schema);
         self
     }
 }

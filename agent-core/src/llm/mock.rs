@@ -7,7 +7,9 @@ use async_trait::async_trait;
 
 use super::{EventStream, LlmProvider, ProviderError, StreamEvent};
 use crate::call::ToolCall;
-use crate::message::{ChatRequest, ChatResponse, Message, StopReason, ToolChoice, Usage};
+use crate::message::{
+    ChatRequest, ChatResponse, Message, ResponseSchema, StopReason, ToolChoice, Usage,
+};
 use crate::schema::ToolDefinition;
 
 /// One scripted answer: a response, or an error.
@@ -84,6 +86,8 @@ pub struct RecordedRequest {
     pub tool_choice: ToolChoice,
     /// The token limit.
     pub max_tokens: u32,
+    /// The response schema asked for (native structured output), if any.
+    pub response_schema: Option<ResponseSchema>,
 }
 
 impl RecordedRequest {
@@ -124,6 +128,10 @@ struct State {
     requests: Vec<RecordedRequest>,
     /// When set, requests are counted but not copied (benchmarks of long runs).
     forget: bool,
+    /// Reported by [`LlmProvider::supports_tools`] (inverted, so the default is `true`).
+    no_tools: bool,
+    /// Reported by [`LlmProvider::supports_response_schema`].
+    response_schema: bool,
     answered: usize,
 }
 
@@ -148,6 +156,19 @@ impl MockProvider {
     /// each time, which would dominate a benchmark of a long run.
     pub fn without_recording(self) -> Self {
         self.lock().forget = true;
+        self
+    }
+
+    /// Makes the mock say it supports native structured output
+    /// ([`LlmProvider::supports_response_schema`]); by default it says it does not.
+    pub fn with_response_schema(self, supported: bool) -> Self {
+        self.lock().response_schema = supported;
+        self
+    }
+
+    /// Makes the mock say it cannot call tools ([`LlmProvider::supports_tools`]).
+    pub fn without_tools(self) -> Self {
+        self.lock().no_tools = true;
         self
     }
 
@@ -176,6 +197,7 @@ impl MockProvider {
                 tools: request.tools.to_vec(),
                 tool_choice: request.tool_choice.clone(),
                 max_tokens: request.max_tokens,
+                response_schema: request.response_schema.cloned(),
             });
         }
         let answered = state.answered;
@@ -195,6 +217,14 @@ impl MockProvider {
 impl LlmProvider for MockProvider {
     fn name(&self) -> &str {
         "mock"
+    }
+
+    fn supports_tools(&self) -> bool {
+        !self.lock().no_tools
+    }
+
+    fn supports_response_schema(&self) -> bool {
+        self.lock().response_schema
     }
 
     async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {

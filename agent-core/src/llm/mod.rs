@@ -113,4 +113,16 @@ pub trait LlmProvider: Send + Sync {
     /// The model's answer as it is generated. The request is encoded before this returns, so the
     /// stream does not borrow it.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream;
+
+    /// Whether the model can call tools. Typed runs ([`OutputMode::Auto`](crate::OutputMode))
+    /// fall back to asking for JSON in the instructions when it cannot. Default: `true`.
+    fn supports_tools(&self) -> bool {
+        true
+    }
+
+    /// Whether the provider sends [`ChatRequest::response_schema`] to the model (native
+    /// structured output) rather than ignoring it. Default: `false`.
+    fn supports_response_schema(&self) -> bool {
+        false
+    }
 }

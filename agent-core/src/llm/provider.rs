@@ -58,6 +58,11 @@ pub trait WireCodec: Clone + Send + Sync + 'static {
         false
     }
 
+    /// Whether this format's servers follow [`ChatRequest::response_schema`]. Default: no.
+    fn supports_response_schema(&self) -> bool {
+        false
+    }
+
     /// The error with what it likely means for this format's URLs added. Default: unchanged.
     fn explain(&self, error: ProviderError, base_url: &str) -> ProviderError {
         let _ = base_url;
@@ -178,6 +183,10 @@ impl<W: WireCodec> std::fmt::Debug for HttpProvider<W> {
 impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     fn name(&self) -> &str {
         W::NAME
+    }
+
+    fn supports_response_schema(&self) -> bool {
+        self.wire.supports_response_schema()
     }
 
     async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {

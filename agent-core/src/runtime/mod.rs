@@ -53,12 +53,15 @@
 mod compaction;
 mod guards;
 pub(crate) mod outcome;
+mod output;
 mod repair;
 mod run;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -70,6 +73,8 @@ use crate::registry::Registry;
 
 use guards::DenialCount;
 pub use outcome::{AgentError, Budget, FinishReason, RunOutcome, TranscriptLimit};
+pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
+
 use run::Run;
 
 /// Runs agents: a provider, a registry and settings. Built in one expression; cheap to clone.
@@ -96,6 +101,8 @@ pub struct AgentRuntime {
     thinking: Option<ThinkingConfig>,
     first_tool_choice: ToolChoice,
     cancellation: CancellationToken,
+    output_mode: OutputMode,
+    output_retries: usize,
 }
 
 impl AgentRuntime {
@@ -127,6 +134,8 @@ impl AgentRuntime {
             thinking: None,
             first_tool_choice: ToolChoice::Auto,
             cancellation: CancellationToken::new(),
+            output_mode: OutputMode::Auto,
+            output_retries: 2,
         }
     }
 
@@ -260,29 +269,113 @@ impl AgentRuntime {
     /// answered with an error result saying it was not run, so the model is never sent a call
     /// without its result; the model may make it again.
     pub async fn resume(&self, transcript: Vec<Message>) -> Result<RunOutcome, AgentError> {
-        self.drive(transcript, self.plan_mode).await
+        self.drive(transcript, self.plan_mode, None).await
     }
 
     /// Approves the plan of a run that ended with [`FinishReason::PlanPending`]: the same
     /// transcript continues, with plan mode off.
-    pub async fn approve_plan(
+    pub async fn approve_plan(&self, transcript: Vec<Message>) -> Result<RunOutcome, AgentError> {
+        self.drive(approved(transcript), false, None).await
+    }
+
+    /// How a typed run asks the model for its result (default [`OutputMode::Auto`]: see
+    /// [`OutputType`]'s module for what each mode sends).
+    pub fn output_mode(mut self, mode: OutputMode) -> Self {
+        self.output_mode = mode;
+        self
+    }
+
+    /// How many answers that fail the output's check a typed run sends back to the model, with
+    /// the error, before it ends with [`Budget::OutputRetries`]. Default 2.
+    pub fn output_retries(mut self, retries: usize) -> Self {
+        self.output_retries = retries;
+        self
+    }
+
+    /// Runs an agent on a goal until the model answers with a `T`: the outcome's `output` holds
+    /// it, checked, or is `None` with a finish reason that says why (for example
+    /// [`Budget::OutputRetries`] with the last error).
+    ///
+    /// ```
+    /// use agent_core::{AgentRuntime, MockProvider, MockReply, Registry, ToolCall};
+    /// use agent_core::__private::{schemars, serde};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+    /// #[serde(crate = "agent_core::__private::serde")]
+    /// #[schemars(crate = "agent_core::__private::schemars")]
+    /// struct Verdict { approve: bool, reason: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// // With tools on offer, the model answers by calling `final_answer`.
+    /// let provider = MockProvider::new([MockReply::tool_calls([ToolCall::new(
+    ///     "c1",
+    ///     "final_answer",
+    ///     json!({"approve": true, "reason": "tests pass"}),
+    /// )])]);
+    /// let runtime = AgentRuntime::new(provider, Registry::new());
+    /// let outcome = runtime.run_typed::<Verdict>("Review the change.").await.unwrap();
+    /// assert_eq!(
+    ///     outcome.output,
+    ///     Some(Verdict { approve: true, reason: "tests pass".into() })
+    /// );
+    /// # }
+    /// ```
+    pub async fn run_typed<T: DeserializeOwned + JsonSchema>(
         &self,
-        mut transcript: Vec<Message>,
+        goal: impl Into<String>,
+    ) -> Result<TypedOutcome<T>, AgentError> {
+        self.resume_typed(vec![Message::user(goal)]).await
+    }
+
+    /// [`AgentRuntime::resume`] for a typed run: continues the transcript until the model answers
+    /// with a `T`.
+    pub async fn resume_typed<T: DeserializeOwned + JsonSchema>(
+        &self,
+        transcript: Vec<Message>,
+    ) -> Result<TypedOutcome<T>, AgentError> {
+        let outcome = self
+            .resume_with_output(transcript, OutputType::of::<T>())
+            .await?;
+        TypedOutcome::new(outcome)
+    }
+
+    /// [`AgentRuntime::approve_plan`] for a typed run: carries out the plan until the model
+    /// answers with a `T`.
+    pub async fn approve_plan_typed<T: DeserializeOwned + JsonSchema>(
+        &self,
+        transcript: Vec<Message>,
+    ) -> Result<TypedOutcome<T>, AgentError> {
+        let output = Some(OutputType::of::<T>());
+        TypedOutcome::new(self.drive(approved(transcript), false, output).await?)
+    }
+
+    /// A typed run whose output type is known only at run time (a JSON Schema from a file, for
+    /// example): the outcome's `output` holds the checked JSON value.
+    pub async fn resume_with_output(
+        &self,
+        transcript: Vec<Message>,
+        output: OutputType,
     ) -> Result<RunOutcome, AgentError> {
-        transcript.push(Message::user("The plan is approved. Carry it out now."));
-        self.drive(transcript, false).await
+        self.drive(transcript, self.plan_mode, Some(output)).await
     }
 
     async fn drive(
         &self,
         mut transcript: Vec<Message>,
         plan_mode: bool,
+        output: Option<OutputType>,
     ) -> Result<RunOutcome, AgentError> {
         if transcript.is_empty() {
             return Err(AgentError::Config(
                 "a run needs at least one message (the goal)".into(),
             ));
         }
+        // In plan mode the run ends in a plan; the typed value is asked for once it is approved.
+        let output = match output.filter(|_| !plan_mode) {
+            Some(output) => Some(self.output_state(output)?),
+            None => None,
+        };
         let span = tracing::info_span!(
             "invoke_agent",
             "gen_ai.operation.name" = "invoke_agent",
@@ -291,7 +384,7 @@ impl AgentRuntime {
             "gen_ai.usage.output_tokens" = tracing::field::Empty,
         );
         repair::answer_unanswered_calls(&mut transcript);
-        let mut run = Run::new(self, transcript, plan_mode);
+        let mut run = Run::new(self, transcript, plan_mode, output);
         let result = run.go().instrument(span.clone()).await;
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
@@ -312,7 +405,56 @@ impl AgentRuntime {
             final_text,
             usage: run.usage,
             steps: run.step,
+            output: run.answer,
         })
+    }
+
+    /// A typed run's state, with `Auto` resolved for this provider and registry.
+    fn output_state(&self, output: OutputType) -> Result<output::Output, AgentError> {
+        if self.registry.contains(FINAL_ANSWER_TOOL) {
+            return Err(AgentError::Config(format!(
+                "a typed run ends with a call to `{FINAL_ANSWER_TOOL}`, and the registry already \
+                 has a skill by that name: rename it"
+            )));
+        }
+        let has_tools = !self.registry.definitions().is_empty();
+        Ok(output::Output::new(
+            output,
+            self.output_mode,
+            self.output_retries,
+            has_tools,
+            &*self.provider,
+        ))
+    }
+}
+
+/// The transcript with the user's approval of the plan added.
+fn approved(mut transcript: Vec<Message>) -> Vec<Message> {
+    transcript.push(Message::user("The plan is approved. Carry it out now."));
+    transcript
+}
+
+/// How a typed run ended: its value, when the model gave one that passed the check, and the
+/// outcome as for any run (finish reason, transcript, usage).
+#[derive(Debug, Clone)]
+pub struct TypedOutcome<T> {
+    /// The value; `None` when the run ended otherwise (see `outcome.finish`).
+    pub output: Option<T>,
+    /// Everything else, as [`AgentRuntime::run`] returns it; its `output` is the value as JSON.
+    pub outcome: RunOutcome,
+}
+
+impl<T: DeserializeOwned> TypedOutcome<T> {
+    fn new(outcome: RunOutcome) -> Result<Self, AgentError> {
+        // The value passed the same deserialization as its check, so this cannot fail; if it
+        // ever did, the run would say so rather than lose the value quietly.
+        let output = match &outcome.output {
+            Some(value) => Some(T::deserialize(value).map_err(|error| {
+                AgentError::Config(format!("the checked output did not deserialize: {error}"))
+            })?),
+            None => None,
+        };
+        Ok(TypedOutcome { output, outcome })
     }
 }
 

@@ -11,7 +11,8 @@ use crate::message::{Message, StopReason, Usage};
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum FinishReason {
-    /// The model answered without calling tools: the normal end.
+    /// The model finished: it answered without calling tools, or, in a typed run, gave an answer
+    /// that passed the output's check. The normal end.
     NoMoreToolCalls,
     /// The model stopped for a reason other than finishing its turn (token limit, refusal, ...).
     ProviderStop(StopReason),
@@ -52,6 +53,7 @@ pub enum FinishReason {
 
 /// Which budget ran out.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Budget {
     /// The number of model calls.
     Steps {
@@ -64,6 +66,13 @@ pub enum Budget {
         limit: u64,
         /// Tokens used.
         used: u64,
+    },
+    /// In a typed run, the answers that failed the output's check, after the first.
+    OutputRetries {
+        /// The limit ([`AgentRuntime::output_retries`](super::AgentRuntime::output_retries)).
+        limit: usize,
+        /// What was wrong with the last answer, as the model was told.
+        last_error: String,
     },
 }
 
@@ -90,6 +99,10 @@ pub struct RunOutcome {
     pub usage: Usage,
     /// Model calls made.
     pub steps: usize,
+    /// In a typed run that ended with [`FinishReason::NoMoreToolCalls`], the value the model
+    /// answered with, checked against the output type; `None` otherwise. See
+    /// [`AgentRuntime::run_typed`](super::AgentRuntime::run_typed).
+    pub output: Option<Value>,
 }
 
 /// What ends a run abnormally. Skill failures never do: they go back to the model.

@@ -9,6 +9,7 @@ use super::AgentRuntime;
 use super::compaction;
 use super::guards::{DenialGuard, StuckGuard};
 use super::outcome::{AgentError, Budget, FinishReason, TranscriptLimit};
+use super::output::{FINAL_ANSWER_TOOL, Output, Verdict};
 use crate::call::{ToolCall, ToolResult};
 use crate::context::{SkillContext, SkillSession};
 use crate::error::SkillError;
@@ -29,6 +30,12 @@ pub(super) struct Run<'a> {
     stuck: StuckGuard,
     denials: DenialGuard,
     compaction_failures: usize,
+    /// In a typed run (outside plan mode): the output asked for, and how.
+    output: Option<Output>,
+    /// The system prompt, with a typed run's instructions when it has them.
+    system: Option<String>,
+    /// The checked value a typed run ended with.
+    pub(super) answer: Option<serde_json::Value>,
 }
 
 fn message_chars(message: &Message) -> usize {
@@ -41,7 +48,16 @@ fn message_chars(message: &Message) -> usize {
 }
 
 impl<'a> Run<'a> {
-    pub(super) fn new(rt: &'a AgentRuntime, transcript: Vec<Message>, plan_mode: bool) -> Self {
+    pub(super) fn new(
+        rt: &'a AgentRuntime,
+        transcript: Vec<Message>,
+        plan_mode: bool,
+        output: Option<Output>,
+    ) -> Self {
+        let system = match (&rt.system, output.as_ref().and_then(Output::instructions)) {
+            (Some(system), Some(extra)) => Some(format!("{system}\n\n{extra}")),
+            (system, extra) => extra.or_else(|| system.clone()),
+        };
         let ctx = rt
             .context
             .clone()
@@ -59,6 +75,9 @@ impl<'a> Run<'a> {
             stuck: StuckGuard::new(rt.stuck_after),
             denials: DenialGuard::new(rt.denial_limit, rt.denial_count),
             compaction_failures: 0,
+            output,
+            system,
+            answer: None,
         }
     }
 
@@ -162,13 +181,26 @@ impl<'a> Run<'a> {
                 self.push(notice);
                 return Ok(None);
             }
-            return Ok(Some(self.finish_without_calls(stop_reason)));
+            let finish = self.finish_without_calls(stop_reason);
+            return Ok(match (finish, &mut self.output) {
+                (FinishReason::NoMoreToolCalls, Some(output)) => {
+                    let text = self.transcript.last().map_or("", |m| m.content.as_str());
+                    let verdict = output.on_text(text);
+                    self.on_verdict(verdict)
+                }
+                (finish, _) => Some(finish),
+            });
         }
         if let Some(stuck) = self.stuck.on_calls(&calls) {
             self.refuse_repeated(&calls);
             return Ok(Some(stuck));
         }
-        let results = self.answer_calls(&calls).await;
+        let (results, verdict) = self.answer_calls(&calls).await;
+        if let Some(verdict) = verdict
+            && let Some(finish) = self.on_verdict(verdict)
+        {
+            return Ok(Some(finish));
+        }
         if let Some(notice) = cut_off {
             self.push(notice);
         }
@@ -224,8 +256,26 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// What a typed run's verdict on an answer means for the loop: `Some` ends the run.
+    fn on_verdict(&mut self, verdict: Verdict) -> Option<FinishReason> {
+        match verdict {
+            Verdict::Accept(value) => {
+                self.answer = Some(value);
+                Some(FinishReason::NoMoreToolCalls)
+            }
+            Verdict::Retry(message) => {
+                if let Some(message) = message {
+                    self.push(message);
+                }
+                None
+            }
+            Verdict::Exhausted(finish) => Some(finish),
+        }
+    }
+
     /// Runs the calls, reports them and their results, and adds the results to the transcript.
-    async fn answer_calls(&mut self, calls: &[ToolCall]) -> Vec<ToolResult> {
+    /// In a typed run's tool mode, the verdict on the turn's `final_answer` calls comes back too.
+    async fn answer_calls(&mut self, calls: &[ToolCall]) -> (Vec<ToolResult>, Option<Verdict>) {
         let step = self.step;
         for call in calls {
             self.emit(|| AgentEvent::ToolCall {
@@ -233,7 +283,7 @@ impl<'a> Run<'a> {
                 call: call.clone(),
             });
         }
-        let results = self.run_calls(calls).await;
+        let (results, verdict) = self.run_or_answer(calls).await;
         for result in &results {
             self.emit(|| AgentEvent::ToolResult {
                 step,
@@ -241,13 +291,53 @@ impl<'a> Run<'a> {
             });
             self.push(Message::tool_result(result));
         }
-        results
+        (results, verdict)
+    }
+
+    /// Runs the calls; in a typed run's tool mode, `final_answer` calls are checked instead of
+    /// run. When one passes, the turn's other calls are not run (the model has finished); they
+    /// are answered saying so, and every result stays in call order.
+    async fn run_or_answer(&mut self, calls: &[ToolCall]) -> (Vec<ToolResult>, Option<Verdict>) {
+        let is_final = |call: &ToolCall| call.name == FINAL_ANSWER_TOOL;
+        let Some(output) = self
+            .output
+            .as_mut()
+            .filter(|o| o.tool().is_some() && calls.iter().any(is_final))
+        else {
+            return (self.run_calls(calls).await, None);
+        };
+        let finals: Vec<&ToolCall> = calls.iter().filter(|c| is_final(c)).collect();
+        let (final_results, verdict) = output.on_final_calls(&finals);
+        let others: Vec<ToolCall> = calls.iter().filter(|c| !is_final(c)).cloned().collect();
+        let other_results = match verdict {
+            Verdict::Accept(_) => others
+                .iter()
+                .map(|call| {
+                    let not_run = "not run: the run ended with your final answer";
+                    ToolResult::new(call, Err(SkillError::tool(not_run)))
+                })
+                .collect(),
+            _ => self.run_calls(&others).await,
+        };
+        let (mut finals, mut others) = (final_results.into_iter(), other_results.into_iter());
+        let results = calls
+            .iter()
+            .filter_map(|c| {
+                if is_final(c) {
+                    finals.next()
+                } else {
+                    others.next()
+                }
+            })
+            .collect();
+        (results, Some(verdict))
     }
 
     /// Calls the model; `None` when the run was cancelled meanwhile.
     async fn call_model(&mut self) -> Result<Option<ChatResponse>, AgentError> {
         let step = self.step;
-        let definitions = self.rt.registry.definitions_for(self.ctx.session());
+        let mut definitions = self.rt.registry.definitions_for(self.ctx.session());
+        definitions.extend(self.output.as_ref().and_then(Output::tool));
         let mut request = ChatRequest::new(&self.transcript)
             .tools(&definitions)
             .max_tokens(self.rt.max_tokens_per_call);
@@ -255,8 +345,14 @@ impl<'a> Run<'a> {
         if step == 1 {
             request.tool_choice = self.rt.first_tool_choice.clone();
         }
-        if let Some(system) = &self.rt.system {
+        if let Some(system) = &self.system {
             request = request.system(system);
+        }
+        // Native structured output, only on a turn that offers no tool: the tools stay defined
+        // (a transcript with tool calls needs them) but none may be called.
+        if let Some(schema) = self.output.as_ref().and_then(Output::response_schema) {
+            request = request.response_schema(schema);
+            request.tool_choice = crate::message::ToolChoice::None;
         }
         let span = tracing::info_span!(
             "chat",

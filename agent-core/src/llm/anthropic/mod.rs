@@ -84,6 +84,11 @@ impl WireCodec for AnthropicWire {
         format!("{base_url}/v1/messages")
     }
 
+    /// Structured outputs (`output_config.format`), generally available since 2025-11.
+    fn supports_response_schema(&self) -> bool {
+        true
+    }
+
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
         vec![
             ("x-api-key", api_key.unwrap_or_default().to_owned()),

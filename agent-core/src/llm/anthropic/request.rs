@@ -33,6 +33,10 @@ pub(super) fn encode_request(
             body.insert("output_config".into(), json!({"effort": effort.as_str()}));
         }
     }
+    if let Some(format) = request.response_schema {
+        let config = body.entry("output_config").or_insert_with(|| json!({}));
+        config["format"] = json!({"type": "json_schema", "schema": format.schema});
+    }
     body.insert("max_tokens".into(), json!(max_tokens));
     let thinking = request.thinking.is_some();
     let mut system: Vec<&str> = request.system.into_iter().collect();

@@ -36,6 +36,9 @@ pub struct OpenAiWire {
     pub strict_tools: bool,
     /// The token limit is sent as `max_completion_tokens` instead of `max_tokens`.
     pub max_completion_tokens: bool,
+    /// The server does not follow `response_format: json_schema`, so typed runs do not ask for
+    /// it (see [`OpenAiProvider::with_response_schema`]).
+    pub no_response_schema: bool,
 }
 
 impl OpenAiProvider {
@@ -49,6 +52,13 @@ impl OpenAiProvider {
     /// Sends tools in strict mode (`"strict": true`, schemas in OpenAI's strict form).
     pub fn with_strict_tools(self, strict: bool) -> Self {
         self.with_codec(|w| w.strict_tools = strict)
+    }
+
+    /// Whether the server follows `response_format: {type: "json_schema"}` (OpenAI, vLLM,
+    /// llama.cpp and Ollama do). Default: `true`. Turn it off for a server that ignores or refuses
+    /// it; typed runs in [`OutputMode::Auto`](crate::OutputMode::Auto) then never ask for it.
+    pub fn with_response_schema(self, supported: bool) -> Self {
+        self.with_codec(|w| w.no_response_schema = !supported)
     }
 
     /// Sends the token limit as `max_completion_tokens` (OpenAI's reasoning models require it)
@@ -65,6 +75,10 @@ impl WireCodec for OpenAiWire {
 
     fn endpoint(&self, base_url: &str) -> String {
         format!("{base_url}/chat/completions")
+    }
+
+    fn supports_response_schema(&self) -> bool {
+        !self.no_response_schema
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {

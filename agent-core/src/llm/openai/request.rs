@@ -70,6 +70,14 @@ pub(super) fn encode_request(
         };
         body.insert("reasoning_effort".into(), json!(effort.as_str()));
     }
+    if let Some(format) = request.response_schema {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": format.name, "schema": format.schema, "strict": true,
+            }}),
+        );
+    }
     body.insert("stream".into(), json!(stream));
     if stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));
