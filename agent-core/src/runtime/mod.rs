@@ -49,6 +49,12 @@
 //!   newest turns stay; everything between is summarised by the same provider into one message.
 //!   The cut never separates a tool call from its results. After two failed attempts the run ends
 //!   with `TranscriptLimit` instead of trying forever.
+//! - A typed run ([`AgentRuntime::run_typed`]) ends when the model's answer passes the output's
+//!   check: a `final_answer` call (tool mode) or a text answer holding the JSON (native and
+//!   prompted modes; native sends the schema only on a turn where no tool can be chosen). It is
+//!   still [`FinishReason::NoMoreToolCalls`], with the value in [`RunOutcome::output`]; answers
+//!   that fail go back to the model with the error, and `output_retries` of them end the run with
+//!   [`Budget::OutputRetries`]. The modes are described on [`OutputMode`].
 
 mod compaction;
 mod guards;
@@ -278,8 +284,8 @@ impl AgentRuntime {
         self.drive(approved(transcript), false, None).await
     }
 
-    /// How a typed run asks the model for its result (default [`OutputMode::Auto`]: see
-    /// [`OutputType`]'s module for what each mode sends).
+    /// How a typed run asks the model for its result (default [`OutputMode::Auto`]; see
+    /// [`OutputMode`] for what each mode sends).
     pub fn output_mode(mut self, mode: OutputMode) -> Self {
         self.output_mode = mode;
         self

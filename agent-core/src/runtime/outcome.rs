@@ -67,7 +67,7 @@ pub enum Budget {
         /// Tokens used.
         used: u64,
     },
-    /// In a typed run, the answers that failed the output's check, after the first.
+    /// In a typed run, the answers sent back because they failed the output's check.
     OutputRetries {
         /// The limit ([`AgentRuntime::output_retries`](super::AgentRuntime::output_retries)).
         limit: usize,

@@ -2,31 +2,7 @@
 //! ([`OutputMode`]), and the checks of each answer, with the retries they earn. The loop in
 //! `run.rs` asks this module what to send and what an answer means; it decides nothing here.
 //!
-//! # Modes
-//!
-//! | mode | what the model is given | when the run ends |
-//! |---|---|---|
-//! | [`OutputMode::Tool`] | a tool, `final_answer`, whose input schema is the output's | it calls `final_answer` with input that passes the check |
-//! | [`OutputMode::Native`] | on a turn that offers **no** tools, the schema as the provider's structured output (Anthropic `output_config.format`, OpenAI `response_format: json_schema`, strict) | its answer on that turn passes the check |
-//! | [`OutputMode::Prompted`] | the schema in the system prompt | its text answer holds JSON that passes the check |
-//!
-//! [`OutputMode::Auto`] picks **native** when the run offers no tools and the provider
-//! [supports](crate::LlmProvider::supports_response_schema) it (one model call, decoding
-//! constrained to the schema), else **tool** when the provider can call tools, else **prompted**.
-//!
-//! Native mode never sends a response schema beside tools: models given both tend to skip their
-//! tools and answer at once. With tools on offer, the run works as usual until the model answers in
-//! text; then one more turn, without tools, asks for the final answer under the schema.
-//!
-//! A value whose schema is not an object (a number, a list, an enum) is asked for wrapped, as
-//! `{"value": ...}`, since tool inputs and both providers' structured outputs must be objects;
-//! the outcome holds the value itself.
-//!
-//! An answer that fails the check goes back to the model with the check's error (the field's
-//! path and what was expected), as the `final_answer` call's error result or as a user message;
-//! after [`AgentRuntime::output_retries`](super::AgentRuntime::output_retries) such answers the
-//! run ends with [`Budget::OutputRetries`], which carries the last error. In plan mode the run
-//! ends in a plan as always; the typed value is asked for once the plan is approved.
+//! The modes, and what each sends, are described on [`OutputMode`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -46,7 +22,32 @@ use crate::skill::parse_args;
 /// The name of the tool a run in [`OutputMode::Tool`] ends by calling.
 pub const FINAL_ANSWER_TOOL: &str = "final_answer";
 
-/// How a typed run asks the model for its result. See the [module docs](self).
+/// How a typed run asks the model for its result.
+///
+/// | mode | what the model is given | when the run ends |
+/// |---|---|---|
+/// | [`OutputMode::Tool`] | a tool, `final_answer`, whose input schema is the output's | it calls `final_answer` with input that passes the check |
+/// | [`OutputMode::Native`] | on a turn that offers **no** tools, the schema as the provider's structured output (Anthropic `output_config.format`, OpenAI `response_format: json_schema`, strict) | its answer on that turn passes the check |
+/// | [`OutputMode::Prompted`] | the schema in the system prompt | its text answer holds JSON that passes the check |
+///
+/// [`OutputMode::Auto`] picks **native** when the run offers no tools and the provider
+/// [supports](crate::LlmProvider::supports_response_schema) it (one model call, decoding
+/// constrained to the schema), else **tool** when the provider can call tools, else **prompted**.
+///
+/// Native mode never sends a response schema on a turn where a tool can be chosen: models given
+/// both tend to skip their tools and answer at once. With tools on offer, the run works as usual
+/// until the model answers in text; then one more turn, with tool choice `none` (the tools stay
+/// defined, as a transcript with tool calls requires), asks for the final answer under the schema.
+///
+/// A value whose schema is not an object (a number, a list, an enum) is asked for wrapped, as
+/// `{"value": ...}`, since tool inputs and both providers' structured outputs must be objects;
+/// the outcome holds the value itself.
+///
+/// An answer that fails the check goes back to the model with the check's error (the field's
+/// path and what was expected), as the `final_answer` call's error result or as a user message,
+/// up to [`AgentRuntime::output_retries`](super::AgentRuntime::output_retries) times; the next
+/// failure ends the run with [`Budget::OutputRetries`], which carries the last error. In plan mode the run
+/// ends in a plan as always; the typed value is asked for once the plan is approved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputMode {
@@ -337,11 +338,7 @@ impl Output {
     }
 
     /// Counts a failed answer: `Retry` with the message `tell` writes, or `Exhausted`.
-    fn fail(
-        &mut self,
-        error: SkillError,
-        tell: impl FnOnce(&str) -> Option<Message>,
-    ) -> Verdict {
+    fn fail(&mut self, error: SkillError, tell: impl FnOnce(&str) -> Option<Message>) -> Verdict {
         self.failures += 1;
         if self.failures > self.retries {
             return Verdict::Exhausted(FinishReason::BudgetExceeded(Budget::OutputRetries {
