@@ -121,6 +121,15 @@ impl SkillContext {
         &self.shared.session
     }
 
+    /// Whether a person approved the call being answered, after the run paused on it. A skill
+    /// that asks for approval itself (returning [`SkillError::ApprovalRequired`](
+    /// crate::SkillError::ApprovalRequired)) checks this when it runs again.
+    pub fn is_approved(&self) -> bool {
+        self.call_id
+            .as_deref()
+            .is_some_and(|id| self.shared.session.is_approved(id))
+    }
+
     /// Adds a value skills can look up by its type; a second value of the same type replaces the first.
     pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
         Arc::make_mut(&mut self.shared)
@@ -154,6 +163,9 @@ impl std::fmt::Debug for SkillContext {
 #[derive(Clone, Default, Debug)]
 pub struct SkillSession {
     loaded: Arc<Mutex<BTreeSet<String>>>,
+    /// Calls a person approved after the run paused on them (by call id): a hook's
+    /// [`HookOutcome::Ask`](crate::HookOutcome::Ask) lets them through.
+    approved: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl SkillSession {
@@ -177,12 +189,26 @@ impl SkillSession {
         self.lock().iter().cloned().collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
-        // The set is always left consistent, so a poisoned lock is safe to keep using.
-        self.loaded
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Marks the call `call_id` as approved by a person (the runtime does this when a paused run
+    /// is resumed with an approval).
+    pub(crate) fn approve(&self, call_id: &str) {
+        lock(&self.approved).insert(call_id.to_owned());
     }
+
+    /// Whether the call `call_id` was approved by a person.
+    pub fn is_approved(&self, call_id: &str) -> bool {
+        lock(&self.approved).contains(call_id)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        lock(&self.loaded)
+    }
+}
+
+/// Locks one of a session's sets. They are always left consistent, so a poisoned lock is safe to
+/// keep using.
+fn lock(set: &Mutex<BTreeSet<String>>) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+    set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

@@ -48,6 +48,14 @@ pub enum SkillError {
     /// A hook or the user refused the call. The text is the reason, shown to the model.
     #[error("denied: {0}")]
     Denied(String),
+    /// The call needs a decision from outside the run (a person's approval) before it may run: a
+    /// before-hook answered [`HookOutcome::Ask`](crate::HookOutcome::Ask), or the skill returned
+    /// it itself. An agent run pauses on it ([`FinishReason::AwaitingApproval`](
+    /// crate::FinishReason::AwaitingApproval)) instead of sending it to the model; the text is
+    /// the reason the person reads. Outside a run (a registry used alone, an MCP server) it is an
+    /// error result like any other.
+    #[error("waiting for approval: {0}")]
+    ApprovalRequired(String),
     /// The call would break a safety rule (a path outside the workspace, a forbidden URL, ...).
     #[error("refused for safety: {0}")]
     Safety(String),

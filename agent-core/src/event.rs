@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::call::{ToolCall, ToolResult};
 use crate::message::Usage;
 use crate::runtime::outcome::FinishReason;
+use crate::runtime::state::PendingCall;
 
 /// One thing that happened in a run. Every event carries the step (model call) it belongs to,
 /// counted from 1. [`AgentEvent::TurnFinished`] ends every turn, once, and the last one of a run
@@ -95,6 +96,15 @@ pub enum AgentEvent {
         delay: Duration,
         /// What went wrong.
         error: String,
+    },
+    /// The run pauses: these calls need a decision from outside (see
+    /// [`AgentRuntime::resume_state`](crate::AgentRuntime::resume_state)). The turn's
+    /// `TurnFinished`, with [`FinishReason::AwaitingApproval`], follows.
+    AwaitingApproval {
+        /// The step.
+        step: usize,
+        /// The calls waiting, in call order.
+        pending: Vec<PendingCall>,
     },
     /// A turn ended. `finish` is set on the last event of the run.
     TurnFinished {

@@ -45,6 +45,13 @@ pub enum HookOutcome {
     Deny(String),
     /// Skip the skill and answer the call with this text.
     Replace(String),
+    /// The call needs a decision from outside the run: the text is the reason a person reads.
+    /// An agent run pauses on it ([`FinishReason::AwaitingApproval`](crate::FinishReason)) and
+    /// continues when it is decided ([`AgentRuntime::resume_state`](crate::AgentRuntime)); the
+    /// call runs only if approved. A call approved that way passes this hook's `Ask` again; other
+    /// hooks' denials still apply. Outside a run the call gets a
+    /// [`SkillError::ApprovalRequired`] result.
+    Ask(String),
 }
 
 /// Code that runs before and after every skill call. Both methods have defaults that change
@@ -149,28 +156,107 @@ impl Future for Proceed {
     }
 }
 
-/// A hook that allows or denies calls by a rule: `PermissionGate::new(|name, metadata| allowed)`.
-/// A denied call gets a [`SkillError::Denied`] result the model can read.
-pub struct PermissionGate<F> {
-    allow: F,
+/// A hook that allows, denies or asks about calls by a rule on the skill's name and metadata.
+///
+/// [`PermissionGate::new`] takes a yes-or-no rule: a denied call gets a [`SkillError::Denied`]
+/// result the model can read. [`PermissionGate::with`] takes a three-way rule: [`Permission::Ask`]
+/// pauses an agent run until a person decides ([`HookOutcome::Ask`]).
+///
+/// ```
+/// use agent_core::{Permission, PermissionGate, Registry};
+///
+/// let mut registry = Registry::new();
+/// // Reads go ahead, destructive skills wait for a person, everything else is refused.
+/// registry.with_hook(PermissionGate::with(|name, metadata| {
+///     if metadata.is_read_only {
+///         Permission::Allow
+///     } else if metadata.is_destructive {
+///         Permission::Ask(format!("`{name}` is destructive"))
+///     } else {
+///         Permission::Deny(format!("`{name}` is not allowed here"))
+///     }
+/// }));
+/// ```
+pub struct PermissionGate<R> {
+    rule: R,
 }
 
-impl<F> PermissionGate<F>
+/// What a [`PermissionGate`]'s three-way rule decides about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Permission {
+    /// The call goes ahead.
+    Allow,
+    /// The call is refused; the text is the reason the model reads.
+    Deny(String),
+    /// A person decides; the text is the reason they read.
+    Ask(String),
+}
+
+/// A [`PermissionGate`]'s rule: yes-or-no ([`PermissionGate::new`]) or three-way
+/// ([`PermissionGate::with`]).
+pub trait PermissionRule: Send + Sync + 'static {
+    /// The decision about a call of `skill_name`.
+    fn decide(&self, skill_name: &str, metadata: &SkillMetadata) -> Permission;
+}
+
+/// A yes-or-no rule; see [`PermissionGate::new`].
+pub struct AllowIf<F>(F);
+
+/// A three-way rule; see [`PermissionGate::with`].
+pub struct Decide<F>(F);
+
+impl<F> PermissionRule for AllowIf<F>
 where
     F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
-    /// A gate that lets a call through when `allow(skill_name, metadata)` is true.
+    fn decide(&self, skill_name: &str, metadata: &SkillMetadata) -> Permission {
+        if (self.0)(skill_name, metadata) {
+            Permission::Allow
+        } else {
+            Permission::Deny(format!(
+                "permission to run `{skill_name}` was not granted; do not retry it, \
+                 explain what you wanted to do instead"
+            ))
+        }
+    }
+}
+
+impl<F> PermissionRule for Decide<F>
+where
+    F: Fn(&str, &SkillMetadata) -> Permission + Send + Sync + 'static,
+{
+    fn decide(&self, skill_name: &str, metadata: &SkillMetadata) -> Permission {
+        (self.0)(skill_name, metadata)
+    }
+}
+
+impl<F> PermissionGate<AllowIf<F>>
+where
+    F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
+{
+    /// A gate that lets a call through when `allow(skill_name, metadata)` is true, and denies it
+    /// otherwise.
     pub fn new(allow: F) -> Self {
-        PermissionGate { allow }
+        PermissionGate {
+            rule: AllowIf(allow),
+        }
+    }
+}
+
+impl<F> PermissionGate<Decide<F>>
+where
+    F: Fn(&str, &SkillMetadata) -> Permission + Send + Sync + 'static,
+{
+    /// A gate whose rule allows, denies or asks a person about each call.
+    pub fn with(rule: F) -> Self {
+        PermissionGate { rule: Decide(rule) }
     }
 }
 
 // Written out instead of `#[async_trait]`: the rule decides at once, so an allowed call gets the
-// zero-sized `Proceed` future and costs no allocation; only a denial boxes its answer.
-impl<F> SkillHook for PermissionGate<F>
-where
-    F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
-{
+// zero-sized `Proceed` future and costs no allocation; only a denial or a question boxes its
+// answer.
+impl<R: PermissionRule> SkillHook for PermissionGate<R> {
     fn before<'life0, 'life1, 'life2, 'life3, 'async_trait>(
         &'life0 self,
         skill_name: &'life1 str,
@@ -184,12 +270,11 @@ where
         'life3: 'async_trait,
         Self: 'async_trait,
     {
-        if (self.allow)(skill_name, metadata) {
-            return Box::pin(Proceed);
-        }
-        Box::pin(std::future::ready(Ok(HookOutcome::Deny(format!(
-            "permission to run `{skill_name}` was not granted; do not retry it, \
-             explain what you wanted to do instead"
-        )))))
+        let outcome = match self.rule.decide(skill_name, metadata) {
+            Permission::Allow => return Box::pin(Proceed),
+            Permission::Deny(reason) => HookOutcome::Deny(reason),
+            Permission::Ask(reason) => HookOutcome::Ask(reason),
+        };
+        Box::pin(std::future::ready(Ok(outcome)))
     }
 }

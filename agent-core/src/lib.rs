@@ -57,6 +57,7 @@ pub mod registry;
 pub mod retry;
 pub mod runtime;
 pub mod schema;
+pub mod session;
 mod shared_str;
 pub mod skill;
 
@@ -188,7 +189,9 @@ pub use call::{SharedStr, ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use event::{AgentEvent, EventSink};
-pub use hook::{HookFuture, HookOutcome, PermissionGate, SkillHook};
+pub use hook::{
+    AllowIf, Decide, HookFuture, HookOutcome, Permission, PermissionGate, PermissionRule, SkillHook,
+};
 pub use llm::{
     AnthropicProvider, AnthropicWire, CacheControl, EventStream, HttpOptions, HttpProvider,
     LlmProvider, MockProvider, MockReply, OpenAiProvider, OpenAiWire, ProviderError,
@@ -203,10 +206,14 @@ pub use message::{
 pub use registry::{Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use runtime::{
-    AgentError, AgentRuntime, Budget, FINAL_ANSWER_TOOL, FinishReason, OutputMode, OutputType,
-    RunOutcome, TranscriptLimit, TypedOutcome,
+    AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, OutputMode,
+    OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState, TranscriptLimit,
+    TypedOutcome,
 };
 pub use schema::ToolDefinition;
+#[cfg(feature = "redb")]
+pub use session::RedbSessionStore;
+pub use session::{Loaded, MemorySessionStore, Session, SessionData, SessionStore, StoreError};
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 

@@ -89,6 +89,11 @@ impl Hooks {
                 }
                 Ok(HookOutcome::Deny(reason)) => return Some(Err(SkillError::Denied(reason))),
                 Ok(HookOutcome::Replace(text)) => return Some(Ok(SkillOutput::Text(text))),
+                // A person already approved this call (the run paused on it and was resumed).
+                Ok(HookOutcome::Ask(_)) if ctx.is_approved() => {}
+                Ok(HookOutcome::Ask(reason)) => {
+                    return Some(Err(SkillError::ApprovalRequired(reason)));
+                }
                 Err(error) => return Some(Err(error)),
             }
         }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::outcome::FinishReason;
+use super::state::GuardCounts;
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;
 
@@ -38,6 +39,27 @@ impl StuckGuard {
             last_call: None,
             last_error: None,
         }
+    }
+
+    /// The counters, to keep in a paused run's state.
+    pub(super) fn counts(&self, counts: &mut GuardCounts) {
+        counts.last_call = self.last_call.as_ref().map(|c| (c.key.clone(), c.count));
+        counts.last_error = self
+            .last_error
+            .as_ref()
+            .map(|e| (e.name.clone(), e.error.clone(), e.count));
+    }
+
+    /// Takes the counters back from a paused run's state.
+    pub(super) fn restore(&mut self, counts: &GuardCounts) {
+        self.last_call = counts
+            .last_call
+            .clone()
+            .map(|(key, count)| RepeatedCall { key, count });
+        self.last_error = counts
+            .last_error
+            .clone()
+            .map(|(name, error, count)| RepeatedError { name, error, count });
     }
 
     /// Sees a turn's calls before they run; `Some` when one of them was made `limit` times in a
@@ -124,6 +146,16 @@ impl DenialGuard {
             count,
             denials: 0,
         }
+    }
+
+    /// The denials counted so far.
+    pub(super) fn denials(&self) -> usize {
+        self.denials
+    }
+
+    /// Takes the count back from a paused run's state.
+    pub(super) fn restore(&mut self, denials: usize) {
+        self.denials = denials;
     }
 
     /// Sees a turn's results; `Some` when the limit is reached.

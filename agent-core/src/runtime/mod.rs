@@ -60,9 +60,12 @@ mod compaction;
 mod guards;
 pub(crate) mod outcome;
 mod output;
+mod pause;
 mod repair;
 mod run;
+pub(crate) mod state;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -80,6 +83,7 @@ use crate::registry::Registry;
 use guards::DenialCount;
 pub use outcome::{AgentError, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
+pub use state::{Decision, PendingCall, RUN_STATE_VERSION, RunState};
 
 use run::Run;
 
@@ -368,15 +372,20 @@ impl AgentRuntime {
 
     async fn drive(
         &self,
-        mut transcript: Vec<Message>,
+        transcript: Vec<Message>,
         plan_mode: bool,
         output: Option<OutputType>,
     ) -> Result<RunOutcome, AgentError> {
-        if transcript.is_empty() {
-            return Err(AgentError::Config(
-                "a run needs at least one message (the goal)".into(),
-            ));
-        }
+        self.drive_from(Start::Fresh(transcript), plan_mode, output)
+            .await
+    }
+
+    async fn drive_from(
+        &self,
+        start: Start,
+        plan_mode: bool,
+        output: Option<OutputType>,
+    ) -> Result<RunOutcome, AgentError> {
         // In plan mode the run ends in a plan; the typed value is asked for once it is approved.
         let output = match output.filter(|_| !plan_mode) {
             Some(output) => Some(self.output_state(output)?),
@@ -389,9 +398,41 @@ impl AgentRuntime {
             "gen_ai.usage.input_tokens" = tracing::field::Empty,
             "gen_ai.usage.output_tokens" = tracing::field::Empty,
         );
-        repair::answer_unanswered_calls(&mut transcript);
-        let mut run = Run::new(self, transcript, plan_mode, output);
-        let result = run.go().instrument(span.clone()).await;
+        let result;
+        let mut run;
+        match start {
+            Start::Fresh(mut transcript) => {
+                if transcript.is_empty() {
+                    return Err(AgentError::Config(
+                        "a run needs at least one message (the goal)".into(),
+                    ));
+                }
+                repair::answer_unanswered_calls(&mut transcript);
+                run = Run::new(self, transcript, plan_mode, output);
+                result = run.go().instrument(span.clone()).await;
+            }
+            Start::Paused(state, decisions) => {
+                let RunState {
+                    transcript,
+                    pending,
+                    done,
+                    notice,
+                    ..
+                } = (*state).clone();
+                run = Run::new(self, transcript, plan_mode, output);
+                run.restore(&state);
+                let resumed = async {
+                    match run
+                        .finish_paused_turn(done, pending, decisions, notice)
+                        .await
+                    {
+                        Some(finish) => Ok(finish),
+                        None => run.go().await,
+                    }
+                };
+                result = resumed.instrument(span.clone()).await;
+            }
+        }
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
         let finish = result?;
@@ -399,6 +440,10 @@ impl AgentRuntime {
             step: run.step,
             finish: Some(finish.clone()),
         });
+        let state = run
+            .paused
+            .take()
+            .map(|paused| Box::new(run.into_state(paused)));
         let final_text = run
             .transcript
             .iter()
@@ -412,7 +457,96 @@ impl AgentRuntime {
             usage: run.usage,
             steps: run.step,
             output: run.answer,
+            state,
         })
+    }
+
+    /// Continues a run that paused ([`FinishReason::AwaitingApproval`]) with a decision for each
+    /// pending call (by call id): approved calls run exactly once, edited ones with their new
+    /// arguments, denied ones are answered with the reason (a denial, counted as any other). The
+    /// run then goes on where it stopped: budgets, guards, loaded skills and plan mode continue.
+    ///
+    /// This runtime may be another than the one that paused, in another process: it needs a
+    /// registry with the pending calls' skills (by name). A pending call without a decision, or a
+    /// decision for no pending call, is [`AgentError::Resume`], and nothing runs.
+    ///
+    /// ```
+    /// use agent_core::{AgentRuntime, Decision, FinishReason, MockProvider, MockReply};
+    /// use agent_core::{PermissionGate, Permission, Registry, RunState, ToolCall, skill};
+    /// use serde_json::json;
+    ///
+    /// /// Delete a file.
+    /// #[skill(destructive, register = false)]
+    /// async fn delete(path: String) -> Result<String, agent_core::SkillError> {
+    ///     Ok(format!("deleted {path}"))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let mut registry = Registry::new();
+    /// registry.add(DeleteSkill);
+    /// registry.with_hook(PermissionGate::with(|_, m| {
+    ///     if m.is_destructive { Permission::Ask("deletes a file".into()) } else { Permission::Allow }
+    /// }));
+    /// let provider = MockProvider::new([
+    ///     MockReply::tool_calls([ToolCall::new("c1", "delete", json!({"path": "old.log"}))]),
+    ///     MockReply::text("Deleted."),
+    /// ]);
+    /// let runtime = AgentRuntime::new(provider, registry);
+    /// let paused = runtime.run("Clean up.").await.unwrap();
+    /// assert!(matches!(paused.finish, FinishReason::AwaitingApproval { .. }));
+    /// // Keep the state anywhere, for as long as it takes...
+    /// let saved = serde_json::to_string(&paused.state.unwrap()).unwrap();
+    /// // ...and continue, here or in another process.
+    /// let state: RunState = serde_json::from_str(&saved).unwrap();
+    /// let done = runtime.resume_state(state, [("c1", Decision::Approve)]).await.unwrap();
+    /// assert_eq!(done.final_text.as_deref(), Some("Deleted."));
+    /// # }
+    /// ```
+    pub async fn resume_state<I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+    ) -> Result<RunOutcome, AgentError> {
+        if state.output.is_some() {
+            return Err(AgentError::Resume(
+                "the paused run is typed: continue it with resume_state_typed".into(),
+            ));
+        }
+        self.resume_paused(state, decisions, None).await
+    }
+
+    /// [`AgentRuntime::resume_state`] for a typed run that paused: continues it until the model
+    /// answers with a `T`.
+    pub async fn resume_state_typed<T: DeserializeOwned + JsonSchema, I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+    ) -> Result<TypedOutcome<T>, AgentError> {
+        let outcome = self
+            .resume_paused(state, decisions, Some(OutputType::of::<T>()))
+            .await?;
+        TypedOutcome::new(outcome)
+    }
+
+    async fn resume_paused<I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+        output: Option<OutputType>,
+    ) -> Result<RunOutcome, AgentError> {
+        let mut map = HashMap::new();
+        for (id, decision) in decisions {
+            let id = id.into();
+            if map.insert(id.clone(), decision).is_some() {
+                return Err(AgentError::Resume(format!(
+                    "two decisions for the call `{id}`: give one"
+                )));
+            }
+        }
+        pause::check_decisions(&state, &map, &self.registry)?;
+        let plan_mode = state.plan_mode;
+        self.drive_from(Start::Paused(Box::new(state), map), plan_mode, output)
+            .await
     }
 
     /// A typed run's state, with `Auto` resolved for this provider and registry.
@@ -474,4 +608,10 @@ impl std::fmt::Debug for AgentRuntime {
             .field("streaming", &self.streaming)
             .finish_non_exhaustive()
     }
+}
+
+/// Where a run starts: a transcript, or a paused run and the decisions that continue it.
+enum Start {
+    Fresh(Vec<Message>),
+    Paused(Box<RunState>, HashMap<String, Decision>),
 }

@@ -4,6 +4,9 @@
 
 use serde_json::Value;
 
+use super::state::{PendingCall, RunState};
+use crate::session::error::StoreError;
+
 use crate::llm::ProviderError;
 use crate::message::{Message, StopReason, Usage};
 
@@ -48,6 +51,14 @@ pub enum FinishReason {
     PermissionDenialLimit {
         /// How many denials were counted.
         denials: usize,
+    },
+    /// Calls need a decision from outside (a hook answered [`HookOutcome::Ask`](
+    /// crate::HookOutcome::Ask)): the run paused. The other calls of the turn ran; the outcome's
+    /// [`RunOutcome::state`] holds everything needed to continue, in this process or another,
+    /// with [`AgentRuntime::resume_state`](super::AgentRuntime::resume_state).
+    AwaitingApproval {
+        /// The calls waiting, in call order.
+        pending: Vec<PendingCall>,
     },
 }
 
@@ -103,6 +114,9 @@ pub struct RunOutcome {
     /// answered with, checked against the output type; `None` otherwise. See
     /// [`AgentRuntime::run_typed`](super::AgentRuntime::run_typed).
     pub output: Option<Value>,
+    /// When the run paused ([`FinishReason::AwaitingApproval`]), everything needed to continue
+    /// it; serialize it to keep it (it is `Serialize + Deserialize`, with a format version).
+    pub state: Option<Box<RunState>>,
 }
 
 /// What ends a run abnormally. Skill failures never do: they go back to the model.
@@ -115,4 +129,12 @@ pub enum AgentError {
     /// The runtime is configured in a way that cannot work.
     #[error("invalid runtime configuration: {0}")]
     Config(String),
+    /// A paused run cannot continue as asked: a pending call has no decision, a decision names
+    /// no pending call, or the state does not fit this runtime. Nothing ran.
+    #[error("cannot resume the run: {0}")]
+    Resume(String),
+    /// A session could not be loaded or saved ([`AgentRuntime::session`](
+    /// super::AgentRuntime::session)); a [`StoreError::Conflict`] means another run saved it first.
+    #[error(transparent)]
+    Session(#[from] StoreError),
 }

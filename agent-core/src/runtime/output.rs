@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::outcome::{Budget, FinishReason};
+use super::state::OutputProgress;
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;
 use crate::message::{Message, ResponseSchema};
@@ -239,6 +240,20 @@ impl Output {
             failures: 0,
             native_turn: !has_tools,
         }
+    }
+
+    /// The progress to keep in a paused run's state.
+    pub(super) fn progress(&self) -> OutputProgress {
+        OutputProgress {
+            failures: self.failures,
+            native_turn: self.native_turn,
+        }
+    }
+
+    /// Takes the progress back from a paused run's state.
+    pub(super) fn restore(&mut self, progress: OutputProgress) {
+        self.failures = progress.failures;
+        self.native_turn = progress.native_turn;
     }
 
     /// The `final_answer` tool, in tool mode.

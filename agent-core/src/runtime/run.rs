@@ -10,6 +10,7 @@ use super::compaction;
 use super::guards::{DenialGuard, StuckGuard};
 use super::outcome::{AgentError, Budget, FinishReason, TranscriptLimit};
 use super::output::{FINAL_ANSWER_TOOL, Output, Verdict};
+use super::pause::{Paused, has_pending, not_run};
 use crate::call::{ToolCall, ToolResult};
 use crate::context::{SkillContext, SkillSession};
 use crate::error::SkillError;
@@ -19,23 +20,27 @@ use crate::message::{ChatRequest, ChatResponse, Message, StopReason, TruncatedTo
 
 /// The state of one run.
 pub(super) struct Run<'a> {
-    rt: &'a AgentRuntime,
+    pub(super) rt: &'a AgentRuntime,
     pub(super) transcript: Vec<Message>,
     /// Size of the transcript in characters, kept up to date as messages are added.
     chars: usize,
-    plan_mode: bool,
+    pub(super) plan_mode: bool,
     pub(super) step: usize,
     pub(super) usage: Usage,
-    ctx: SkillContext,
-    stuck: StuckGuard,
-    denials: DenialGuard,
+    pub(super) ctx: SkillContext,
+    pub(super) stuck: StuckGuard,
+    pub(super) denials: DenialGuard,
     compaction_failures: usize,
     /// In a typed run (outside plan mode): the output asked for, and how.
-    output: Option<Output>,
+    pub(super) output: Option<Output>,
     /// The system prompt, with a typed run's instructions when it has them.
     system: Option<String>,
     /// The checked value a typed run ended with.
     pub(super) answer: Option<serde_json::Value>,
+    /// The turn the run paused on, once it has.
+    pub(super) paused: Option<Paused>,
+    /// The run continues a paused one: the paused step already had its `TurnFinished`.
+    pub(super) resumed: bool,
 }
 
 fn message_chars(message: &Message) -> usize {
@@ -78,6 +83,8 @@ impl<'a> Run<'a> {
             output,
             system,
             answer: None,
+            paused: None,
+            resumed: false,
         }
     }
 
@@ -113,7 +120,7 @@ impl<'a> Run<'a> {
             }
             // The previous step ends here, once it is known the run goes on: each step gets
             // exactly one `TurnFinished`, and only the last one carries a reason.
-            if self.step > 0 {
+            if self.step > 0 && !std::mem::take(&mut self.resumed) {
                 let step = self.step;
                 self.emit(|| AgentEvent::TurnFinished { step, finish: None });
             }
@@ -195,22 +202,54 @@ impl<'a> Run<'a> {
             self.refuse_repeated(&calls);
             return Ok(Some(stuck));
         }
-        let (results, verdict) = self.answer_calls(&calls).await;
+        let (mut results, verdict) = self.answer_calls(&calls).await;
+        let ends = matches!(verdict, Some(Verdict::Exhausted(_)));
+        if has_pending(&results) {
+            if !ends {
+                return Ok(Some(self.pause(&calls, results, cut_off)));
+            }
+            // The run ends anyway: the calls waiting for a decision are answered, not run.
+            not_run(&mut results);
+        }
+        self.record(&results);
         if let Some(verdict) = verdict
             && let Some(finish) = self.on_verdict(verdict)
         {
             return Ok(Some(finish));
         }
+        Ok(self.after_results(&calls, &results, cut_off))
+    }
+
+    /// Reports the results of a turn's calls and adds them to the transcript, in call order.
+    pub(super) fn record(&mut self, results: &[ToolResult]) {
+        let step = self.step;
+        for result in results {
+            self.emit(|| AgentEvent::ToolResult {
+                step,
+                result: result.clone(),
+            });
+            self.push(Message::tool_result(result));
+        }
+    }
+
+    /// The checks after a turn's results are in the transcript: the cut-off notice goes after
+    /// them, then cancellation, denials and repetition may end the run.
+    pub(super) fn after_results(
+        &mut self,
+        calls: &[ToolCall],
+        results: &[ToolResult],
+        cut_off: Option<Message>,
+    ) -> Option<FinishReason> {
         if let Some(notice) = cut_off {
             self.push(notice);
         }
         if self.rt.cancellation.is_cancelled() {
-            return Ok(Some(FinishReason::Cancelled));
+            return Some(FinishReason::Cancelled);
         }
-        if let Some(finish) = self.denials.on_results(&results) {
-            return Ok(Some(finish));
+        if let Some(finish) = self.denials.on_results(results) {
+            return Some(finish);
         }
-        Ok(self.stuck.on_results(&results, &calls))
+        self.stuck.on_results(results, calls)
     }
 
     /// How a run ends on an answer without tool calls. Only an answer the model finished is a
@@ -273,8 +312,8 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Runs the calls, reports them and their results, and adds the results to the transcript.
-    /// In a typed run's tool mode, the verdict on the turn's `final_answer` calls comes back too.
+    /// Reports the calls and runs them; the caller records the results (or pauses on them). In
+    /// a typed run's tool mode, the verdict on the turn's `final_answer` calls comes back too.
     async fn answer_calls(&mut self, calls: &[ToolCall]) -> (Vec<ToolResult>, Option<Verdict>) {
         let step = self.step;
         for call in calls {
@@ -283,15 +322,7 @@ impl<'a> Run<'a> {
                 call: call.clone(),
             });
         }
-        let (results, verdict) = self.run_or_answer(calls).await;
-        for result in &results {
-            self.emit(|| AgentEvent::ToolResult {
-                step,
-                result: result.clone(),
-            });
-            self.push(Message::tool_result(result));
-        }
-        (results, verdict)
+        self.run_or_answer(calls).await
     }
 
     /// Runs the calls; in a typed run's tool mode, `final_answer` calls are checked instead of
@@ -407,7 +438,7 @@ impl<'a> Run<'a> {
 
     /// Runs the calls through the registry; in plan mode, calls that are not read-only are denied
     /// with an explanation instead.
-    async fn run_calls(&mut self, calls: &[ToolCall]) -> Vec<ToolResult> {
+    pub(super) async fn run_calls(&mut self, calls: &[ToolCall]) -> Vec<ToolResult> {
         if !self.plan_mode {
             return self.rt.registry.run_many(calls, &self.ctx).await;
         }

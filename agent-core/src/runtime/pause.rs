@@ -1,0 +1,248 @@
+//! Pausing a run on calls that need a decision, and continuing it: the loop's side of
+//! [`RunState`]. A turn whose calls include one a hook answered with
+//! [`HookOutcome::Ask`](crate::HookOutcome::Ask) ends the run with
+//! [`FinishReason::AwaitingApproval`]; the other calls of the turn have run, and their results are
+//! kept, unrecorded, so that on resumption every result enters the transcript in call order.
+
+use std::collections::HashMap;
+
+use super::outcome::{AgentError, FinishReason};
+use super::run::Run;
+use super::state::{Decision, GuardCounts, PendingCall, RunState, StoredResult};
+use crate::call::{ToolCall, ToolResult};
+use crate::error::SkillError;
+use crate::event::AgentEvent;
+use crate::message::Message;
+
+/// The turn a run paused on, until the run hands it back as a [`RunState`].
+pub(super) struct Paused {
+    pending: Vec<PendingCall>,
+    done: Vec<StoredResult>,
+    notice: Option<Message>,
+}
+
+/// Whether a call of the turn waits for a decision.
+pub(super) fn has_pending(results: &[ToolResult]) -> bool {
+    results.iter().any(is_pending)
+}
+
+fn is_pending(result: &ToolResult) -> bool {
+    matches!(result.output, Err(SkillError::ApprovalRequired(_)))
+}
+
+/// Answers the calls that wait for a decision as not run (the run ends without one).
+pub(super) fn not_run(results: &mut [ToolResult]) {
+    for result in results.iter_mut().filter(|r| is_pending(r)) {
+        result.output = Err(SkillError::tool(
+            "not run: it needed approval, and the run ended first",
+        ));
+    }
+}
+
+impl Run<'_> {
+    /// Pauses on the turn's calls that wait for a decision: reports the others' results, keeps
+    /// them for later, and says which calls wait.
+    pub(super) fn pause(
+        &mut self,
+        calls: &[ToolCall],
+        results: Vec<ToolResult>,
+        notice: Option<Message>,
+    ) -> FinishReason {
+        let step = self.step;
+        let mut pending = Vec::new();
+        let mut done = Vec::new();
+        for (call, result) in calls.iter().zip(results) {
+            match &result.output {
+                Err(SkillError::ApprovalRequired(reason)) => {
+                    let metadata = self.rt.registry.metadata(&call.name);
+                    pending.push(PendingCall {
+                        call: call.clone(),
+                        skill: metadata.map_or_else(|| call.name.clone(), |m| m.name.to_string()),
+                        is_read_only: metadata.is_some_and(|m| m.is_read_only),
+                        is_destructive: metadata.is_some_and(|m| m.is_destructive),
+                        reason: reason.clone(),
+                    });
+                }
+                _ => {
+                    self.emit(|| AgentEvent::ToolResult {
+                        step,
+                        result: result.clone(),
+                    });
+                    done.push(StoredResult::keep(&result));
+                }
+            }
+        }
+        self.emit(|| AgentEvent::AwaitingApproval {
+            step,
+            pending: pending.clone(),
+        });
+        self.paused = Some(Paused {
+            pending: pending.clone(),
+            done,
+            notice,
+        });
+        FinishReason::AwaitingApproval { pending }
+    }
+
+    /// The paused run as data, once the loop has stopped.
+    pub(super) fn into_state(&mut self, paused: Paused) -> RunState {
+        let mut guards = GuardCounts {
+            denials: self.denials.denials(),
+            ..GuardCounts::default()
+        };
+        self.stuck.counts(&mut guards);
+        RunState::new(
+            self.transcript.clone(),
+            paused.pending,
+            paused.done,
+            paused.notice,
+            self.usage,
+            self.step,
+            guards,
+            self.ctx.session().loaded(),
+            self.plan_mode,
+            self.output.as_ref().map(|o| o.progress()),
+        )
+    }
+
+    /// Takes a paused run's counters and loaded skills back.
+    pub(super) fn restore(&mut self, state: &RunState) {
+        self.step = state.steps;
+        self.usage = state.usage;
+        self.stuck.restore(&state.guards);
+        self.denials.restore(state.guards.denials);
+        for name in &state.loaded_skills {
+            self.ctx.session().load(name.clone());
+        }
+        if let (Some(output), Some(progress)) = (self.output.as_mut(), state.output) {
+            output.restore(progress);
+        }
+        self.resumed = true;
+    }
+
+    /// Finishes the paused turn with the decisions: approved and edited calls run (once, through
+    /// the hooks, which let an approved call through where they asked), denied ones are answered
+    /// with the reason; then every result of the turn is recorded in call order. `Some` ends the
+    /// run (a denial limit, repetition, cancellation).
+    pub(super) async fn finish_paused_turn(
+        &mut self,
+        done: Vec<StoredResult>,
+        pending: Vec<PendingCall>,
+        mut decisions: HashMap<String, Decision>,
+        notice: Option<Message>,
+    ) -> Option<FinishReason> {
+        let calls = self
+            .transcript
+            .last()
+            .map(|m| m.tool_calls.clone())
+            .unwrap_or_default();
+        let mut to_run = Vec::new();
+        let mut answered: HashMap<String, ToolResult> = HashMap::new();
+        for waiting in pending {
+            let id = waiting.call.id.to_string();
+            match decisions.remove(&id) {
+                Some(Decision::Approve) => {
+                    self.ctx.session().approve(&id);
+                    to_run.push(waiting.call);
+                }
+                Some(Decision::Edit(arguments)) => {
+                    self.ctx.session().approve(&id);
+                    to_run.push(ToolCall {
+                        arguments,
+                        ..waiting.call
+                    });
+                }
+                Some(Decision::Deny(reason)) => {
+                    let result = ToolResult::new(&waiting.call, Err(SkillError::Denied(reason)));
+                    answered.insert(id, result);
+                }
+                // Checked before the run was rebuilt.
+                None => unreachable!("every pending call has a decision"),
+            }
+        }
+        for result in self.run_calls(&to_run).await {
+            answered.insert(result.call_id.to_string(), result);
+        }
+        for stored in done {
+            answered.insert(stored.call_id().to_owned(), stored.restore());
+        }
+        // In call order; a call with no result (a transcript edited in between) is answered so
+        // the transcript stays valid.
+        let results: Vec<ToolResult> = calls
+            .iter()
+            .map(|call| {
+                answered.remove(call.id.as_ref()).unwrap_or_else(|| {
+                    ToolResult::new(call, Err(SkillError::tool("not run: no result was kept")))
+                })
+            })
+            .collect();
+        self.record(&results);
+        self.after_results(&calls, &results, notice)
+    }
+}
+
+/// Checks the decisions against the pending calls before anything runs: every pending call has
+/// exactly one, and every decision names a pending call whose skill this registry has.
+pub(super) fn check_decisions(
+    state: &RunState,
+    decisions: &HashMap<String, Decision>,
+    registry: &crate::Registry,
+) -> Result<(), AgentError> {
+    let ids: Vec<&str> = state.pending.iter().map(|p| p.call.id.as_ref()).collect();
+    if ids.is_empty() {
+        return Err(AgentError::Resume(
+            "the state has no call waiting for a decision".into(),
+        ));
+    }
+    let missing: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| !decisions.contains_key(*id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(AgentError::Resume(format!(
+            "no decision for the pending call{} {}: approve, deny or edit each of {}",
+            if missing.len() == 1 { "" } else { "s" },
+            quoted(&missing),
+            quoted(&ids)
+        )));
+    }
+    let mut unknown: Vec<&str> = decisions
+        .keys()
+        .map(String::as_str)
+        .filter(|id| !ids.contains(id))
+        .collect();
+    unknown.sort_unstable();
+    if !unknown.is_empty() {
+        return Err(AgentError::Resume(format!(
+            "the decision{} for {} name{} no pending call; the pending calls are {}",
+            if unknown.len() == 1 { "" } else { "s" },
+            quoted(&unknown),
+            if unknown.len() == 1 { "s" } else { "" },
+            quoted(&ids)
+        )));
+    }
+    if let Some(absent) = state
+        .pending
+        .iter()
+        .find(|p| !registry.contains(&p.call.name))
+    {
+        return Err(AgentError::Resume(format!(
+            "the pending call `{}` is to `{}`, which this runtime's registry does not have",
+            absent.call.id, absent.call.name
+        )));
+    }
+    match state.transcript.last() {
+        Some(last) if last.tool_calls.iter().any(|c| ids.contains(&c.id.as_ref())) => Ok(()),
+        _ => Err(AgentError::Resume(
+            "the state's transcript does not end with the calls it says are pending".into(),
+        )),
+    }
+}
+
+fn quoted(ids: &[&str]) -> String {
+    ids.iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
