@@ -1,5 +1,6 @@
 //! The agent loop: send the transcript to the model, run the tool calls it makes, repeat — until
-//! one of eight [`FinishReason`]s.
+//! one of eight [`FinishReason`]s, or a ninth, [`FinishReason::AwaitingApproval`], when a hook asks a
+//! person about a call and the run pauses.
 //!
 //! ```text
 //!            ┌───────────────────────────── next step ─────────────────────────────┐
@@ -49,6 +50,13 @@
 //!   newest turns stay; everything between is summarised by the same provider into one message.
 //!   The cut never separates a tool call from its results. After two failed attempts the run ends
 //!   with `TranscriptLimit` instead of trying forever.
+//! - A hook that answers [`HookOutcome::Ask`](crate::HookOutcome::Ask) pauses the run: the turn's
+//!   other calls run (batch rules unchanged), their results are kept out of the transcript, and
+//!   the run ends with [`FinishReason::AwaitingApproval`] and a [`RunState`] in
+//!   [`RunOutcome::state`]. [`AgentRuntime::resume_state`] finishes the turn with the decisions
+//!   (results enter the transcript in call order) and goes on where the run stopped, counters and
+//!   budgets included. A session ([`AgentRuntime::session`]) keeps the conversation and the paused
+//!   state in a [`SessionStore`](crate::SessionStore) under an id.
 //! - A typed run ([`AgentRuntime::run_typed`]) ends when the model's answer passes the output's
 //!   check: a `final_answer` call (tool mode) or a text answer holding the JSON (native and
 //!   prompted modes; native sends the schema only on a turn where no tool can be chosen). It is
