@@ -109,8 +109,16 @@ pub mod skill;
 ///
 /// `Result<T, E>` (or a one-parameter alias such as `std::io::Result<T>` or `anyhow::Result<T>`):
 ///
-/// - `T: Into<SkillOutput>`: `String`, `&str`, `serde_json::Value`, `SkillOutput`, or your own
-///   type with `impl From<MyType> for SkillOutput`.
+/// - `T` is `String` or `&'static str` (plain text, sent as is), `serde_json::Value` or
+///   [`SkillOutput`] (passed on as they are), `()` (answered with the short confirmation `done`),
+///   or any type with `Serialize` and `JsonSchema`: your own structs and enums, `Vec<_>`, maps,
+///   numbers, `bool`, `Option<_>`. A typed value is [`SkillOutput::Json`]: the model reads it as
+///   compact JSON text, hooks' `after` sees it structured, and its JSON Schema, generated once
+///   when the skill is added ([`schema::schema_for_output`]), is [`Skill::output_schema`], in
+///   [`ToolDefinition::output_schema`] and served by MCP as `outputSchema`. A value that fails to
+///   serialize (a map whose keys are not strings) is an error result, not a panic. `T` is owned
+///   (or `'static`): a `&str` borrowed from the context would end with the call, so it is a
+///   compile error that says to return `String`; so is `impl Trait`, which has no schema.
 /// - `E: Into<SkillError>` keeps its meaning (return `SkillError::Transient` to be retried).
 ///   Any other error that converts into `Box<dyn Error + Send + Sync>` works too and becomes
 ///   [`SkillError::Tool`] with the error as its source: `std::io::Error`, your own error types,
@@ -129,7 +137,7 @@ pub mod skill;
 ///   `register = false`.
 /// - Checks that turn trait errors into one sentence at your tokens: a parameter type without
 ///   `Deserialize`/`JsonSchema`, a future that is not `Send` (pointing at the `.await` that holds
-///   the culprit), an `Ok` type that does not convert into [`SkillOutput`].
+///   the culprit), an `Ok` type without `Serialize` or `JsonSchema` (saying what to derive).
 ///
 /// # Names
 ///
@@ -140,16 +148,14 @@ pub mod skill;
 /// in the function, so it never takes one of your names either.
 ///
 /// ```
-/// use agent_core::{skill, Registry, SkillError, SkillOutput};
+/// use agent_core::{skill, Registry, SkillError};
+/// use agent_core::__private::{schemars, serde};
 ///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// #[serde(crate = "agent_core::__private::serde")]
+/// #[schemars(crate = "agent_core::__private::schemars")]
 /// pub struct Forecast {
 ///     pub celsius: f64,
-/// }
-///
-/// impl From<Forecast> for SkillOutput {
-///     fn from(forecast: Forecast) -> SkillOutput {
-///         SkillOutput::Text(format!("{} °C", forecast.celsius))
-///     }
 /// }
 ///
 /// /// Forecast tomorrow's weather.

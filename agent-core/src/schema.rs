@@ -12,6 +12,12 @@
 //!
 //! OpenAI's strict mode wants more: [`ToolDefinition::openai_strict_schema`] derives it.
 //!
+//! A skill that returns a typed value also has an **output schema**, generated once too, by
+//! [`schema_for_output`]: what the value serializes to, left as schemars writes it (subschemas
+//! inlined, no `$schema`), since no model API takes it. It is in
+//! [`ToolDefinition::output_schema`] and [`SkillMetadata::output_schema`](crate::SkillMetadata::output_schema);
+//! MCP serves it as a tool's `outputSchema`.
+//!
 //! ```
 //! use agent_core::ToolDefinition;
 //! use serde_json::json;
@@ -87,6 +93,45 @@ pub fn schema_for_input<T: JsonSchema>() -> Value {
         .for_deserialize()
         .into_generator();
     normalise_root(generator.into_root_schema_for::<T>().to_value())
+}
+
+/// Generates the output schema of `T`: the JSON Schema of what `T` serializes to (JSON Schema
+/// 2020-12, in schemars' serialize mode: a field serde always writes is required, one it may skip
+/// is not), with subschemas inlined and no `$schema`. Otherwise faithful: the root keeps its
+/// `title` and `description`, and is whatever `T` is (an object for a struct, an array for a
+/// `Vec`, `oneOf` for an enum); a recursive type keeps its definition under `$defs`.
+///
+/// `#[skill]` calls it once, when the skill enters a registry, for a typed return value.
+///
+/// ```
+/// use agent_core::schema::schema_for_output;
+/// use agent_core::__private::schemars::{self, JsonSchema};
+///
+/// #[derive(JsonSchema)]
+/// #[schemars(crate = "agent_core::__private::schemars")]
+/// struct Forecast {
+///     celsius: f64,
+///     summary: Option<String>,
+/// }
+///
+/// let schema = schema_for_output::<Forecast>();
+/// assert_eq!(schema["type"], "object");
+/// assert_eq!(schema["required"], serde_json::json!(["celsius", "summary"]));
+/// assert_eq!(schema_for_output::<Vec<u8>>()["type"], "array");
+/// ```
+pub fn schema_for_output<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .for_serialize()
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+    }
+    schema
 }
 
 /// Makes sure the root is an object schema with `properties` and `required`, and drops noise.

@@ -106,11 +106,26 @@ pub trait Skill: Send + Sync + 'static {
         None
     }
 
+    /// The JSON Schema of the structured value the skill answers with ([`SkillOutput::Json`]),
+    /// if it declares one. A registry calls this once, when the skill is added, and shows it in
+    /// [`ToolDefinition::output_schema`](crate::ToolDefinition::output_schema) and
+    /// [`SkillMetadata::output_schema`]; MCP serves it as the tool's `outputSchema`. `#[skill]`
+    /// generates it from a typed return value
+    /// ([`schema_for_output`](crate::schema::schema_for_output)); a skill written by hand may
+    /// declare one the same way. Default: none.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+
     /// Runs the skill.
     async fn run(&self, input: Self::Input, ctx: &SkillContext) -> Result<SkillOutput, SkillError>;
 }
 
 /// What a skill returns: text, or JSON the provider serializes for the model.
+///
+/// A `#[skill]` function that returns a typed value (a struct, an enum, a `Vec`, a number...)
+/// answers with [`SkillOutput::Json`]: the model reads it as compact JSON text, hooks' `after`
+/// sees the structured value, and MCP sends it as `structuredContent`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SkillOutput {
     /// Plain text, sent as is.
@@ -170,6 +185,10 @@ pub struct SkillMetadata {
     pub aliases: Arc<[Arc<str>]>,
     /// See [`Skill::search_hint`].
     pub search_hint: Option<Arc<str>>,
+    /// The skill's output schema ([`DynSkill::output_schema`]), filled in by the registry when the
+    /// skill is added; [`DynSkill::metadata`] itself leaves it `None`, since generating a schema
+    /// may be costly.
+    pub output_schema: Option<Arc<Value>>,
 }
 
 /// Arguments that passed validation, ready for [`DynSkill::run_parsed`]. Opaque: only the skill
@@ -211,6 +230,10 @@ pub trait DynSkill: Send + Sync + 'static {
     /// The JSON Schema of the input, as sent to the model. Generating it may be costly; a registry
     /// calls this once, when the skill is added.
     fn input_schema(&self) -> Value;
+    /// See [`Skill::output_schema`]; called once, when the skill is added. Default: none.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
     /// See [`Skill::timeout`].
     fn timeout(&self) -> Option<Duration>;
     /// See [`Skill::retry_policy`].
@@ -261,11 +284,16 @@ impl<S: Skill> DynSkill for S {
             should_defer: self.should_defer(),
             aliases: self.aliases().iter().map(|a| Arc::from(*a)).collect(),
             search_hint: self.search_hint().map(Arc::from),
+            output_schema: None,
         }
     }
 
     fn input_schema(&self) -> Value {
         schema::schema_for_input::<S::Input>()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Skill::output_schema(self)
     }
 
     fn timeout(&self) -> Option<Duration> {

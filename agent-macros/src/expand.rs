@@ -268,6 +268,7 @@ fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
         _ => quote!(::core::option::Option::None),
     };
     let run_fn = run_fn(skill, idents);
+    let output_schema_fn = output_schema_fn(skill, idents);
     quote! {
         #[#krate::__private::async_trait::async_trait]
         impl #krate::Skill for #unit_path {
@@ -281,14 +282,31 @@ fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
             fn search_hint(&self) -> ::core::option::Option<&str> { #search_hint }
             fn aliases(&self) -> &[&'static str] { &[#(#aliases),*] }
             fn timeout(&self) -> ::core::option::Option<::core::time::Duration> { #timeout }
+            #output_schema_fn
             #run_fn
         }
     }
 }
 
+/// `Skill::output_schema`: the schema of the `Ok` type, when it has one (a typed value, not text).
+/// A type that cannot be returned is reported once, by [`run_fn`]'s conversion: this method then
+/// falls back to `None` instead of failing a second time.
+fn output_schema_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
+    let krate = &idents.krate;
+    let output_ty: &Type = skill.output.expect("validated: returns a Result");
+    quote! {
+        fn output_schema(&self) -> ::core::option::Option<#krate::__private::serde_json::Value> {
+            #[allow(unused_imports)]
+            use #krate::__private::{ViaSkillReturn as _, ViaNoSchema as _};
+            (&#krate::__private::OutputSchemaOf::<#output_ty>::new()).__output_schema()
+        }
+    }
+}
+
 /// `Skill::run`: destructures the input, awaits the function and converts `Ok` into a
-/// `SkillOutput` and `Err` into a `SkillError`, each conversion spanned at the user's return type
-/// so a type that does not convert is reported there.
+/// `SkillOutput` (or the error that it could not be serialized) and `Err` into a `SkillError`,
+/// each conversion spanned at the user's return type so a type that does not convert is reported
+/// there.
 fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let Idents { krate, input, .. } = idents;
     let fn_ident = &skill.item.sig.ident;
@@ -323,8 +341,10 @@ fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let future = quote_spanned! {send_span=>
         #fn_ident(#(#call_args),*)
     };
+    // The type is named, so a type that cannot be returned is reported on all of it
+    // (`std::time::Instant`, not just `std`).
     let into_output = quote_spanned! {output_ty.span()=>
-        #krate::__private::into_skill_output(#value_out)
+        #krate::__private::into_skill_output::<#output_ty>(#value_out)
     };
     let into_error = quote_spanned! {skill.item.sig.output.span()=>
         (&#krate::__private::ErrorWrap::new(#error_out)).__into_skill_error()
@@ -336,7 +356,7 @@ fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
         use #krate::__private::{ViaSkillError as _, ViaStdError as _};
         let #input { #(#field_idents: #field_locals),* } = #input_local;
         match #future.await {
-            ::core::result::Result::Ok(#value) => ::core::result::Result::Ok(#into_output),
+            ::core::result::Result::Ok(#value) => #into_output,
             ::core::result::Result::Err(#error) => ::core::result::Result::Err(#into_error),
         }
     }};

@@ -18,6 +18,7 @@ pub fn check(cx: &Ctxt, skill: &SkillFn) {
     parameters_are_owned(cx, skill);
     at_most_one_context(cx, skill);
     returns_a_result(cx, skill);
+    ok_type_is_owned(cx, skill);
     arguments_doc_names_parameters(cx, skill);
     field_names_are_unique(cx, skill);
     name_is_valid(cx, skill);
@@ -211,11 +212,42 @@ fn returns_a_result(cx: &Ctxt, skill: &SkillFn) {
         return;
     }
     let sig = &skill.item.sig;
-    let message = "a skill must return `Result<T, E>` where `T: Into<SkillOutput>` (a `String`, \
-                   `&str`, `serde_json::Value`, ...) and `E: Into<SkillError>` or any error type";
+    let message = "a skill must return `Result<T, E>` where `T` is a `String`, a `&str`, a \
+                   `serde_json::Value`, a `SkillOutput` or any type with `Serialize` and \
+                   `JsonSchema`, and `E: Into<SkillError>` or any error type";
     match &sig.output {
         syn::ReturnType::Default => cx.error_at(sig.paren_token.span.close(), message),
         syn::ReturnType::Type(_, ty) => cx.error_spanned_by(ty, message),
+    }
+}
+
+/// The `Ok` type is named and outlives the call: a reference must be `&'static` (a borrow from the
+/// context would end with the call; rustc would say only that borrowed data escapes), and
+/// `impl Trait` has no schema to generate.
+fn ok_type_is_owned(cx: &Ctxt, skill: &SkillFn) {
+    let Some(ty) = skill.output else { return };
+    match ty {
+        Type::Reference(reference)
+            if reference
+                .lifetime
+                .as_ref()
+                .is_none_or(|l| l.ident != "static") =>
+        {
+            let suggestion = owned_suggestion(&reference.elem);
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "a skill's result outlives the call and must be owned (or `'static`): \
+                     return `{suggestion}` instead"
+                ),
+            );
+        }
+        Type::ImplTrait(_) => cx.error_spanned_by(
+            ty,
+            "a skill cannot return `impl Trait`: its output schema is generated from the type; \
+             name a concrete type",
+        ),
+        _ => {}
     }
 }
 

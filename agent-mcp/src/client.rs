@@ -613,6 +613,7 @@ impl McpSkill {
                 should_defer: defer,
                 aliases: Arc::from([]),
                 search_hint: (!server.is_empty()).then(|| Arc::from(format!("mcp {server}"))),
+                output_schema: None, // filled in by the registry, from `output_schema()`
             },
             connection,
             remote_name: tool.name.to_string(),

@@ -17,7 +17,7 @@ pub(super) struct Entry {
     pub(super) skill: Arc<dyn DynSkill>,
     /// Its flags, aliases and hint, as hooks and runtimes read them.
     pub(super) metadata: SkillMetadata,
-    /// Its name, description and input schema, as the model is shown them.
+    /// Its name, description, input schema and output schema, as the model is shown them.
     pub(super) definition: ToolDefinition,
     /// Where it was defined, when it was discovered.
     pub(super) location: Option<SourceLocation>,
@@ -58,18 +58,22 @@ impl Entry {
         }
     }
 
+    /// The entry, with the output schema read from the skill once, here: kept in the metadata
+    /// (shared) and in the definition.
     fn with_schema(
         skill: Arc<dyn DynSkill>,
-        metadata: SkillMetadata,
+        mut metadata: SkillMetadata,
         input_schema: Value,
         location: Option<SourceLocation>,
     ) -> Entry {
+        let output_schema = skill.output_schema().map(Arc::new);
+        metadata.output_schema = output_schema.clone();
         Entry {
             definition: ToolDefinition {
                 name: metadata.name.to_string(),
                 description: skill.description().to_owned(),
                 input_schema,
-                output_schema: None,
+                output_schema: output_schema.as_deref().cloned(),
             },
             timeout: skill.timeout(),
             retry_policy: skill.retry_policy(),

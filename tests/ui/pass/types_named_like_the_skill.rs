@@ -2,20 +2,15 @@
 // skill `query` taking a `Query`, a skill `user` returning a `User`. Nor can the user's names meet
 // the hidden items: a parameter type named like the input struct (`LookupSkillInput`), a default
 // calling a function named like the generated default helper.
-use eugene::{Registry, SkillContext, SkillError, SkillOutput, ToolCall, skill};
+use eugene::{Registry, SkillContext, SkillError, ToolCall, skill};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// A weather forecast.
+#[derive(Serialize, JsonSchema)]
 pub struct Forecast {
     pub celsius: f64,
-}
-
-impl From<Forecast> for SkillOutput {
-    fn from(forecast: Forecast) -> SkillOutput {
-        SkillOutput::Text(format!("{} °C", forecast.celsius))
-    }
 }
 
 /// Forecast tomorrow's weather.
@@ -41,15 +36,9 @@ pub async fn query(query: Query) -> Result<String, SkillError> {
 }
 
 /// A user of the system.
-#[derive(Debug)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct User {
     pub name: String,
-}
-
-impl From<User> for SkillOutput {
-    fn from(user: User) -> SkillOutput {
-        SkillOutput::Text(user.name)
-    }
 }
 
 /// Look a user up by id.
@@ -94,13 +83,13 @@ async fn main() {
         .add(LookupSkill);
     let ctx = SkillContext::default();
     for (name, args, expected) in [
-        ("forecast", json!({}), "21.5 °C"),
+        ("forecast", json!({}), r#"{"celsius":21.5}"#),
         (
             "query",
             json!({"query": {"words": "rust"}}),
             "results for rust",
         ),
-        ("user", json!({"id": 7}), "user 7"),
+        ("user", json!({"id": 7}), r#"{"name":"user 7"}"#),
         ("lookup", json!({"input": {"key": "k"}}), "k x3"),
     ] {
         let result = registry
