@@ -23,9 +23,17 @@
 //! - **Flags** come from the tool's annotations and fail closed: read-only only with
 //!   `readOnlyHint: true`; otherwise destructive unless `destructiveHint: false` (the spec's
 //!   default is `true`). Read-only tools may run concurrently.
-//! - **Results.** Text content is joined with newlines; images, audio and binary resources are
-//!   described in brackets; `structuredContent` is the output when there is no text. A result
-//!   with `isError: true` is a [`SkillError::Tool`] with its text (or its `structuredContent`).
+//! - **Output schemas** are the server's: a tool's `outputSchema` is the skill's
+//!   [`DynSkill::output_schema`], so it reaches the registry's `ToolDefinition` and
+//!   `SkillMetadata` as the server wrote it (a `{"result": ...}` wrapper included, see
+//!   [`crate::server`]).
+//! - **Results.** A result with `structuredContent` is [`SkillOutput::Json`] of it, as the server
+//!   sent it: the model reads it as compact JSON, hooks see the structured value. A
+//!   `{"result": VALUE}` wrapper is kept, not unwrapped: it is what the tool's output schema
+//!   describes, and a wrapper the server meant as data is indistinguishable from one added for
+//!   the protocol. Otherwise, text content is joined with newlines; images, audio and binary
+//!   resources are described in brackets. A result with `isError: true` is a
+//!   [`SkillError::Tool`] with its text (or its `structuredContent`).
 //! - **Failures never hang.** Every call has a time limit ([`McpSkills::with_call_timeout`],
 //!   default [`DEFAULT_CALL_TIMEOUT`]). A server process that has exited gives a
 //!   [`SkillError::Tool`] that says so, with its exit status; a connection lost otherwise gives
@@ -573,6 +581,7 @@ struct McpSkill {
     metadata: SkillMetadata,
     description: String,
     schema: Value,
+    output_schema: Option<Value>,
     call_timeout: Duration,
 }
 
@@ -619,6 +628,10 @@ impl McpSkill {
             remote_name: tool.name.to_string(),
             description,
             schema: Value::Object(schema),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|schema| Value::Object(schema.as_ref().clone())),
             call_timeout,
         }
     }
@@ -640,6 +653,10 @@ impl DynSkill for McpSkill {
 
     fn input_schema(&self) -> Value {
         self.schema.clone()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        self.output_schema.clone()
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -686,8 +703,8 @@ pub fn from_call_tool_result(result: CallToolResult) -> Result<SkillOutput, Skil
         }));
     }
     match result.structured_content {
-        Some(value) if text.is_empty() => Ok(SkillOutput::Json(value)),
-        _ => Ok(SkillOutput::Text(text)),
+        Some(value) => Ok(SkillOutput::Json(value)),
+        None => Ok(SkillOutput::Text(text)),
     }
 }
 

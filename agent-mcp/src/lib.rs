@@ -89,4 +89,6 @@ pub use auth::generate_token;
 pub use client::{McpSkills, from_call_tool_result, skill_name};
 pub use error::McpError;
 pub use rmcp;
-pub use server::{McpServer, ServeMcp, to_call_tool_result};
+pub use server::{
+    McpServer, ServeMcp, mcp_output_schema, to_call_tool_result, to_call_tool_result_for,
+};

@@ -24,6 +24,18 @@
 //!   and output truncation are those of an in-process call. Every failure, an unknown tool name
 //!   included, is a result with `isError: true` whose text is what a model would have read;
 //!   JSON-RPC errors are left to the protocol itself.
+//! - Typed outputs: a skill with an output schema
+//!   ([`ToolDefinition::output_schema`](agent_core::ToolDefinition::output_schema), which
+//!   `#[skill]` generates for a typed return value) is listed with `outputSchema`, and its
+//!   result carries `structuredContent` as well as a text block with the compact JSON a model
+//!   would have read. The spec wants both to be objects, so a schema whose root is not
+//!   `"type": "object"` (a `Vec`, a number, a `bool`, an enum) is served wrapped, as
+//!   `{"type": "object", "properties": {"result": SCHEMA}, "required": ["result"]}` (its `$defs`
+//!   moved to the new root), and the value as `{"result": VALUE}`; the text block holds the value
+//!   itself. A result of such a skill that is text instead of JSON (over the output budget, or
+//!   replaced by a hook) cannot follow the schema and is sent with `isError: true`, so strict
+//!   clients get it as a failed call rather than as a protocol violation. Skills without an
+//!   output schema answer as before: a JSON object is also sent as `structuredContent`.
 //! - Over HTTP ([`McpServer::serve_http`]) every request needs a bearer token, browsers'
 //!   cross-origin requests are refused, and connections, sessions and slow clients are bounded:
 //!   see [`crate::http`].
@@ -151,11 +163,18 @@ impl McpServer {
                     Value::Object(map) => map,
                     _ => Map::new(),
                 };
-                Tool::new(definition.name, definition.description, schema).with_annotations(
-                    ToolAnnotations::new()
-                        .read_only(read_only)
-                        .destructive(destructive),
-                )
+                let tool = Tool::new(definition.name, definition.description, schema)
+                    .with_annotations(
+                        ToolAnnotations::new()
+                            .read_only(read_only)
+                            .destructive(destructive),
+                    );
+                match definition.output_schema {
+                    Some(output) => {
+                        tool.with_raw_output_schema(Arc::new(mcp_output_schema(output)))
+                    }
+                    None => tool,
+                }
             })
             .collect()
     }
@@ -164,7 +183,17 @@ impl McpServer {
     /// Public so the mapping can be used without a transport.
     pub async fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
         let call = ToolCall::new("mcp", name, Value::Object(arguments.unwrap_or_default()));
-        to_call_tool_result(&self.registry.run_one(&call, &self.ctx).await)
+        self.answer(&self.registry.run_one(&call, &self.ctx).await)
+    }
+
+    /// The MCP form of a result of this server's registry, by the output schema of the skill
+    /// it came from.
+    fn answer(&self, result: &ToolResult) -> CallToolResult {
+        let output_schema = self
+            .registry
+            .metadata(&result.name)
+            .and_then(|m| m.output_schema.as_deref());
+        to_call_tool_result_for(result, output_schema)
     }
 
     /// Serves one client on standard input and output until it disconnects: what an MCP client
@@ -243,23 +272,132 @@ impl ServerHandler for McpServer {
         {
             tracing::debug!(%error, "could not send notifications/tools/list_changed");
         }
-        Ok(to_call_tool_result(&result).into())
+        Ok(self.answer(&result).into())
     }
 }
 
-/// The MCP form of a result: its text (what a model would read), `isError` for every
-/// [`SkillError`], and JSON objects also as `structuredContent`.
+/// The MCP form of a result of a skill without an output schema: its text (what a model would
+/// read), `isError` for every [`SkillError`], and JSON objects also as `structuredContent`.
 pub fn to_call_tool_result(result: &ToolResult) -> CallToolResult {
+    to_call_tool_result_for(result, None)
+}
+
+/// The MCP form of a result of a skill with the output schema `output_schema` (as the skill
+/// declares it, before [`mcp_output_schema`]): see the [module docs](self). With `None`, the
+/// same as [`to_call_tool_result`].
+pub fn to_call_tool_result_for(
+    result: &ToolResult,
+    output_schema: Option<&Value>,
+) -> CallToolResult {
     let text = vec![ContentBlock::text(result.content().into_owned())];
-    match &result.output {
-        Err(_) => CallToolResult::error(text),
-        Ok(SkillOutput::Json(value @ Value::Object(_))) => {
-            let mut answer = CallToolResult::success(text);
-            answer.structured_content = Some(value.clone());
-            answer
+    let structured = match (&result.output, output_schema) {
+        (Err(_), _) => return CallToolResult::error(text),
+        // Text cannot follow an output schema: a failed call, not a protocol violation.
+        (Ok(SkillOutput::Text(_)), Some(_)) => return CallToolResult::error(text),
+        (Ok(SkillOutput::Text(_)), None) => None,
+        (Ok(SkillOutput::Json(value)), Some(schema)) if !is_object_root(schema) => {
+            let mut wrapped = Map::new();
+            wrapped.insert(RESULT_KEY.into(), value.clone());
+            Some(Value::Object(wrapped))
         }
-        Ok(_) => CallToolResult::success(text),
+        (Ok(SkillOutput::Json(value @ Value::Object(_))), _) => Some(value.clone()),
+        (Ok(SkillOutput::Json(_)), Some(_)) => {
+            // An object schema and a value that is not an object (a hook or a skill written by
+            // hand can do that): it cannot follow the schema either.
+            return CallToolResult::error(text);
+        }
+        (Ok(SkillOutput::Json(_)), None) => None,
+    };
+    let mut answer = CallToolResult::success(text);
+    answer.structured_content = structured;
+    answer
+}
+
+/// The property a non-object output is wrapped in: `{"result": VALUE}`.
+pub const RESULT_KEY: &str = "result";
+
+/// A skill's output schema as MCP serves it, as `outputSchema`: an object schema as it is; any
+/// other (an array, a number, `oneOf`...) wrapped as the schema of `{"result": VALUE}`, with its
+/// `$defs` moved to the new root and its references to its own root (`"$ref": "#"`, which a
+/// recursive type's schema has) pointed at `#/properties/result`, so that every `$ref` still
+/// resolves.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let point = json!({"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]});
+/// assert_eq!(agent_mcp::server::mcp_output_schema(point.clone()), point.as_object().unwrap().clone());
+///
+/// let wrapped = agent_mcp::server::mcp_output_schema(json!({"type": "array", "items": {"type": "string"}}));
+/// assert_eq!(
+///     serde_json::Value::Object(wrapped),
+///     json!({
+///         "type": "object",
+///         "properties": {"result": {"type": "array", "items": {"type": "string"}}},
+///         "required": ["result"]
+///     })
+/// );
+/// ```
+pub fn mcp_output_schema(schema: Value) -> Map<String, Value> {
+    if is_object_root(&schema)
+        && let Value::Object(map) = schema
+    {
+        return map;
     }
+    let mut inner = schema;
+    let mut defs = match &mut inner {
+        Value::Object(map) => map.remove("$defs"),
+        _ => None,
+    };
+    retarget_root_refs(&mut inner);
+    if let Some(defs) = &mut defs {
+        retarget_root_refs(defs);
+    }
+    let mut properties = Map::new();
+    properties.insert(RESULT_KEY.into(), inner);
+    let mut root = Map::new();
+    root.insert("type".into(), Value::from("object"));
+    root.insert("properties".into(), Value::Object(properties));
+    root.insert("required".into(), Value::from(vec![RESULT_KEY]));
+    if let Some(defs) = defs {
+        root.insert("$defs".into(), defs);
+    }
+    root
+}
+
+/// Points every `$ref` into the schema's own root, other than into its `$defs`, at the same place
+/// under `#/properties/result`. Values that are data (`const`, `enum`, `default`, `examples`)
+/// are left alone.
+fn retarget_root_refs(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(target))
+                        if target.starts_with('#') && !target.starts_with("#/$defs/") =>
+                    {
+                        *target = format!("#/properties/{RESULT_KEY}{}", &target[1..]);
+                    }
+                    ("const" | "enum" | "default" | "examples", _) => {}
+                    // Maps of names to schemas: a property called `const` is a schema too.
+                    (
+                        "properties" | "patternProperties" | "$defs" | "definitions"
+                        | "dependentSchemas",
+                        Value::Object(schemas),
+                    ) => schemas.values_mut().for_each(retarget_root_refs),
+                    (_, value) => retarget_root_refs(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(retarget_root_refs),
+        _ => {}
+    }
+}
+
+/// Whether a schema's root is an object schema (`"type": "object"`), as MCP requires of
+/// `outputSchema`.
+fn is_object_root(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 /// Serving a registry in one line: `registry.serve_mcp_stdio().await`.

@@ -1,12 +1,19 @@
-"""The official Python MCP SDK (PyPI `mcp`) as a client of examples/mcp_server.
+"""The official Python MCP SDK (PyPI `mcp`) as a client of eugene's MCP server.
 
 Usage: python python_client.py PATH_TO_MCP_SERVER
+       python python_client.py --typed URL TOKEN
 
-Starts the server over stdio on a temporary workspace, lists its tools and calls `read_file`
-inside and outside the workspace. Then starts it over HTTP on 127.0.0.1 and checks that a
-request without the bearer token it printed is refused (401), a request from a foreign web
-origin is refused (403), and the SDK sending the token is served. Exits non-zero, saying what
-was wrong, on any failure.
+With a path: starts examples/mcp_server over stdio on a temporary workspace, lists its tools and
+calls `read_file` inside and outside the workspace. Then starts it over HTTP on 127.0.0.1 and
+checks that a request without the bearer token it printed is refused (401), a request from a
+foreign web origin is refused (403), and the SDK sending the token is served.
+
+With --typed: connects over HTTP to the server python_client.rs started with typed skills
+(`forecast` returns a struct, `names` a list, `count` a number, `parse` a recursive enum, `touch`
+nothing) and checks their `outputSchema` (non-object roots wrapped as {"result": ...}) and the
+`structuredContent` of their results, which the SDK itself validates against the schema.
+
+Exits non-zero, saying what was wrong, on any failure.
 """
 
 import asyncio
@@ -172,12 +179,72 @@ async def run_http(server):
             process.wait(30)
 
 
+def conforms(instance, schema):
+    """Whether `instance` follows `schema`, by the JSON Schema validator the SDK uses."""
+    from jsonschema.validators import validator_for
+
+    validator = validator_for(schema)
+    validator.check_schema(schema)
+    return validator(schema).is_valid(instance)
+
+
+async def run_typed(url, token):
+    async with open_http(url, {"Authorization": f"Bearer {token}"}) as streams:
+        read, write = streams[0], streams[1]
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t["name"]: t for t in (wire(t) for t in (await session.list_tools()).tools)}
+            schemas = {name: tool.get("outputSchema") for name, tool in tools.items()}
+
+            check(schemas.get("forecast") == {
+                "title": "Forecast",
+                "description": "A weather forecast.",
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "Where."},
+                    "high_c": {"type": "integer", "format": "int32"},
+                },
+                "required": ["city", "high_c"],
+            }, f"forecast's outputSchema is the struct's: {schemas.get('forecast')}")
+            check(schemas.get("names") == {
+                "type": "object",
+                "properties": {"result": {"title": "Array_of_string", "type": "array", "items": {"type": "string"}}},
+                "required": ["result"],
+            }, f"names' outputSchema is the list's, wrapped: {schemas.get('names')}")
+            check(schemas.get("touch") is None, f"touch has no outputSchema: {schemas.get('touch')}")
+
+            # `call_tool` itself checks structuredContent against the outputSchema (it raises
+            # otherwise); `conforms` checks again, and that the schemas reject a wrong value.
+            expected = {
+                "forecast": ({"city": "Oslo"}, {"city": "Oslo", "high_c": 4}, '{"city":"Oslo","high_c":4}'),
+                "names": ({}, {"result": ["a", "b"]}, '["a","b"]'),
+                "count": ({}, {"result": 42}, "42"),
+                "parse": ({}, {"result": {"neg": {"num": 1.5}}}, '{"neg":{"num":1.5}}'),
+            }
+            for name, (args, structured, text) in expected.items():
+                result = wire(await session.call_tool(name, args))
+                check(result.get("isError") is not True, f"{name} succeeds: {result}")
+                check(result.get("structuredContent") == structured, f"{name}'s structuredContent: {result}")
+                check(text_of(result) == text, f"{name}'s text block is the JSON a model reads: {text_of(result)!r}")
+                schema = schemas.get(name) or {}
+                check(conforms(structured, schema), f"{name}'s structuredContent follows its outputSchema {schema}")
+                check(not conforms({"result": "wrong"}, schema), f"{name}'s outputSchema rejects a wrong value")
+            check(not conforms({"result": {"neg": {"neg": "x"}}}, schemas.get("parse") or {}),
+                  "parse's recursive outputSchema checks nested values too")
+
+            result = wire(await session.call_tool("touch", {}))
+            check(text_of(result) == "done" and "structuredContent" not in result, f"touch answers `done`: {result}")
+
+
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) == 4 and sys.argv[1] == "--typed":
+        asyncio.run(run_typed(sys.argv[2], sys.argv[3]))
+    elif len(sys.argv) == 2:
+        asyncio.run(run(sys.argv[1]))
+        asyncio.run(run_http(sys.argv[1]))
+    else:
         print(__doc__, file=sys.stderr)
         return 2
-    asyncio.run(run(sys.argv[1]))
-    asyncio.run(run_http(sys.argv[1]))
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1
