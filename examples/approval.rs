@@ -67,9 +67,11 @@ async fn main() -> ExitCode {
         ["resume", state, workdir, decision] => {
             resume(Path::new(state), &PathBuf::from(workdir), decision).await
         }
-        _ => Err("usage: approval pause STATE WORKDIR | approval resume STATE WORKDIR \
+        _ => Err(
+            "usage: approval pause STATE WORKDIR | approval resume STATE WORKDIR \
                   approve|deny|edit"
-            .into()),
+                .into(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -91,7 +93,10 @@ async fn pause(state_file: &Path, workdir: &Path) -> Result<(), Box<dyn std::err
         return Err(format!("expected a pause, got {:?}", outcome.finish).into());
     };
     for call in pending {
-        println!("pending {} {} {}: {}", call.call.id, call.skill, call.call.arguments, call.reason);
+        println!(
+            "pending {} {} {}: {}",
+            call.call.id, call.skill, call.call.arguments, call.reason
+        );
     }
     let state = outcome.state.ok_or("a paused run has a state")?;
     std::fs::write(state_file, serde_json::to_vec_pretty(&state)?)?;
@@ -122,7 +127,11 @@ async fn resume(
     println!("finish {:?}", outcome.finish);
     println!("answer {}", outcome.final_text.unwrap_or_default());
     println!("steps {} tokens {}", outcome.steps, outcome.usage.total());
-    for message in outcome.transcript.iter().filter(|m| m.tool_call_id.is_some()) {
+    for message in outcome
+        .transcript
+        .iter()
+        .filter(|m| m.tool_call_id.is_some())
+    {
         let id = message.tool_call_id.as_deref().unwrap_or_default();
         println!("result {id} {}", message.content);
     }

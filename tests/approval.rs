@@ -15,7 +15,11 @@ fn example() -> PathBuf {
         .unwrap()
         .join("examples")
         .join("approval");
-    assert!(path.exists(), "{} is not built; run through `cargo test`", path.display());
+    assert!(
+        path.exists(),
+        "{} is not built; run through `cargo test`",
+        path.display()
+    );
     path
 }
 
@@ -38,7 +42,9 @@ fn stdout(output: &Output) -> String {
 }
 
 fn runs(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("runs")).unwrap_or_default().len()
+    std::fs::read_to_string(dir.join("runs"))
+        .unwrap_or_default()
+        .len()
 }
 
 /// Pauses in one process; returns the state file and what the process printed.
@@ -54,7 +60,9 @@ fn an_approved_call_runs_once_in_the_process_that_resumes_and_budgets_continue()
     let dir = tempfile::tempdir().unwrap();
     let (state, paused) = pause(dir.path());
     assert!(
-        paused.contains("pending write_1 append_line {\"line\":\"ship it\"}: `append_line` changes notes.txt"),
+        paused.contains(
+            "pending write_1 append_line {\"line\":\"ship it\"}: `append_line` changes notes.txt"
+        ),
         "{paused}"
     );
     assert!(paused.contains("steps 1 tokens 15"), "{paused}");
@@ -68,7 +76,10 @@ fn an_approved_call_runs_once_in_the_process_that_resumes_and_budgets_continue()
         "ship it\n"
     );
     // Results in call order, the one computed before the pause included.
-    let results: Vec<&str> = resumed.lines().filter(|l| l.starts_with("result ")).collect();
+    let results: Vec<&str> = resumed
+        .lines()
+        .filter(|l| l.starts_with("result "))
+        .collect();
     assert_eq!(
         results,
         [
@@ -91,7 +102,10 @@ fn a_denied_call_never_runs_and_the_model_reads_the_reason() {
     let resumed = stdout(&approval(&["resume", &state, &work, "deny"]));
     assert_eq!(runs(dir.path()), 0);
     assert!(!dir.path().join("notes.txt").exists());
-    assert!(resumed.contains("result write_1 denied: not today"), "{resumed}");
+    assert!(
+        resumed.contains("result write_1 denied: not today"),
+        "{resumed}"
+    );
 }
 
 #[test]

@@ -451,7 +451,7 @@ impl AgentRuntime {
         let state = run
             .paused
             .take()
-            .map(|paused| Box::new(run.into_state(paused)));
+            .map(|paused| Box::new(run.state_of(paused)));
         let final_text = run
             .transcript
             .iter()

@@ -85,7 +85,7 @@ impl Run<'_> {
     }
 
     /// The paused run as data, once the loop has stopped.
-    pub(super) fn into_state(&mut self, paused: Paused) -> RunState {
+    pub(super) fn state_of(&mut self, paused: Paused) -> RunState {
         let mut guards = GuardCounts {
             denials: self.denials.denials(),
             ..GuardCounts::default()

@@ -1,10 +1,7 @@
 //! [`RedbSessionStore`]: sessions in one [redb] file, an embedded transactional store, so several
 //! processes on one machine share them.
 //!
-//! redb lets one process have a file open at a time. The store therefore opens the file for each
-//! load or save and closes it after; a process that finds it open elsewhere waits (up to
-//! [`RedbSessionStore::with_wait`], 5 s by default) and tries again. A save reads the stored
-//! version and writes the new one in one write transaction, so its version check is atomic.
+//! The file handling and the version check are described on [`RedbSessionStore`].
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -18,7 +15,12 @@ use super::{Loaded, SessionData, SessionStore, StoreError, next_version};
 /// Session id → the session's version and data, as JSON.
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
 
-/// Sessions in a redb file. See the [module docs](self).
+/// Sessions in a redb file, shared by the processes of one machine.
+///
+/// redb lets one process have a file open at a time. The store therefore opens the file for each
+/// load or save and closes it after; a process that finds it open elsewhere waits (up to
+/// [`RedbSessionStore::with_wait`], 5 s by default) and tries again. A save reads the stored
+/// version and writes the new one in one write transaction, so its version check is atomic.
 #[derive(Debug, Clone)]
 pub struct RedbSessionStore {
     path: PathBuf,
