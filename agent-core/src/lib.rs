@@ -14,7 +14,8 @@
 //! | [`call`] | [`ToolCall`], [`ToolResult`] | one call from the model and its answer |
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
 //! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible and scripted models, whole and streamed |
-//! | [`runtime`] | [`AgentRuntime`] | the agent loop and its eight [`FinishReason`]s |
+//! | [`runtime`] | [`AgentRuntime`] | the agent loop, its [`FinishReason`]s, typed results, runs paused for a person ([`RunState`]) |
+//! | [`session`](mod@session) | [`SessionStore`] | conversations and paused runs kept under an id, across processes |
 //! | [`event`] | [`AgentEvent`], [`EventSink`] | what happens during a run, as it happens |
 //! | [`error`] | [`SkillError`], [`RegistryError`] | what can go wrong, in words the model can act on |
 //!
@@ -41,7 +42,8 @@
 //! fits), `reqwest` with rustls (HTTP to the model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
 //! of the streaming APIs), `async-stream` (writing the provider streams as plain loops), `bytes`
 //! (request bodies shared across retries), `fastrand` (retry jitter), `tracing` (spans for runs,
-//! turns, model calls and skill calls, named after the OpenTelemetry GenAI conventions).
+//! turns, model calls and skill calls, named after the OpenTelemetry GenAI conventions), `redb`
+//! (feature `redb`, default: [`RedbSessionStore`], sessions in one transactional file, pure Rust).
 
 #![warn(missing_docs)]
 
