@@ -72,13 +72,12 @@ mod pause;
 mod repair;
 mod run;
 pub(crate) mod state;
+mod typed;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -92,6 +91,7 @@ use guards::DenialCount;
 pub use outcome::{AgentError, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use state::{Decision, PendingCall, RUN_STATE_VERSION, RunState};
+pub use typed::TypedOutcome;
 
 use run::Run;
 
@@ -310,74 +310,6 @@ impl AgentRuntime {
         self
     }
 
-    /// Runs an agent on a goal until the model answers with a `T`: the outcome's `output` holds
-    /// it, checked, or is `None` with a finish reason that says why (for example
-    /// [`Budget::OutputRetries`] with the last error).
-    ///
-    /// ```
-    /// use agent_core::{AgentRuntime, MockProvider, MockReply, Registry, ToolCall};
-    /// use agent_core::__private::{schemars, serde};
-    /// use serde_json::json;
-    ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-    /// #[serde(crate = "agent_core::__private::serde")]
-    /// #[schemars(crate = "agent_core::__private::schemars")]
-    /// struct Verdict { approve: bool, reason: String }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// // With tools on offer, the model answers by calling `final_answer`.
-    /// let provider = MockProvider::new([MockReply::tool_calls([ToolCall::new(
-    ///     "c1",
-    ///     "final_answer",
-    ///     json!({"approve": true, "reason": "tests pass"}),
-    /// )])]);
-    /// let runtime = AgentRuntime::new(provider, Registry::new());
-    /// let outcome = runtime.run_typed::<Verdict>("Review the change.").await.unwrap();
-    /// assert_eq!(
-    ///     outcome.output,
-    ///     Some(Verdict { approve: true, reason: "tests pass".into() })
-    /// );
-    /// # }
-    /// ```
-    pub async fn run_typed<T: DeserializeOwned + JsonSchema>(
-        &self,
-        goal: impl Into<String>,
-    ) -> Result<TypedOutcome<T>, AgentError> {
-        self.resume_typed(vec![Message::user(goal)]).await
-    }
-
-    /// [`AgentRuntime::resume`] for a typed run: continues the transcript until the model answers
-    /// with a `T`.
-    pub async fn resume_typed<T: DeserializeOwned + JsonSchema>(
-        &self,
-        transcript: Vec<Message>,
-    ) -> Result<TypedOutcome<T>, AgentError> {
-        let outcome = self
-            .resume_with_output(transcript, OutputType::of::<T>())
-            .await?;
-        TypedOutcome::new(outcome)
-    }
-
-    /// [`AgentRuntime::approve_plan`] for a typed run: carries out the plan until the model
-    /// answers with a `T`.
-    pub async fn approve_plan_typed<T: DeserializeOwned + JsonSchema>(
-        &self,
-        transcript: Vec<Message>,
-    ) -> Result<TypedOutcome<T>, AgentError> {
-        let output = Some(OutputType::of::<T>());
-        TypedOutcome::new(self.drive(approved(transcript), false, output).await?)
-    }
-
-    /// A typed run whose output type is known only at run time (a JSON Schema from a file, for
-    /// example): the outcome's `output` holds the checked JSON value.
-    pub async fn resume_with_output(
-        &self,
-        transcript: Vec<Message>,
-        output: OutputType,
-    ) -> Result<RunOutcome, AgentError> {
-        self.drive(transcript, self.plan_mode, Some(output)).await
-    }
-
     async fn drive(
         &self,
         transcript: Vec<Message>,
@@ -468,142 +400,12 @@ impl AgentRuntime {
             state,
         })
     }
-
-    /// Continues a run that paused ([`FinishReason::AwaitingApproval`]) with a decision for each
-    /// pending call (by call id): approved calls run exactly once, edited ones with their new
-    /// arguments, denied ones are answered with the reason (a denial, counted as any other). The
-    /// run then goes on where it stopped: budgets, guards, loaded skills and plan mode continue.
-    ///
-    /// This runtime may be another than the one that paused, in another process: it needs a
-    /// registry with the pending calls' skills (by name). A pending call without a decision, or a
-    /// decision for no pending call, is [`AgentError::Resume`], and nothing runs.
-    ///
-    /// ```
-    /// use agent_core::{AgentRuntime, Decision, FinishReason, MockProvider, MockReply};
-    /// use agent_core::{PermissionGate, Permission, Registry, RunState, ToolCall, skill};
-    /// use serde_json::json;
-    ///
-    /// /// Delete a file.
-    /// #[skill(destructive, register = false)]
-    /// async fn delete(path: String) -> Result<String, agent_core::SkillError> {
-    ///     Ok(format!("deleted {path}"))
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let mut registry = Registry::new();
-    /// registry.add(DeleteSkill);
-    /// registry.with_hook(PermissionGate::with(|_, m| {
-    ///     if m.is_destructive { Permission::Ask("deletes a file".into()) } else { Permission::Allow }
-    /// }));
-    /// let provider = MockProvider::new([
-    ///     MockReply::tool_calls([ToolCall::new("c1", "delete", json!({"path": "old.log"}))]),
-    ///     MockReply::text("Deleted."),
-    /// ]);
-    /// let runtime = AgentRuntime::new(provider, registry);
-    /// let paused = runtime.run("Clean up.").await.unwrap();
-    /// assert!(matches!(paused.finish, FinishReason::AwaitingApproval { .. }));
-    /// // Keep the state anywhere, for as long as it takes...
-    /// let saved = serde_json::to_string(&paused.state.unwrap()).unwrap();
-    /// // ...and continue, here or in another process.
-    /// let state: RunState = serde_json::from_str(&saved).unwrap();
-    /// let done = runtime.resume_state(state, [("c1", Decision::Approve)]).await.unwrap();
-    /// assert_eq!(done.final_text.as_deref(), Some("Deleted."));
-    /// # }
-    /// ```
-    pub async fn resume_state<I: Into<String>>(
-        &self,
-        state: RunState,
-        decisions: impl IntoIterator<Item = (I, Decision)>,
-    ) -> Result<RunOutcome, AgentError> {
-        if state.output.is_some() {
-            return Err(AgentError::Resume(
-                "the paused run is typed: continue it with resume_state_typed".into(),
-            ));
-        }
-        self.resume_paused(state, decisions, None).await
-    }
-
-    /// [`AgentRuntime::resume_state`] for a typed run that paused: continues it until the model
-    /// answers with a `T`.
-    pub async fn resume_state_typed<T: DeserializeOwned + JsonSchema, I: Into<String>>(
-        &self,
-        state: RunState,
-        decisions: impl IntoIterator<Item = (I, Decision)>,
-    ) -> Result<TypedOutcome<T>, AgentError> {
-        let outcome = self
-            .resume_paused(state, decisions, Some(OutputType::of::<T>()))
-            .await?;
-        TypedOutcome::new(outcome)
-    }
-
-    async fn resume_paused<I: Into<String>>(
-        &self,
-        state: RunState,
-        decisions: impl IntoIterator<Item = (I, Decision)>,
-        output: Option<OutputType>,
-    ) -> Result<RunOutcome, AgentError> {
-        let mut map = HashMap::new();
-        for (id, decision) in decisions {
-            let id = id.into();
-            if map.insert(id.clone(), decision).is_some() {
-                return Err(AgentError::Resume(format!(
-                    "two decisions for the call `{id}`: give one"
-                )));
-            }
-        }
-        pause::check_decisions(&state, &map, &self.registry)?;
-        let plan_mode = state.plan_mode;
-        self.drive_from(Start::Paused(Box::new(state), map), plan_mode, output)
-            .await
-    }
-
-    /// A typed run's state, with `Auto` resolved for this provider and registry.
-    fn output_state(&self, output: OutputType) -> Result<output::Output, AgentError> {
-        if self.registry.contains(FINAL_ANSWER_TOOL) {
-            return Err(AgentError::Config(format!(
-                "a typed run ends with a call to `{FINAL_ANSWER_TOOL}`, and the registry already \
-                 has a skill by that name: rename it"
-            )));
-        }
-        let has_tools = !self.registry.definitions().is_empty();
-        Ok(output::Output::new(
-            output,
-            self.output_mode,
-            self.output_retries,
-            has_tools,
-            &*self.provider,
-        ))
-    }
 }
 
 /// The transcript with the user's approval of the plan added.
 fn approved(mut transcript: Vec<Message>) -> Vec<Message> {
     transcript.push(Message::user("The plan is approved. Carry it out now."));
     transcript
-}
-
-/// How a typed run ended: its value, when the model gave one that passed the check, and the
-/// outcome as for any run (finish reason, transcript, usage).
-#[derive(Debug, Clone)]
-pub struct TypedOutcome<T> {
-    /// The value; `None` when the run ended otherwise (see `outcome.finish`).
-    pub output: Option<T>,
-    /// Everything else, as [`AgentRuntime::run`] returns it; its `output` is the value as JSON.
-    pub outcome: RunOutcome,
-}
-
-impl<T: DeserializeOwned> TypedOutcome<T> {
-    fn new(outcome: RunOutcome) -> Result<Self, AgentError> {
-        // The value passed the same deserialization as its check, so this cannot fail; if it
-        // ever did, the run would say so rather than lose the value quietly.
-        let output = match &outcome.output {
-            Some(value) => Some(T::deserialize(value).map_err(|error| {
-                AgentError::Config(format!("the checked output did not deserialize: {error}"))
-            })?),
-            None => None,
-        };
-        Ok(TypedOutcome { output, outcome })
-    }
 }
 
 impl std::fmt::Debug for AgentRuntime {

@@ -6,9 +6,15 @@
 
 use std::collections::HashMap;
 
-use super::outcome::{AgentError, FinishReason};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use super::outcome::{AgentError, FinishReason, RunOutcome};
+use super::output::OutputType;
 use super::run::Run;
 use super::state::{Decision, GuardCounts, PendingCall, RunState, StoredResult};
+use super::typed::TypedOutcome;
+use super::{AgentRuntime, Start};
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;
 use crate::event::AgentEvent;
@@ -245,4 +251,94 @@ fn quoted(ids: &[&str]) -> String {
         .map(|id| format!("`{id}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+impl AgentRuntime {
+    /// Continues a run that paused ([`FinishReason::AwaitingApproval`]) with a decision for each
+    /// pending call (by call id): approved calls run exactly once, edited ones with their new
+    /// arguments, denied ones are answered with the reason (a denial, counted as any other). The
+    /// run then goes on where it stopped: budgets, guards, loaded skills and plan mode continue.
+    ///
+    /// This runtime may be another than the one that paused, in another process: it needs a
+    /// registry with the pending calls' skills (by name). A pending call without a decision, or a
+    /// decision for no pending call, is [`AgentError::Resume`], and nothing runs.
+    ///
+    /// ```
+    /// use agent_core::{AgentRuntime, Decision, FinishReason, MockProvider, MockReply};
+    /// use agent_core::{PermissionGate, Permission, Registry, RunState, ToolCall, skill};
+    /// use serde_json::json;
+    ///
+    /// /// Delete a file.
+    /// #[skill(destructive, register = false)]
+    /// async fn delete(path: String) -> Result<String, agent_core::SkillError> {
+    ///     Ok(format!("deleted {path}"))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let mut registry = Registry::new();
+    /// registry.add(DeleteSkill);
+    /// registry.with_hook(PermissionGate::with(|_, m| {
+    ///     if m.is_destructive { Permission::Ask("deletes a file".into()) } else { Permission::Allow }
+    /// }));
+    /// let provider = MockProvider::new([
+    ///     MockReply::tool_calls([ToolCall::new("c1", "delete", json!({"path": "old.log"}))]),
+    ///     MockReply::text("Deleted."),
+    /// ]);
+    /// let runtime = AgentRuntime::new(provider, registry);
+    /// let paused = runtime.run("Clean up.").await.unwrap();
+    /// assert!(matches!(paused.finish, FinishReason::AwaitingApproval { .. }));
+    /// // Keep the state anywhere, for as long as it takes...
+    /// let saved = serde_json::to_string(&paused.state.unwrap()).unwrap();
+    /// // ...and continue, here or in another process.
+    /// let state: RunState = serde_json::from_str(&saved).unwrap();
+    /// let done = runtime.resume_state(state, [("c1", Decision::Approve)]).await.unwrap();
+    /// assert_eq!(done.final_text.as_deref(), Some("Deleted."));
+    /// # }
+    /// ```
+    pub async fn resume_state<I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+    ) -> Result<RunOutcome, AgentError> {
+        if state.output.is_some() {
+            return Err(AgentError::Resume(
+                "the paused run is typed: continue it with resume_state_typed".into(),
+            ));
+        }
+        self.resume_paused(state, decisions, None).await
+    }
+
+    /// [`AgentRuntime::resume_state`] for a typed run that paused: continues it until the model
+    /// answers with a `T`.
+    pub async fn resume_state_typed<T: DeserializeOwned + JsonSchema, I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+    ) -> Result<TypedOutcome<T>, AgentError> {
+        let outcome = self
+            .resume_paused(state, decisions, Some(OutputType::of::<T>()))
+            .await?;
+        TypedOutcome::new(outcome)
+    }
+
+    async fn resume_paused<I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+        output: Option<OutputType>,
+    ) -> Result<RunOutcome, AgentError> {
+        let mut map = HashMap::new();
+        for (id, decision) in decisions {
+            let id = id.into();
+            if map.insert(id.clone(), decision).is_some() {
+                return Err(AgentError::Resume(format!(
+                    "two decisions for the call `{id}`: give one"
+                )));
+            }
+        }
+        check_decisions(&state, &map, &self.registry)?;
+        let plan_mode = state.plan_mode;
+        self.drive_from(Start::Paused(Box::new(state), map), plan_mode, output)
+            .await
+    }
 }
