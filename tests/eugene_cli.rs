@@ -821,3 +821,331 @@ fn require_tool_forces_only_the_first_call_to_use_a_tool() {
     );
     assert_eq!(requests[1].json()["tool_choice"], "auto");
 }
+
+// ---------------------------------------------------------------- --json-schema
+
+/// A ticket: a title and a priority from 1 to 3 required, labels optional, nothing else.
+fn ticket_schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "priority": {"type": "integer", "minimum": 1, "maximum": 3},
+            "labels": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["title", "priority"],
+        "additionalProperties": false
+    })
+}
+
+/// `ticket.json` (the ticket schema) in a new workspace.
+fn ticket_project() -> (tempfile::TempDir, std::path::PathBuf) {
+    let workspace = project();
+    let path = workspace.path().join("ticket.json");
+    std::fs::write(&path, ticket_schema().to_string()).unwrap();
+    (workspace, path)
+}
+
+/// eugene asked to file a ticket that follows `schema`.
+fn typed(
+    server: &Server,
+    workspace: &tempfile::TempDir,
+    schema: &std::path::Path,
+) -> std::process::Command {
+    let mut cmd = eugene();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("--json-schema")
+        .arg(schema);
+    cmd
+}
+
+/// A streamed answer that says `text`, then calls one tool.
+fn saying_then_calling(text: &str, id: &str, name: &str, arguments: Value) -> Reply {
+    sse(&[
+        chunk(json!({"role": "assistant", "content": text}), None),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("tool_calls")),
+    ])
+}
+
+/// The value as eugene prints it on stdout: pretty JSON and a newline.
+fn printed(value: &Value) -> String {
+    format!("{}\n", serde_json::to_string_pretty(value).unwrap())
+}
+
+#[test]
+fn json_schema_sends_a_failed_answer_back_with_the_error_and_prints_only_the_value() {
+    let (workspace, schema) = ticket_project();
+    let ticket = json!({"title": "Login fails", "priority": 1, "labels": ["auth"]});
+    let server = Server::start([
+        saying_then_calling(
+            "Filing it.",
+            "f1",
+            "final_answer",
+            json!({"title": "Login fails", "priority": "high"}),
+        ),
+        tool_answer("f2", "final_answer", ticket.clone()),
+    ]);
+    let done = run(typed(&server, &workspace, &schema).arg("File a ticket for the login bug."));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, printed(&ticket), "the value alone on stdout");
+    assert!(
+        done.stderr.contains("Filing it."),
+        "the model's text goes to stderr: {}",
+        done.stderr
+    );
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[done · 2 steps · tokens not reported]"
+    );
+
+    let requests = server.received();
+    assert_eq!(requests.len(), 2);
+    // With tools on offer, auto asks through a final_answer tool whose schema is the file's.
+    let first = requests[0].json();
+    let final_answer = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "final_answer")
+        .unwrap_or_else(|| panic!("no final_answer tool: {first}"));
+    assert_eq!(
+        final_answer["function"]["parameters"]["required"],
+        json!(["title", "priority"])
+    );
+    assert!(first.get("response_format").is_none(), "{first}");
+    // The failed answer went back as the call's result: where, and what was wrong.
+    let second = requests[1].json();
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "f1")
+        .unwrap_or_else(|| panic!("no result for f1: {second}"));
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.contains(r#"`/priority`: "high" is not of type "integer""#),
+        "{content}"
+    );
+}
+
+#[test]
+fn json_schema_dims_the_models_text_on_stderr_and_keeps_stdout_plain() {
+    let (workspace, schema) = ticket_project();
+    let ticket = json!({"title": "Login fails", "priority": 1});
+    let server = Server::start([saying_then_calling(
+        "Filing it.",
+        "f1",
+        "final_answer",
+        ticket.clone(),
+    )]);
+    let done = run(typed(&server, &workspace, &schema).args(["--color", "always", "File it."]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, printed(&ticket));
+    assert!(
+        done.stderr.contains("\x1b[2mFiling it.\x1b[0m"),
+        "{:?}",
+        done.stderr
+    );
+}
+
+#[test]
+fn json_schema_answers_that_never_follow_it_end_as_a_budget_with_status_5() {
+    let (workspace, schema) = ticket_project();
+    let server = Server::start([
+        tool_answer(
+            "f1",
+            "final_answer",
+            json!({"title": "x", "priority": "high"}),
+        ),
+        tool_answer("f2", "final_answer", json!({"title": "x", "priority": 7})),
+        tool_answer("f3", "final_answer", json!({"title": "x", "priority": 1})),
+    ]);
+    let done = run(typed(&server, &workspace, &schema).args([
+        "--output-mode",
+        "tool",
+        "--output-retries",
+        "1",
+        "File a ticket.",
+    ]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    assert_eq!(done.stdout, "", "no value, nothing on stdout");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: the answer did not follow the schema after 1 retry (last error: `/priority`: 7 \
+         is greater than the maximum of 3) · 2 steps · tokens not reported]"
+    );
+    assert_eq!(server.received().len(), 2, "one retry, then the end");
+}
+
+#[test]
+fn json_schema_with_json_puts_the_value_in_the_finished_line() {
+    let (workspace, schema) = ticket_project();
+    let ticket = json!({"title": "Login fails", "priority": 2});
+    let server = Server::start([tool_answer("f1", "final_answer", ticket.clone())]);
+    let done = run(typed(&server, &workspace, &schema).args(["--json", "File a ticket."]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let events = done.json_lines();
+    let summary = events.last().unwrap();
+    assert_eq!(summary["event"], "finished", "{events:#?}");
+    assert_eq!(summary["code"], "no_more_tool_calls");
+    assert_eq!(summary["exit_status"], 0);
+    assert_eq!(summary["output"], ticket);
+
+    // A value that never passed: no output, and the code says why.
+    let server = Server::start([
+        tool_answer("f1", "final_answer", json!({"title": 1, "priority": 1})),
+        tool_answer("f2", "final_answer", json!({"priority": 1})),
+    ]);
+    let done = run(typed(&server, &workspace, &schema).args([
+        "--json",
+        "--output-retries",
+        "1",
+        "File a ticket.",
+    ]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    let summary = done.json_lines().pop().unwrap();
+    assert_eq!(summary["code"], "output_retries");
+    assert_eq!(summary["exit_status"], 5);
+    assert_eq!(summary["output"], Value::Null);
+    assert!(
+        summary["finish"]
+            .as_str()
+            .unwrap()
+            .contains(r#"(root): "title" is a required property"#),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_bad_schema_file_is_a_configuration_error_naming_it() {
+    let workspace = project();
+    let server = Server::start([]);
+    let write = |name: &str, text: &str| {
+        let path = workspace.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let cases = [
+        (workspace.path().join("missing.json"), "cannot be read"),
+        (write("prose.json", "a ticket, please"), "is not JSON"),
+        (
+            write("wrong.json", r#"{"type": "strin"}"#),
+            "is not a valid JSON Schema",
+        ),
+    ];
+    for (path, what) in cases {
+        let done = run(typed(&server, &workspace, &path).arg("File a ticket."));
+        assert_eq!(done.code(), Some(2), "{done:?}");
+        let named = format!("the schema file {} {what}", path.display());
+        assert!(done.stderr.contains(&named), "{named}: {}", done.stderr);
+    }
+    assert!(server.received().is_empty(), "nothing was asked");
+
+    // --output-mode and --output-retries belong to --json-schema.
+    let done = run(eugene().args(["--output-mode", "native", "hi"]));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(done.stderr.contains("--json-schema"), "{}", done.stderr);
+}
+
+#[test]
+fn json_schema_in_native_mode_sends_the_strict_schema_on_a_turn_without_tools() {
+    let (workspace, schema) = ticket_project();
+    // Strict form makes the model send `null` for the labels it leaves out; the value printed
+    // follows the file's schema, where labels may be absent but not null.
+    let answer = json!({"title": "Login fails", "priority": 2, "labels": null});
+    let server = Server::start([
+        text_answer("The login form rejects every password."),
+        text_answer(&answer.to_string()),
+    ]);
+    let done = run(typed(&server, &workspace, &schema).args([
+        "--output-mode",
+        "native",
+        "File a ticket.",
+    ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(
+        done.stdout,
+        printed(&json!({"title": "Login fails", "priority": 2}))
+    );
+    assert!(
+        done.stderr
+            .contains("The login form rejects every password."),
+        "{}",
+        done.stderr
+    );
+
+    let requests = server.received();
+    assert_eq!(requests.len(), 2);
+    // The tools are on offer first: no response schema with them.
+    assert!(requests[0].json().get("response_format").is_none());
+    let second = requests[1].json();
+    assert_eq!(second["tool_choice"], "none", "{second}");
+    let format = &second["response_format"];
+    assert_eq!(format["type"], "json_schema", "{second}");
+    assert_eq!(format["json_schema"]["name"], "final_answer");
+    assert_eq!(format["json_schema"]["strict"], true);
+    let sent = &format["json_schema"]["schema"];
+    assert_eq!(sent["required"], json!(["title", "priority", "labels"]));
+    assert_eq!(sent["additionalProperties"], false);
+    assert_eq!(
+        sent["properties"]["labels"]["type"],
+        json!(["array", "null"])
+    );
+    assert_eq!(sent["properties"]["priority"]["maximum"], 3);
+    assert!(sent.get("$schema").is_none(), "{sent}");
+}
+
+#[test]
+fn json_schema_in_interactive_mode_prints_one_value_per_question() {
+    let (workspace, schema) = ticket_project();
+    let first = json!({"title": "Login fails", "priority": 1});
+    let second = json!({"title": "Logout fails", "priority": 3});
+    let server = Server::start([
+        tool_answer("f1", "final_answer", first.clone()),
+        tool_answer("f2", "final_answer", second.clone()),
+    ]);
+    let mut eugene = Running::start(typed(&server, &workspace, &schema).stdin(Stdio::piped()));
+    eugene.say("File a ticket for the login bug.");
+    eugene.say("And one for the logout bug.");
+    eugene.close_stdin();
+    let done = eugene.finish();
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, printed(&first) + &printed(&second));
+    // The second question is asked in the same conversation.
+    let asked = server.received()[1].json().to_string();
+    assert!(
+        asked.contains("login bug") && asked.contains("logout bug"),
+        "{asked}"
+    );
+}
+
+#[test]
+fn help_lists_the_json_schema_flags() {
+    let done = run(eugene().arg("--help"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    for flag in [
+        "--json-schema <FILE>",
+        "--output-mode <MODE>",
+        "--output-retries <N>",
+    ] {
+        assert!(
+            done.stdout.contains(flag),
+            "{flag} missing from:\n{}",
+            done.stdout
+        );
+    }
+    assert!(
+        done.stdout
+            .contains("--output-retries: the answer did not follow the --json-schema"),
+        "exit status 5 names it: {}",
+        done.stdout
+    );
+}

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
-use eugene::{Effort, ThinkingConfig};
+use eugene::{Effort, OutputMode, ThinkingConfig};
 
 /// What `--help` says after the flags: where the model comes from, the environment, the exit
 /// statuses and the keys of interactive mode.
@@ -26,16 +26,19 @@ Environment:
 Exit statuses:
   0    answered (in --plan mode: the plan is ready); interactive mode: input ended
   1    internal error
-  2    usage or configuration error (bad flag, no provider, bad URL, no such workspace)
+  2    usage or configuration error (bad flag, no provider, bad URL, no such workspace,
+       a --json-schema file that is missing, not JSON or not a valid JSON Schema)
   3    provider error: the model could not be reached or answered with an error
   4    the model stopped without an answer (empty answer, token limit of an answer, refusal)
-  5    a budget ran out (--max-steps, --max-tokens, --max-time, or the conversation's length)
+  5    a budget ran out (--max-steps, --max-tokens, --max-time, the conversation's length, or
+       --output-retries: the answer did not follow the --json-schema)
   6    stuck: the model repeated the same call, or got the same error, 3 times in a row
   7    4 calls in a row were denied permission (answered no, or no terminal to ask on)
   130  cancelled with Ctrl-C
 
 Keys: Ctrl-C cancels the question being answered; at the prompt, Ctrl-C twice or Ctrl-D quits.
-Answers go to stdout; tool calls, progress and errors to stderr.";
+Answers go to stdout; tool calls, progress and errors to stderr. With --json-schema, only the
+JSON value goes to stdout (one per question), and the model's text goes to stderr.";
 
 /// Ask an agent about the project in front of you.
 #[derive(Parser, Debug)]
@@ -96,7 +99,8 @@ pub struct Args {
     /// Allow every skill without asking (writes, patches, shell).
     #[arg(long)]
     pub yes: bool,
-    /// Print events as JSON lines on stdout, ending with a "finished" summary, for scripts.
+    /// Print events as JSON lines on stdout, ending with a "finished" summary, for scripts
+    /// (its "output" holds the --json-schema value).
     #[arg(long)]
     pub json: bool,
     /// When to colour stderr: auto (on a terminal, unless NO_COLOR), always, never.
@@ -108,6 +112,45 @@ pub struct Args {
     #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true,
           default_missing_value = "")]
     pub require_tool: Option<String>,
+    /// End with a JSON value that follows this JSON Schema: it alone goes to stdout, pretty
+    /// (the model's text goes to stderr); with --json, in the "finished" line's "output". In
+    /// interactive mode each answer is such a value.
+    #[arg(long, value_name = "FILE", conflicts_with = "plan")]
+    pub json_schema: Option<PathBuf>,
+    /// How the model is asked for the --json-schema value.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = OutputModeArg::Auto,
+          requires = "json_schema")]
+    pub output_mode: OutputModeArg,
+    /// How many answers that do not follow the --json-schema are sent back to the model, with
+    /// what is wrong, before the question ends (exit status 5).
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "json_schema",
+          value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub output_retries: u32,
+}
+
+/// `--output-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputModeArg {
+    /// Tool, as eugene always offers its skills (prompted if the server cannot call tools).
+    Auto,
+    /// A final_answer tool whose input schema is the file's; the model calls it to answer.
+    Tool,
+    /// The provider's structured output, strict: once the model has answered, one more turn
+    /// without tools asks for the value under the schema.
+    Native,
+    /// The schema in the instructions; the JSON is read from the answer's text.
+    Prompted,
+}
+
+impl From<OutputModeArg> for OutputMode {
+    fn from(mode: OutputModeArg) -> OutputMode {
+        match mode {
+            OutputModeArg::Auto => OutputMode::Auto,
+            OutputModeArg::Tool => OutputMode::Tool,
+            OutputModeArg::Native => OutputMode::Native,
+            OutputModeArg::Prompted => OutputMode::Prompted,
+        }
+    }
 }
 
 /// When stderr is coloured.

@@ -5,6 +5,7 @@
 //! cargo run --example eugene -- "Which Rust edition does Cargo.toml use?"
 //! cargo run --example eugene                 # interactive: ask one question after another
 //! cargo run --example eugene -- --help       # flags, environment, provider order, exit statuses
+//! cargo run --example eugene -- --json-schema ticket.json "File a ticket for the failing test."
 //! ```
 //!
 //! The model comes from the environment, first match wins: `ANTHROPIC_API_KEY` (and optionally
@@ -14,11 +15,17 @@
 //!
 //! The answer goes to stdout; tool calls, progress, thinking and errors to stderr, coloured only on
 //! a terminal and never under `NO_COLOR`. The exit status says how the run ended ([`cli::Exit`]).
+//!
+//! With `--json-schema FILE` each question is a typed run: it ends in a JSON value that follows the
+//! file's schema (checked by the `jsonschema` crate; an answer that does not is sent back with
+//! what is wrong, up to `--output-retries` times). The value alone goes to stdout, pretty; the
+//! model's text goes to stderr with the rest.
 
 mod ask;
 mod cli;
 mod output;
 mod provider;
+mod schema;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +43,7 @@ use ask::{AskFirst, CurrentRun, LineReader};
 use cli::{Args, Exit};
 use output::{Limits, Renderer, Style, Summary};
 use provider::Chosen;
+use schema::Schema;
 
 fn main() {
     let args = Args::parse();
@@ -63,6 +71,8 @@ struct Session {
     args: Args,
     style: Style,
     chosen: Chosen,
+    /// `--json-schema`: what each answer must be.
+    schema: Option<Schema>,
     base: AgentRuntime,
     renderer: Renderer,
     current: CurrentRun,
@@ -72,6 +82,11 @@ struct Session {
 async fn run(args: Args) -> Exit {
     let style = Style {
         colour: args.color.colours(std::io::stderr().is_terminal()),
+    };
+    // Read first: a wrong file is found before any server is asked anything.
+    let schema = match args.json_schema.as_deref().map(Schema::load).transpose() {
+        Ok(schema) => schema,
+        Err(message) => return config_error(&args, style, &message),
     };
     let chosen = match provider::choose(&args).await {
         Ok(Some(chosen)) => chosen,
@@ -107,7 +122,7 @@ async fn run(args: Args) -> Exit {
         run: current.clone(),
         style,
     });
-    let renderer = Renderer::new(args.json, style);
+    let renderer = Renderer::new(args.json, style, schema.is_some());
     let mut base = AgentRuntime::from_shared(chosen.provider.clone(), Arc::new(registry))
         .system(system_prompt(&workspace))
         .workspace(workspace)
@@ -117,6 +132,8 @@ async fn run(args: Args) -> Exit {
         .plan_mode(args.plan)
         .permission_denial_limit(DENIALS_IN_A_ROW)
         .streaming(!args.no_stream)
+        .output_mode(args.output_mode.into())
+        .output_retries(args.output_retries as usize)
         .event_sink(renderer.clone());
     if let Some(thinking) = args.think {
         base = base.thinking(thinking);
@@ -130,6 +147,7 @@ async fn run(args: Args) -> Exit {
         args,
         style,
         chosen,
+        schema,
         base,
         renderer,
         current,
@@ -192,6 +210,7 @@ fn config_error(args: &Args, style: Style, message: &str) -> Exit {
             exit: Exit::Config,
             stats: &output::RunStats::default(),
             answer: None,
+            output: None,
         }
         .print_json();
     }
@@ -253,7 +272,13 @@ impl Session {
         *self.current.lock().unwrap() = token.clone();
         self.renderer.start_run();
         let runtime = self.base.clone().cancellation(token.clone());
-        let run = runtime.resume(conversation);
+        let output = self.schema.as_ref().map(Schema::output_type);
+        let run = async move {
+            match output {
+                Some(output) => runtime.resume_with_output(conversation, output).await,
+                None => runtime.resume(conversation).await,
+            }
+        };
         tokio::pin!(run);
         let limit = self.args.max_time;
         let deadline = async move {
@@ -290,7 +315,18 @@ impl Session {
         let style = self.style;
         match result {
             Ok(outcome) => {
-                let blank = output::answer_is_blank(&outcome.transcript);
+                // A typed run's answer is its value (in tool mode the last message may hold none
+                // but the call that gave it); it passed the check, so it settles.
+                let value = match (&self.schema, &outcome.output) {
+                    (Some(schema), Some(value)) => {
+                        Some(schema.settle(value).unwrap_or_else(|_| value.clone()))
+                    }
+                    _ => None,
+                };
+                let blank = match &self.schema {
+                    Some(_) => value.is_none(),
+                    None => output::answer_is_blank(&outcome.transcript),
+                };
                 let limits = Limits {
                     answer_tokens: self.args.max_answer_tokens,
                 };
@@ -311,9 +347,13 @@ impl Session {
                         exit,
                         stats: &stats,
                         answer: outcome.final_text.as_deref().filter(|_| !blank),
+                        output: value.as_ref(),
                     }
                     .print_json();
                 } else {
+                    if let Some(value) = &value {
+                        println!("{}", pretty(value));
+                    }
                     let steps = match outcome.steps {
                         1 => "1 step".to_owned(),
                         n => format!("{n} steps"),
@@ -352,6 +392,7 @@ impl Session {
                         exit,
                         stats: &stats,
                         answer: None,
+                        output: None,
                     }
                     .print_json();
                 }
@@ -359,4 +400,9 @@ impl Session {
             }
         }
     }
+}
+
+/// A value as pretty JSON.
+fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }

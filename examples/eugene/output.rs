@@ -1,5 +1,6 @@
 //! What eugene prints: the answer on stdout and everything else, dimmed, on stderr; or JSON lines.
-//! Also the words for how a run ended, and the exit status each ending has.
+//! With `--json-schema` the answer on stdout is the JSON value alone, and the model's text goes to
+//! stderr with the rest. Also the words for how a run ended, and the exit status each ending has.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -62,8 +63,8 @@ struct State {
     streamed_step: Option<usize>,
     /// Thinking is being shown on stderr and its line is open.
     thinking: bool,
-    /// The answer's line on stdout is open (no newline yet).
-    stdout_open: bool,
+    /// The answer's line is open (no newline yet): on stdout, or on stderr for a typed run.
+    answer_open: bool,
 }
 
 /// The event sink: renders each event as it arrives and keeps [`RunStats`].
@@ -71,15 +72,19 @@ struct State {
 pub struct Renderer {
     json: bool,
     style: Style,
+    /// The model's text goes to stderr, dimmed (`--json-schema`: stdout is for the value).
+    text_to_stderr: bool,
     state: Arc<Mutex<State>>,
 }
 
 impl Renderer {
-    /// A renderer of JSON lines (`json`) or of text for people.
-    pub fn new(json: bool, style: Style) -> Self {
+    /// A renderer of JSON lines (`json`) or of text for people; `text_to_stderr` sends the
+    /// model's text to stderr, dimmed, instead of stdout.
+    pub fn new(json: bool, style: Style, text_to_stderr: bool) -> Self {
         Renderer {
             json,
             style,
+            text_to_stderr,
             state: Arc::new(Mutex::new(State::default())),
         }
     }
@@ -98,9 +103,41 @@ impl Renderer {
     /// else is printed; says whether there was one.
     pub fn end_lines(&self) -> bool {
         let mut state = self.state.lock().unwrap();
-        let open = state.thinking || state.stdout_open;
-        end_lines(&mut state);
+        let open = state.thinking || state.answer_open;
+        self.end_lines_of(&mut state);
         open
+    }
+
+    /// Prints a piece of the model's text: the answer on stdout, or dimmed on stderr.
+    fn print_text(&self, state: &mut State, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if self.text_to_stderr {
+            eprint!("{}", self.style.dim(text));
+            let _ = std::io::stderr().flush();
+        } else {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        state.answer_open = !text.ends_with('\n');
+    }
+
+    /// Ends the answer's open line, where it is.
+    fn end_answer(&self, state: &mut State) {
+        if state.answer_open {
+            if self.text_to_stderr {
+                eprintln!();
+            } else {
+                println!();
+            }
+            state.answer_open = false;
+        }
+    }
+
+    fn end_lines_of(&self, state: &mut State) {
+        end_thinking(state);
+        self.end_answer(state);
     }
 
     fn human(&self, event: &AgentEvent, state: &mut State) {
@@ -112,18 +149,15 @@ impl Renderer {
                     state.thinking = false;
                 }
                 state.streamed_step = Some(*step);
-                print_answer(state, text);
+                self.print_text(state, text);
             }
             // Whole answers (--no-stream, or a server that cannot stream) had no deltas.
             AgentEvent::AssistantText { step, text } if state.streamed_step != Some(*step) => {
                 end_thinking(state);
-                print_answer(state, text);
+                self.print_text(state, text);
             }
             AgentEvent::ThinkingDelta { text, .. } => {
-                if state.stdout_open {
-                    println!();
-                    state.stdout_open = false;
-                }
+                self.end_answer(state);
                 if !state.thinking {
                     eprint!("{}", style.dim("thinking: "));
                     state.thinking = true;
@@ -132,7 +166,7 @@ impl Renderer {
                 let _ = std::io::stderr().flush();
             }
             AgentEvent::ToolCall { call, .. } => {
-                end_lines(state);
+                self.end_lines_of(state);
                 let line = format!("→ {}({})", call.name, summarise_args(&call.arguments));
                 eprintln!("{}", style.dim(&line));
             }
@@ -147,7 +181,7 @@ impl Renderer {
                 error,
                 ..
             } => {
-                end_lines(state);
+                self.end_lines_of(state);
                 // A zero delay is the provider changing course (e.g. to whole answers), not a wait.
                 let line = if delay.is_zero() {
                     format!("  note: {error}")
@@ -160,7 +194,7 @@ impl Renderer {
                 eprintln!("{}", style.dim(&line));
             }
             AgentEvent::Compacted { removed, .. } => {
-                end_lines(state);
+                self.end_lines_of(state);
                 let line = format!("  (the oldest {removed} messages were summarised)");
                 eprintln!("{}", style.dim(&line));
             }
@@ -192,27 +226,10 @@ impl EventSink for Renderer {
     }
 }
 
-fn print_answer(state: &mut State, text: &str) {
-    if text.is_empty() {
-        return;
-    }
-    print!("{text}");
-    let _ = std::io::stdout().flush();
-    state.stdout_open = !text.ends_with('\n');
-}
-
 fn end_thinking(state: &mut State) {
     if state.thinking {
         eprintln!();
         state.thinking = false;
-    }
-}
-
-fn end_lines(state: &mut State) {
-    end_thinking(state);
-    if state.stdout_open {
-        println!();
-        state.stdout_open = false;
     }
 }
 
@@ -335,6 +352,11 @@ pub fn finish_words(finish: &FinishReason, blank: bool, limits: &Limits) -> Stri
         FinishReason::BudgetExceeded(Budget::Tokens { limit, used }) => format!(
             "stopped: the token budget ({limit}) ran out after {used} tokens (--max-tokens raises it)"
         ),
+        FinishReason::BudgetExceeded(Budget::OutputRetries { limit, last_error }) => format!(
+            "stopped: the answer did not follow the schema after {limit} {} (last error: \
+             {last_error})",
+            if *limit == 1 { "retry" } else { "retries" }
+        ),
         FinishReason::Stuck {
             name,
             repeated,
@@ -378,6 +400,7 @@ pub fn finish_code(finish: &FinishReason, blank: bool) -> &'static str {
         FinishReason::ProviderStop(_) => "provider_stop",
         FinishReason::BudgetExceeded(Budget::Steps { .. }) => "step_budget",
         FinishReason::BudgetExceeded(Budget::Tokens { .. }) => "token_budget",
+        FinishReason::BudgetExceeded(Budget::OutputRetries { .. }) => "output_retries",
         FinishReason::Stuck { .. } => "stuck",
         FinishReason::TranscriptLimit { .. } => "transcript_limit",
         FinishReason::Cancelled => "cancelled",
@@ -427,6 +450,8 @@ pub struct Summary<'a> {
     pub stats: &'a RunStats,
     /// The answer, when there is one.
     pub answer: Option<&'a str>,
+    /// The `--json-schema` value, when the run ended with one.
+    pub output: Option<&'a Value>,
 }
 
 impl Summary<'_> {
@@ -440,6 +465,7 @@ impl Summary<'_> {
             "steps": self.stats.steps,
             "usage": self.stats.usage,
             "answer": self.answer,
+            "output": self.output,
         });
         println!("{line}");
     }
