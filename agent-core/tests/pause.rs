@@ -2,8 +2,7 @@
 //! serialization, what each decision does, and the errors a wrong resumption gets. The same
 //! across two processes is in the facade's `tests/approval.rs`; sessions in `sessions.rs`.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use agent_core::{
     AgentError, AgentEvent, AgentRuntime, Budget, Decision, FinishReason, HookOutcome,
@@ -12,13 +11,18 @@ use agent_core::{
 };
 use serde_json::json;
 
-/// Counts how often the destructive skill really ran.
-static WIPES: AtomicUsize = AtomicUsize::new(0);
+/// Every directory the destructive skill really wiped. Tests run in parallel, so each uses
+/// directories of its own and counts those.
+static WIPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn wipes(dir: &str) -> usize {
+    WIPED.lock().unwrap().iter().filter(|d| *d == dir).count()
+}
 
 /// Wipe a directory.
 #[skill(destructive, register = false)]
 async fn wipe(dir: String) -> Result<String, SkillError> {
-    WIPES.fetch_add(1, Ordering::SeqCst);
+    WIPED.lock().unwrap().push(dir.clone());
     Ok(format!("wiped {dir}"))
 }
 
@@ -77,7 +81,7 @@ async fn paused(runtime: &AgentRuntime) -> (agent_core::RunOutcome, RunState) {
 #[tokio::test]
 async fn a_pause_lists_the_waiting_call_and_keeps_the_turns_other_results() {
     let mock = MockProvider::new([
-        MockReply::tool_calls([call("c1", "look", "/tmp/x"), call("c2", "wipe", "/tmp/x")]),
+        MockReply::tool_calls([call("c1", "look", "/pause"), call("c2", "wipe", "/pause")]),
         MockReply::text("Done."),
     ]);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -91,7 +95,7 @@ async fn a_pause_lists_the_waiting_call_and_keeps_the_turns_other_results() {
     assert_eq!(pending[0].skill, "wipe");
     assert!(pending[0].is_destructive && !pending[0].is_read_only);
     assert_eq!(pending[0].reason, "`wipe` deletes files");
-    assert_eq!(pending[0].call.arguments, json!({"dir": "/tmp/x"}));
+    assert_eq!(pending[0].call.arguments, json!({"dir": "/pause"}));
     // Nothing is answered in the transcript yet: results enter it in call order on resumption.
     assert_eq!(state.transcript.last().unwrap().role, Role::Assistant);
     assert_eq!(state.steps, 1);
@@ -118,12 +122,12 @@ async fn a_pause_lists_the_waiting_call_and_keeps_the_turns_other_results() {
         .collect();
     assert_eq!(kinds, ["result c1", "awaiting", "finished"]);
 
-    let before = WIPES.load(Ordering::SeqCst);
+    assert_eq!(wipes("/pause"), 0);
     let done = runtime
         .resume_state(state, [("c2", Decision::Approve)])
         .await
         .unwrap();
-    assert_eq!(WIPES.load(Ordering::SeqCst), before + 1, "ran exactly once");
+    assert_eq!(wipes("/pause"), 1, "ran exactly once");
     assert_eq!(done.finish, FinishReason::NoMoreToolCalls);
     let results: Vec<(String, String)> = done
         .transcript
@@ -139,8 +143,8 @@ async fn a_pause_lists_the_waiting_call_and_keeps_the_turns_other_results() {
     assert_eq!(
         results,
         [
-            ("c1".into(), "/tmp/x has 3 files".into()),
-            ("c2".into(), "wiped /tmp/x".into())
+            ("c1".into(), "/pause has 3 files".into()),
+            ("c2".into(), "wiped /pause".into())
         ]
     );
     // The model saw both results, in order, on its next call.
@@ -151,17 +155,16 @@ async fn a_pause_lists_the_waiting_call_and_keeps_the_turns_other_results() {
 #[tokio::test]
 async fn a_denial_is_read_by_the_model_and_counts_toward_the_denial_limit() {
     let mock = MockProvider::new([
-        MockReply::tool_calls([call("c1", "wipe", "/a")]),
+        MockReply::tool_calls([call("c1", "wipe", "/deny")]),
         MockReply::text("never asked"),
     ]);
     let runtime = AgentRuntime::new(mock.clone(), registry()).permission_denial_limit(1);
     let (_, state) = paused(&runtime).await;
-    let before = WIPES.load(Ordering::SeqCst);
     let done = runtime
         .resume_state(state, [("c1", Decision::Deny("keep /a".into()))])
         .await
         .unwrap();
-    assert_eq!(WIPES.load(Ordering::SeqCst), before);
+    assert_eq!(wipes("/deny"), 0);
     assert_eq!(
         done.finish,
         FinishReason::PermissionDenialLimit { denials: 1 }
@@ -174,7 +177,7 @@ async fn a_denial_is_read_by_the_model_and_counts_toward_the_denial_limit() {
 #[tokio::test]
 async fn an_edit_runs_with_new_arguments_validated_like_a_hooks_change() {
     let mock = MockProvider::new([
-        MockReply::tool_calls([call("c1", "wipe", "/")]),
+        MockReply::tool_calls([call("c1", "wipe", "/edit")]),
         MockReply::text("ok"),
     ]);
     let runtime = AgentRuntime::new(mock.clone(), registry());
@@ -182,7 +185,7 @@ async fn an_edit_runs_with_new_arguments_validated_like_a_hooks_change() {
     let done = runtime
         .resume_state(
             state.clone(),
-            [("c1", Decision::Edit(json!({"dir": "/tmp/only"})))],
+            [("c1", Decision::Edit(json!({"dir": "/edit/only"})))],
         )
         .await
         .unwrap();
@@ -192,17 +195,17 @@ async fn an_edit_runs_with_new_arguments_validated_like_a_hooks_change() {
         .rev()
         .find(|m| m.role == Role::Tool)
         .unwrap();
-    assert_eq!(result.content, "wiped /tmp/only");
+    assert_eq!(result.content, "wiped /edit/only");
 
     // Invalid new arguments are the call's error result, as with a hook's `Modify`.
     let mock = MockProvider::new([MockReply::text("ok")]);
     let runtime = AgentRuntime::new(mock, registry());
-    let before = WIPES.load(Ordering::SeqCst);
     let done = runtime
         .resume_state(state, [("c1", Decision::Edit(json!({"folder": 1})))])
         .await
         .unwrap();
-    assert_eq!(WIPES.load(Ordering::SeqCst), before);
+    assert_eq!(wipes("/edit"), 0);
+    assert_eq!(wipes("/edit/only"), 1);
     let result = done
         .transcript
         .iter()
@@ -218,10 +221,9 @@ async fn an_edit_runs_with_new_arguments_validated_like_a_hooks_change() {
 
 #[tokio::test]
 async fn wrong_decisions_are_refused_before_anything_runs() {
-    let mock = MockProvider::new([MockReply::tool_calls([call("c1", "wipe", "/a")])]);
+    let mock = MockProvider::new([MockReply::tool_calls([call("c1", "wipe", "/wrong")])]);
     let runtime = AgentRuntime::new(mock, registry());
     let (_, state) = paused(&runtime).await;
-    let before = WIPES.load(Ordering::SeqCst);
     let none: [(&str, Decision); 0] = [];
     let error = runtime.resume_state(state.clone(), none).await.unwrap_err();
     assert!(
@@ -254,7 +256,7 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("does not have"), "{error}");
-    assert_eq!(WIPES.load(Ordering::SeqCst), before);
+    assert_eq!(wipes("/wrong"), 0);
 }
 
 #[tokio::test]
@@ -354,17 +356,16 @@ async fn an_approved_call_still_meets_hooks_that_deny() {
     let mut registry = registry();
     registry.with_hook(NoRoot);
     let mock = MockProvider::new([
-        MockReply::tool_calls([call("c1", "wipe", "/tmp/a")]),
+        MockReply::tool_calls([call("c1", "wipe", "/hooked")]),
         MockReply::text("ok"),
     ]);
     let runtime = AgentRuntime::new(mock, registry);
     let (_, state) = paused(&runtime).await;
-    let before = WIPES.load(Ordering::SeqCst);
     let done = runtime
         .resume_state(state, [("c1", Decision::Edit(json!({"dir": "/"})))])
         .await
         .unwrap();
-    assert_eq!(WIPES.load(Ordering::SeqCst), before);
+    assert_eq!(wipes("/"), 0);
     let result = done
         .transcript
         .iter()

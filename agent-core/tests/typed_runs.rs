@@ -408,3 +408,50 @@ async fn a_skill_named_final_answer_is_a_configuration_error_not_a_silent_clash(
     let error = runtime.run_typed::<Forecast>("x").await.unwrap_err();
     assert!(error.to_string().contains("final_answer"), "{error}");
 }
+
+#[tokio::test]
+async fn the_same_invalid_answer_again_and_again_ends_on_the_output_budget_not_as_stuck() {
+    let same = || MockReply::tool_calls([final_call("c", json!({"city": "Oslo"}))]);
+    let mock = MockProvider::new([same(), same(), same(), same()]);
+    let runtime = AgentRuntime::new(mock, Registry::new())
+        .output_mode(OutputMode::Tool)
+        .output_retries(2)
+        .stuck_after(2);
+    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    assert!(
+        matches!(
+            typed.outcome.finish,
+            FinishReason::BudgetExceeded(Budget::OutputRetries { limit: 2, .. })
+        ),
+        "{:?}",
+        typed.outcome.finish
+    );
+}
+
+#[tokio::test]
+async fn in_native_mode_a_null_for_an_optional_property_means_left_out() {
+    // The strict form sent to the provider makes `note` required and nullable; the schema as
+    // written (and its check) wants it absent or a string.
+    let schema = json!({
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "note": {"type": "string"}},
+        "required": ["title"]
+    });
+    let check = |value: &serde_json::Value| match value.get("note") {
+        None | Some(serde_json::Value::String(_)) => Ok(()),
+        Some(other) => Err(format!("`note`: expected a string, got {other}")),
+    };
+    let mock = MockProvider::new([MockReply::text(r#"{"title": "t", "note": null}"#)])
+        .with_response_schema(true);
+    let runtime = AgentRuntime::new(mock.clone(), Registry::new());
+    let outcome = runtime
+        .resume_with_output(
+            vec![agent_core::Message::user("t?")],
+            OutputType::from_schema(schema, check),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.output, Some(json!({"title": "t"})));
+    let sent = mock.requests()[0].response_schema.clone().unwrap().schema;
+    assert_eq!(sent["required"], json!(["title", "note"]));
+}

@@ -315,13 +315,11 @@ impl Session {
         let style = self.style;
         match result {
             Ok(outcome) => {
-                // A typed run's answer is its value (in tool mode the last message may hold none
-                // but the call that gave it); it passed the check, so it settles.
-                let value = match (&self.schema, &outcome.output) {
-                    (Some(schema), Some(value)) => {
-                        Some(schema.settle(value).unwrap_or_else(|_| value.clone()))
-                    }
-                    _ => None,
+                // A typed run's answer is its value, checked (in tool mode the last message may
+                // hold none but the call that gave it).
+                let value = match &self.schema {
+                    Some(_) => outcome.output.clone(),
+                    None => None,
                 };
                 let blank = match &self.schema {
                     Some(_) => value.is_none(),

@@ -54,27 +54,16 @@ impl Schema {
             map.remove("$schema");
         }
         let schema = self.clone();
-        OutputType::from_schema(shown, move |value| schema.settle(value).map(drop))
+        OutputType::from_schema(shown, move |value| schema.check(value))
     }
 
-    /// The value that follows the schema: `value` itself, or `value` without the `null`s of
-    /// properties the schema does not require and does not allow to be null, which the strict
-    /// form of a schema (native mode) makes the model send for each property it leaves out.
-    /// `Err` says what is wrong, for the model: each error's place and message.
-    pub fn settle(&self, value: &Value) -> Result<Value, String> {
+    /// Whether `value` follows the schema; `Err` says what is wrong, for the model: each error's
+    /// place and message. (The `null`s the strict form of a schema makes the model write for
+    /// the properties it leaves out, in native mode, are dropped by agent-core before this.)
+    pub fn check(&self, value: &Value) -> Result<(), String> {
         let errors: Vec<_> = self.validator.iter_errors(value).collect();
         if errors.is_empty() {
-            return Ok(value.clone());
-        }
-        let mut without_nulls = value.clone();
-        let mut removed = false;
-        for error in &errors {
-            if error.instance().is_null() {
-                removed |= remove(&mut without_nulls, error.instance_path().as_str());
-            }
-        }
-        if removed && self.validator.is_valid(&without_nulls) {
-            return Ok(without_nulls);
+            return Ok(());
         }
         let mut words: Vec<String> = errors
             .iter()
@@ -92,17 +81,5 @@ impl Schema {
             words.push(format!("and {} more", errors.len() - ERRORS_SHOWN));
         }
         Err(words.join("; "))
-    }
-}
-
-/// Removes the object property at `pointer` (a JSON Pointer); whether there was one.
-fn remove(value: &mut Value, pointer: &str) -> bool {
-    let Some((parent, key)) = pointer.rsplit_once('/') else {
-        return false;
-    };
-    let key = key.replace("~1", "/").replace("~0", "~");
-    match value.pointer_mut(parent) {
-        Some(Value::Object(map)) => map.remove(&key).is_some(),
-        _ => false,
     }
 }

@@ -64,7 +64,10 @@ impl StuckGuard {
 
     /// Sees a turn's calls before they run; `Some` when one of them was made `limit` times in a
     /// row.
-    pub(super) fn on_calls(&mut self, calls: &[ToolCall]) -> Option<FinishReason> {
+    pub(super) fn on_calls<'c>(
+        &mut self,
+        calls: impl IntoIterator<Item = &'c ToolCall>,
+    ) -> Option<FinishReason> {
         for call in calls {
             let key = format!("{}:{}", call.name, canonical(&call.arguments));
             let count = match &self.last_call {

@@ -306,9 +306,17 @@ impl Output {
                 )))
             }
             Resolved::Native | Resolved::Prompted => {
-                let parsed = extract_json(text).ok_or_else(|| {
-                    SkillError::bad_args("(root)", "the answer holds no JSON object")
-                });
+                let native = self.mode == Resolved::Native;
+                let parsed = extract_json(text)
+                    .map(|mut answer| {
+                        if native {
+                            drop_strict_nulls(&mut answer, &self.output.schema);
+                        }
+                        answer
+                    })
+                    .ok_or_else(|| {
+                        SkillError::bad_args("(root)", "the answer holds no JSON object")
+                    });
                 match parsed.and_then(|answer| self.output.accept(&answer)) {
                     Ok(value) => Verdict::Accept(value),
                     Err(error) => self.fail(error, |error| {
@@ -374,6 +382,41 @@ fn describe(error: &SkillError) -> String {
     }
 }
 
+/// Removes the `null`s the strict form of `schema` made the model write: native mode sends every
+/// property as required, the optional ones nullable, so a property the model leaves out comes as
+/// `null`. Checked against the schema as written, that `null` would fail where absence passes.
+fn drop_strict_nulls(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(map) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required = |name: &str| {
+                schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n == name))
+            };
+            map.retain(|name, v| {
+                !(v.is_null() && properties.contains_key(name) && !required(name))
+            });
+            for (name, v) in map.iter_mut() {
+                if let Some(sub) = properties.get(name) {
+                    drop_strict_nulls(v, sub);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                items
+                    .iter_mut()
+                    .for_each(|item| drop_strict_nulls(item, sub));
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The JSON object in a text answer: the whole text, the inside of a Markdown code fence, or the
 /// span from the first `{` to the last `}`.
 fn extract_json(text: &str) -> Option<Value> {
@@ -411,6 +454,33 @@ mod tests {
         );
         assert_eq!(extract_json("no json here"), None);
         assert_eq!(extract_json("} backwards {"), None);
+    }
+
+    #[test]
+    fn nulls_the_strict_form_added_are_dropped_and_others_kept() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "note": {"type": "string"},
+                "owner": {"type": ["string", "null"]},
+                "tags": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "color": {"type": "string"}},
+                    "required": ["name"]
+                }}
+            },
+            "required": ["title", "owner"]
+        });
+        let mut answer = json!({
+            "title": "t", "note": null, "owner": null,
+            "tags": [{"name": "a", "color": null}]
+        });
+        drop_strict_nulls(&mut answer, &schema);
+        assert_eq!(
+            answer,
+            json!({"title": "t", "owner": null, "tags": [{"name": "a"}]})
+        );
     }
 
     #[test]

@@ -198,7 +198,12 @@ impl<'a> Run<'a> {
                 (finish, _) => Some(finish),
             });
         }
-        if let Some(stuck) = self.stuck.on_calls(&calls) {
+        // `final_answer` calls are counted by the output's retry budget, not as repetition.
+        let typed = self.output.is_some();
+        let counted = calls
+            .iter()
+            .filter(|c| !typed || c.name != FINAL_ANSWER_TOOL);
+        if let Some(stuck) = self.stuck.on_calls(counted) {
             self.refuse_repeated(&calls);
             return Ok(Some(stuck));
         }
@@ -249,7 +254,17 @@ impl<'a> Run<'a> {
         if let Some(finish) = self.denials.on_results(results) {
             return Some(finish);
         }
-        self.stuck.on_results(results, calls)
+        if self.output.is_none() {
+            return self.stuck.on_results(results, calls);
+        }
+        // In a typed run, failed final answers are counted by the output's retry budget.
+        let (results, calls): (Vec<ToolResult>, Vec<ToolCall>) = results
+            .iter()
+            .zip(calls)
+            .filter(|(_, call)| call.name != FINAL_ANSWER_TOOL)
+            .map(|(result, call)| (result.clone(), call.clone()))
+            .unzip();
+        self.stuck.on_results(&results, &calls)
     }
 
     /// How a run ends on an answer without tool calls. Only an answer the model finished is a
