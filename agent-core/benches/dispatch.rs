@@ -6,8 +6,9 @@
 //!   (four more allocations), the floor this bench used to compare against;
 //! - the skill's own share (`DynSkill::start` and awaiting it), not a goal;
 //! - `Registry::run_many` with one call: no hooks, three hooks that proceed (each implements
-//!   `before` as an `async fn`; `after` is left to its default), three `PermissionGate`s that
-//!   allow the call;
+//!   `before` as an `async fn`; `after` is left to its default), three hooks that only look at the
+//!   result (each implements `after`; `before` is left to its default), three `PermissionGate`s
+//!   that allow the call;
 //! - the same tool behind rmcp's `ToolRouter::call`, the dispatcher an rmcp server runs for every
 //!   `tools/call`. Its API takes the arguments and a request context by value, so each call clones
 //!   both, as a server builds them from each request.
@@ -78,6 +79,16 @@ impl SkillHook for Pass {
     }
 }
 
+/// A hook that only looks at results: `before` is left to its default.
+struct Look;
+
+#[async_trait]
+impl SkillHook for Look {
+    async fn after(&self, _: &str, _: &Value, result: &mut Result<SkillOutput, SkillError>) {
+        black_box(result.is_ok());
+    }
+}
+
 /// The same tool as an rmcp server writes it.
 #[derive(Clone)]
 struct AddServer {
@@ -118,6 +129,12 @@ fn dispatch(c: &mut Criterion) {
         .with_hook(Pass)
         .with_hook(Pass)
         .with_hook(Pass);
+    let mut looked = Registry::new();
+    looked
+        .add(Add)
+        .with_hook(Look)
+        .with_hook(Look)
+        .with_hook(Look);
     let mut gated = Registry::new();
     gated
         .add(Add)
@@ -139,7 +156,7 @@ fn dispatch(c: &mut Criterion) {
     };
 
     // Every path gives the same answer before its time counts.
-    for registry in [&plain, &hooked, &gated] {
+    for registry in [&plain, &hooked, &looked, &gated] {
         let results = rt.block_on(registry.run_many(&calls, &ctx));
         assert_eq!(results[0].content(), "42");
     }
@@ -187,6 +204,10 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("run_many, 3 hooks", |b| {
         b.to_async(&rt)
             .iter(|| async { black_box(hooked.run_many(black_box(&calls), &ctx).await) })
+    });
+    group.bench_function("run_many, 3 after-only hooks", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(looked.run_many(black_box(&calls), &ctx).await) })
     });
     group.bench_function("run_many, 3 permission gates", |b| {
         b.to_async(&rt)

@@ -29,6 +29,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::SkillError;
@@ -93,29 +94,22 @@ pub enum HookOutcome {
 /// }
 /// ```
 ///
-/// The trait writes out the signatures `#[async_trait]` generates instead of declaring `async fn`s,
-/// so that each default is a future of size zero: a hook that leaves a method out costs no
-/// allocation for it per call.
+/// Like every `#[async_trait]` method, each returns a boxed future ([`HookFuture`]); a method left
+/// to its default costs one small allocation per call.
+#[async_trait]
 pub trait SkillHook: Send + Sync + 'static {
     /// Decides about a call before the skill runs. An `Err` ends the call with that error.
     ///
     /// Declared as `async fn before(&self, skill_name: &str, metadata: &SkillMetadata, args:
     /// &Value) -> Result<HookOutcome, SkillError>`.
-    fn before<'life0, 'life1, 'life2, 'life3, 'async_trait>(
-        &'life0 self,
-        skill_name: &'life1 str,
-        metadata: &'life2 SkillMetadata,
-        args: &'life3 Value,
-    ) -> HookFuture<'async_trait, Result<HookOutcome, SkillError>>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        'life3: 'async_trait,
-        Self: 'async_trait,
-    {
+    async fn before(
+        &self,
+        skill_name: &str,
+        metadata: &SkillMetadata,
+        args: &Value,
+    ) -> Result<HookOutcome, SkillError> {
         let _ = (skill_name, metadata, args);
-        Box::pin(Proceed)
+        Ok(HookOutcome::Proceed)
     }
 
     /// Sees every result, errors included, and may change it: what it leaves in `result` is what
@@ -123,29 +117,20 @@ pub trait SkillHook: Send + Sync + 'static {
     ///
     /// Declared as `async fn after(&self, skill_name: &str, args: &Value, result: &mut
     /// Result<SkillOutput, SkillError>)`.
-    fn after<'life0, 'life1, 'life2, 'life3, 'async_trait>(
-        &'life0 self,
-        skill_name: &'life1 str,
-        args: &'life2 Value,
-        result: &'life3 mut Result<SkillOutput, SkillError>,
-    ) -> HookFuture<'async_trait, ()>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        'life3: 'async_trait,
-        Self: 'async_trait,
-    {
+    async fn after(
+        &self,
+        skill_name: &str,
+        args: &Value,
+        result: &mut Result<SkillOutput, SkillError>,
+    ) {
         let _ = (skill_name, args, result);
-        Box::pin(std::future::ready(()))
     }
 }
 
 /// The future a [`SkillHook`] method returns, as `#[async_trait]` writes it.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// `before`'s answer when a call may go ahead (the default, and an allowing `PermissionGate`): a
-/// unit struct, so boxing it allocates nothing.
+/// An allowing `PermissionGate`'s answer: a unit struct, so boxing it allocates nothing.
 struct Proceed;
 
 impl Future for Proceed {
