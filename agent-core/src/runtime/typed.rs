@@ -12,7 +12,7 @@ use crate::message::Message;
 impl AgentRuntime {
     /// Runs an agent on a goal until the model answers with a `T`: the outcome's `output` holds
     /// it, checked, or is `None` with a finish reason that says why (for example
-    /// [`Budget::OutputRetries`] with the last error).
+    /// [`Budget::OutputRetries`](super::Budget::OutputRetries) with the last error).
     ///
     /// ```
     /// use agent_core::{AgentRuntime, MockProvider, MockReply, Registry, ToolCall};
