@@ -1149,3 +1149,527 @@ fn help_lists_the_json_schema_flags() {
         done.stdout
     );
 }
+
+// ---------------------------------------------------------------- --session, --approve, --deny
+
+/// eugene in `workspace`, talking to `server`, without a terminal (stdin empty) and without --yes.
+fn in_workspace(server: &Server, workspace: &tempfile::TempDir) -> std::process::Command {
+    let mut cmd = eugene();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path());
+    cmd
+}
+
+/// The command eugene prints to go on: `eugene --workspace DIR --session NAME FLAG ID`.
+fn go_on(workspace: &tempfile::TempDir, session: &str, rest: &str) -> String {
+    let dir = workspace.path().canonicalize().unwrap();
+    format!(
+        "eugene --workspace {} --session {session} {rest}",
+        dir.display()
+    )
+}
+
+/// A streamed answer that calls several tools in one turn.
+fn calls_answer(calls: &[(&str, &str, Value)]) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (id, name, arguments))| {
+            json!({"index": index, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": arguments.to_string()}})
+        })
+        .collect();
+    sse(&[
+        chunk(json!({"tool_calls": calls}), None),
+        chunk(json!({}), Some("tool_calls")),
+    ])
+}
+
+/// The content of the result of call `id` in a request to the model.
+fn result_of(request: &Value, id: &str) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {request}"))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A shell command that adds an `x` to `runs.txt` each time it runs.
+fn count_a_run() -> (&'static str, &'static str, Value) {
+    (
+        "x1",
+        "run_shell",
+        json!({"command": "printf x >> runs.txt"}),
+    )
+}
+
+fn write_notes() -> (&'static str, &'static str, Value) {
+    (
+        "w1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "edition 2024"}),
+    )
+}
+
+#[test]
+fn without_a_terminal_a_session_pauses_on_a_shell_command_and_approve_runs_it_once() {
+    let workspace = project();
+    let runs = workspace.path().join("runs.txt");
+    let server = Server::start([calls_answer(&[count_a_run()])]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "Count a run."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    assert_eq!(done.stdout, "", "no answer yet");
+    let stderr = &done.stderr;
+    for expected in [
+        "the run is waiting for a decision on 1 call; session `s1` is saved.",
+        "x1  run_shell(command=printf x >> runs.txt)",
+        "`run_shell` can do what cannot be undone (it is marked destructive)",
+        &go_on(&workspace, "s1", "--approve x1"),
+        &go_on(&workspace, "s1", "--deny x1"),
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "{expected:?} missing from:\n{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("[waiting for approval of 1 call · 1 step · tokens not reported]"),
+        "{stderr}"
+    );
+    assert!(!runs.exists(), "nothing ran before the decision");
+    assert!(workspace.path().join(".agent/sessions.redb").is_file());
+    assert_eq!(server.received().len(), 1);
+
+    // Until it is decided, the session takes no question, and says how to go on.
+    let server = Server::start([text_answer("never asked for")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "Anything else?"]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    assert!(
+        done.stderr.contains("the question was not asked")
+            && done
+                .stderr
+                .contains(&go_on(&workspace, "s1", "--approve x1")),
+        "{}",
+        done.stderr
+    );
+    assert!(server.received().is_empty());
+
+    // Approved: the command runs exactly once, the model reads its result, and answers.
+    let server = Server::start([text_answer("Counted.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "--approve", "x1"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Counted.\n");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "x", "ran once");
+    let requests = server.received();
+    assert_eq!(requests.len(), 1);
+    let first = requests[0].json();
+    let result = result_of(&first, "x1");
+    assert!(!result.contains("denied"), "{result}");
+    assert!(
+        first.to_string().contains("Count a run."),
+        "the conversation goes on: {first}"
+    );
+
+    // The session is free again: a question continues the conversation.
+    let server = Server::start([text_answer("Once.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "How many?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let asked = server.received()[0].json();
+    assert_eq!(result_of(&asked, "x1"), result);
+    assert!(asked.to_string().contains("Counted."), "{asked}");
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "x",
+        "not run again"
+    );
+}
+
+#[test]
+fn deny_with_a_reason_tells_the_model_and_nothing_is_written() {
+    let workspace = project();
+    let notes = workspace.path().join("notes.txt");
+    let server = Server::start([calls_answer(&[write_notes()])]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "Write notes."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    assert!(
+        done.stderr
+            .contains("w1  write_file(path=notes.txt, content=edition 2024)")
+            && done
+                .stderr
+                .contains("`write_file` changes things (it is not read-only)"),
+        "{}",
+        done.stderr
+    );
+
+    let server = Server::start([text_answer("Left it alone.")]);
+    let done = run(in_workspace(&server, &workspace).args([
+        "--session",
+        "s1",
+        "--deny",
+        "w1",
+        "--reason",
+        "not now",
+    ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Left it alone.\n");
+    assert!(!notes.exists(), "nothing written");
+    let asked = server.received()[0].json();
+    assert_eq!(result_of(&asked, "w1"), "denied: not now");
+}
+
+#[test]
+fn every_pending_call_needs_one_decision_and_only_pending_calls_take_one() {
+    let workspace = project();
+    let server = Server::start([calls_answer(&[write_notes(), count_a_run()])]);
+    let done =
+        run(in_workspace(&server, &workspace).args(["--session", "two", "Write notes and count."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    assert!(
+        done.stderr.contains("waiting for a decision on 2 calls")
+            && done
+                .stderr
+                .contains(&go_on(&workspace, "two", "--approve w1 --approve x1")),
+        "{}",
+        done.stderr
+    );
+
+    let server = Server::start([text_answer("never asked for")]);
+    let refused = |args: &[&str], says: &[&str]| {
+        let done = run(in_workspace(&server, &workspace)
+            .args(["--session", "two"])
+            .args(args));
+        assert_eq!(done.code(), Some(2), "{args:?}: {done:?}");
+        for words in says {
+            assert!(
+                done.stderr.contains(words),
+                "{args:?}: {words:?} in {}",
+                done.stderr
+            );
+        }
+    };
+    // A missing decision: named, with the commands.
+    refused(
+        &["--approve", "w1"],
+        &[
+            "no decision for `x1` (run_shell)",
+            &go_on(&workspace, "two", "--deny w1 --deny x1"),
+        ],
+    );
+    // An id that is not pending.
+    refused(
+        &["--approve", "w1", "--deny", "x1", "--approve", "nope"],
+        &["the call `nope` is not waiting for a decision in session `two`"],
+    );
+    // Two decisions for one call.
+    refused(
+        &["--approve", "w1", "--deny", "w1", "--deny", "x1"],
+        &["the call `w1` is both approved and denied"],
+    );
+    // A session with no pause.
+    let done =
+        run(in_workspace(&server, &workspace).args(["--session", "none", "--approve", "w1"]));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr
+            .contains("session `none` is not waiting for a decision"),
+        "{}",
+        done.stderr
+    );
+    assert!(server.received().is_empty(), "nothing was asked");
+    assert!(!workspace.path().join("notes.txt").exists());
+    assert!(!workspace.path().join("runs.txt").exists());
+
+    // One approved, one denied: the write happens, the command does not.
+    let server = Server::start([text_answer("Wrote the notes.")]);
+    let done = run(in_workspace(&server, &workspace).args([
+        "--session",
+        "two",
+        "--approve",
+        "w1",
+        "--deny",
+        "x1",
+    ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(),
+        "edition 2024"
+    );
+    assert!(!workspace.path().join("runs.txt").exists());
+    let asked = server.received()[0].json();
+    assert_eq!(
+        result_of(&asked, "x1"),
+        "denied: the user did not allow `run_shell`"
+    );
+}
+
+#[test]
+fn a_session_continues_the_conversation_across_processes() {
+    let workspace = project();
+    let server = Server::start([text_answer("Hello, Ada.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s2", "I am Ada."]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+
+    let server = Server::start([text_answer("You are Ada.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s2", "Who am I?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "You are Ada.\n");
+    let messages = server.received()[0].json()["messages"].clone();
+    let said: Vec<(&str, &str)> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("user", "I am Ada."),
+            ("assistant", "Hello, Ada."),
+            ("user", "Who am I?")
+        ]
+    );
+
+    // Another session of the same workspace is another conversation.
+    let server = Server::start([text_answer("I do not know.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "other", "Who am I?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert!(!server.received()[0].json().to_string().contains("Ada"));
+}
+
+#[test]
+fn json_shows_the_pause_as_an_event_and_the_finished_line_says_awaiting_approval() {
+    let workspace = project();
+    let server = Server::start([calls_answer(&[write_notes()])]);
+    let done =
+        run(in_workspace(&server, &workspace).args(["--json", "--session", "s1", "Write notes."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    let events = done.json_lines();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds[kinds.len() - 3..],
+        ["awaiting_approval", "turn_finished", "finished"],
+        "{events:#?}"
+    );
+    let paused = &events[kinds.len() - 3];
+    assert_eq!(paused["pending"][0]["id"], "w1");
+    assert_eq!(paused["pending"][0]["skill"], "write_file");
+    assert_eq!(paused["pending"][0]["arguments"]["path"], "notes.txt");
+    assert!(
+        paused["pending"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`write_file` changes things"),
+        "{paused}"
+    );
+    assert_eq!(events[kinds.len() - 2]["finish"], "awaiting_approval");
+    let summary = events.last().unwrap();
+    assert_eq!(summary["code"], "awaiting_approval");
+    assert_eq!(summary["exit_status"], 8);
+    assert_eq!(summary["finish"], "waiting for approval of 1 call");
+    assert_eq!(summary["pending"][0]["id"], "w1");
+    // The commands go to stderr all the same.
+    assert!(
+        done.stderr
+            .contains(&go_on(&workspace, "s1", "--approve w1")),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
+fn without_session_a_write_is_still_denied_and_the_model_is_told_why() {
+    let workspace = project();
+    let server = Server::start([calls_answer(&[write_notes()]), text_answer("Could not.")]);
+    let done = run(in_workspace(&server, &workspace).arg("Write notes."));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let result = result_of(&server.received()[1].json(), "w1");
+    assert!(
+        result.contains("needs the user's permission") && result.contains("--session NAME"),
+        "{result}"
+    );
+    assert!(!workspace.path().join("notes.txt").exists());
+}
+
+#[test]
+fn a_session_saved_by_another_eugene_meanwhile_is_a_conflict_with_status_9() {
+    let workspace = project();
+    let server = Server::start([Reply::Silent, text_answer("Second answer.")]);
+    // The first one waits for the model...
+    let first = Running::start(in_workspace(&server, &workspace).args([
+        "--session",
+        "c1",
+        "first question",
+    ]));
+    server.wait_for_requests(1);
+    // ...while another saves the session.
+    let second =
+        run(in_workspace(&server, &workspace).args(["--session", "c1", "second question"]));
+    assert_eq!(second.code(), Some(0), "{second:?}");
+    // The first one ends (cancelled) and cannot save over it.
+    first.ctrl_c();
+    let first = first.finish();
+    assert_eq!(first.code(), Some(9), "{first:?}");
+    assert!(
+        first
+            .stderr
+            .contains("another eugene saved session `c1` while this one ran"),
+        "{}",
+        first.stderr
+    );
+    // The other's conversation is the one kept.
+    let server = Server::start([text_answer("Third answer.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "c1", "third question"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let asked = server.received()[0].json().to_string();
+    assert!(
+        asked.contains("second question") && asked.contains("Second answer."),
+        "{asked}"
+    );
+    assert!(!asked.contains("first question"), "{asked}");
+}
+
+#[test]
+fn session_flags_are_checked_before_anything_is_asked() {
+    let server = Server::start([]);
+    let workspace = project();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--session", "a b", "hi"], "ASCII letters, digits"),
+        (&["--session", "-x", "hi"], ""),
+        (&["--approve", "w1"], "--session"),
+        (
+            &["--session", "s1", "--approve", "w1", "hi"],
+            "cannot be used with",
+        ),
+        (&["--session", "s1", "--reason", "no", "hi"], "--deny"),
+        (
+            &["--session", "s1", "--json-schema", "ticket.json", "hi"],
+            "cannot be used with",
+        ),
+    ];
+    for (args, says) in cases {
+        let done = run(in_workspace(&server, &workspace).args(args));
+        assert_eq!(done.code(), Some(2), "{args:?}: {done:?}");
+        assert!(done.stderr.contains(says), "{args:?}: {}", done.stderr);
+    }
+    assert!(server.received().is_empty());
+    assert!(
+        !workspace.path().join(".agent").exists(),
+        "no session was made"
+    );
+}
+
+#[test]
+fn help_describes_sessions_and_the_statuses_8_and_9() {
+    let done = run(eugene().arg("--help"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let help = &done.stdout;
+    for words in [
+        "--session <NAME>",
+        "--approve <ID>",
+        "--deny <ID>",
+        "--reason <TEXT>",
+        ".agent/sessions.redb",
+        ".agent/memory.redb",
+        "eugene --session NAME --approve ID",
+        "eugene --session NAME --deny ID",
+    ] {
+        assert!(help.contains(words), "{words} missing from:\n{help}");
+    }
+    for status in ["8 ", "9 "] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(status)),
+            "exit status {status}missing from:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn on_a_terminal_a_session_still_asks_and_an_approved_call_is_not_asked_about_again() {
+    let workspace = project();
+    let server = Server::start([calls_answer(&[write_notes()])]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "t1", "Write notes."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+
+    // Approved on a terminal: w1 runs without a prompt; the model's next write is asked about.
+    let server = Server::start([
+        tool_answer(
+            "w2",
+            "write_file",
+            json!({"path": "other.txt", "content": "more"}),
+        ),
+        text_answer("Done."),
+    ]);
+    let mut cmd = in_workspace(&server, &workspace);
+    cmd.args(["--session", "t1", "--approve", "w1"]);
+    let mut terminal = Terminal::start(cmd, true);
+    terminal.wait_for("Allow write_file(path=other.txt, content=more)? [y/N/a(lways)]");
+    terminal.type_line("n");
+    let (status, screen) = terminal.finish();
+    assert_eq!(status.code(), Some(0), "{screen}");
+    assert_eq!(screen.matches("[y/N/a(lways)]").count(), 1, "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(),
+        "edition 2024"
+    );
+    assert!(!workspace.path().join("other.txt").exists());
+    assert_eq!(
+        result_of(&server.received()[1].json(), "w2"),
+        "denied: the user did not allow `write_file`"
+    );
+}
+
+#[test]
+fn in_interactive_mode_each_question_continues_the_session_and_a_pause_ends_eugene() {
+    let workspace = project();
+    let server = Server::start([
+        text_answer("Hello, Ada."),
+        calls_answer(&[write_notes()]),
+        text_answer("never asked for"),
+    ]);
+    let mut eugene = Running::start(
+        in_workspace(&server, &workspace)
+            .args(["--session", "chat"])
+            .stdin(Stdio::piped()),
+    );
+    eugene.say("I am Ada.");
+    eugene.say("Write notes.");
+    eugene.say("A third question.");
+    eugene.close_stdin();
+    let done = eugene.finish();
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    assert_eq!(done.stdout, "Hello, Ada.\n");
+    assert!(
+        done.stderr
+            .contains(&go_on(&workspace, "chat", "--approve w1")),
+        "{}",
+        done.stderr
+    );
+    assert_eq!(
+        server.received().len(),
+        2,
+        "the third question was not asked"
+    );
+    assert!(!workspace.path().join("notes.txt").exists());
+
+    // The next eugene goes on from both questions.
+    let server = Server::start([text_answer("Noted, Ada.")]);
+    let done =
+        run(in_workspace(&server, &workspace).args(["--session", "chat", "--approve", "w1"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let asked = server.received()[0].json().to_string();
+    assert!(
+        asked.contains("I am Ada.")
+            && asked.contains("Hello, Ada.")
+            && asked.contains("Write notes."),
+        "{asked}"
+    );
+}

@@ -68,11 +68,17 @@ impl LineReader {
 /// Ctrl-C.
 pub type CurrentRun = Arc<Mutex<CancellationToken>>;
 
-/// Asks before a skill that is not read-only runs: `[y/N/a(lways)]` on a terminal; without a
-/// terminal such skills are denied, unless `--yes`.
+/// Asks before a skill that is not read-only runs: `[y/N/a(lways)]` on a terminal. Without a
+/// terminal (and without `--yes`) such a call pauses the run when there is a `--session` to keep
+/// it in ([`HookOutcome::Ask`]), and is denied when there is none.
 pub struct AskFirst {
     /// `--yes`: allow everything.
     pub yes: bool,
+    /// `--session`: without a terminal, pause instead of denying.
+    pub pause: bool,
+    /// The calls the user approved with `--approve` (skill, arguments): each lets one call of that
+    /// skill with those arguments through without asking again (a terminal would).
+    pub approved: Mutex<Vec<(String, Value)>>,
     /// Skills the user allowed for the rest of the session.
     pub always: Mutex<Vec<String>>,
     /// Where answers come from.
@@ -97,10 +103,17 @@ impl SkillHook for AskFirst {
         {
             return Ok(HookOutcome::Proceed);
         }
+        if self.take_approved(name, args) {
+            return Ok(HookOutcome::Proceed);
+        }
         if !std::io::stdin().is_terminal() {
+            if self.pause {
+                return Ok(HookOutcome::Ask(why_ask(name, metadata)));
+            }
             return Ok(HookOutcome::Deny(format!(
                 "`{name}` changes things and needs the user's permission, which cannot be asked here \
-                 (no terminal; the user can rerun with --yes). Answer without it."
+                 (no terminal to ask on, and no --session to keep the run in until the user \
+                 decides; the user can rerun with --yes or --session NAME). Answer without it."
             )));
         }
         let prompt = format!("Allow {name}({})? [y/N/a(lways)] ", summarise_args(args));
@@ -123,5 +136,33 @@ impl SkillHook for AskFirst {
                 "the user did not allow `{name}`"
             ))),
         }
+    }
+}
+
+impl AskFirst {
+    /// Whether the user approved this call with `--approve` (and it has not run yet): it runs now,
+    /// once.
+    fn take_approved(&self, name: &str, args: &Value) -> bool {
+        let mut approved = self.approved.lock().unwrap();
+        match approved.iter().position(|(n, a)| n == name && a == args) {
+            Some(at) => {
+                approved.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Why a call waits for the user, as the pause shows it: the skill, and what makes it need
+/// permission.
+fn why_ask(name: &str, metadata: &SkillMetadata) -> String {
+    if metadata.is_destructive {
+        format!(
+            "`{name}` can do what cannot be undone (it is marked destructive), so it needs your \
+             permission"
+        )
+    } else {
+        format!("`{name}` changes things (it is not read-only), so it needs your permission")
     }
 }

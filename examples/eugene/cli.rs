@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, ValueEnum};
 use eugene::{Effort, OutputMode, ThinkingConfig};
 
 /// What `--help` says after the flags: where the model comes from, the environment, the exit
@@ -27,14 +28,32 @@ Exit statuses:
   0    answered (in --plan mode: the plan is ready); interactive mode: input ended
   1    internal error
   2    usage or configuration error (bad flag, no provider, bad URL, no such workspace,
-       a --json-schema file that is missing, not JSON or not a valid JSON Schema)
+       a --json-schema file that is missing, not JSON or not a valid JSON Schema, a --session
+       name with other characters, --approve/--deny that leave a pending call without a
+       decision or name a call that is not pending)
   3    provider error: the model could not be reached or answered with an error
   4    the model stopped without an answer (empty answer, token limit of an answer, refusal)
   5    a budget ran out (--max-steps, --max-tokens, --max-time, the conversation's length, or
        --output-retries: the answer did not follow the --json-schema)
   6    stuck: the model repeated the same call, or got the same error, 3 times in a row
-  7    4 calls in a row were denied permission (answered no, or no terminal to ask on)
+  7    4 calls in a row were denied permission (answered no, or no terminal to ask on and no
+       --session to pause in)
+  8    waiting for approval: with --session and no terminal, a call that needs permission paused
+       the run; the session is saved, and stderr shows the calls and the commands to go on
+  9    the session changed meanwhile: another eugene saved it while this one ran, so this run's
+       result was not saved (the other's is kept; what this run's calls did stays done)
   130  cancelled with Ctrl-C
+
+Sessions (--session NAME): the conversation is kept in <workspace>/.agent/sessions.redb, beside
+the memory skill's .agent/memory.redb; each question continues it, in this process or a later
+one. On a terminal, calls that need permission are asked about as always ([y/N/a(lways)]).
+Without one (and without --yes) such a call pauses the run instead of being denied: eugene saves
+the session, prints the pending calls with the exact commands, and exits with status 8. Go on with
+  eugene --session NAME --approve ID      (the call runs, once)
+  eugene --session NAME --deny ID [--reason TEXT]
+giving each pending call one decision (the flags repeat), and --workspace DIR again if the first
+command had one. Until then the session takes no new question (status 8 again). Without
+--session, such calls are denied: there would be nowhere to keep the paused run.
 
 Keys: Ctrl-C cancels the question being answered; at the prompt, Ctrl-C twice or Ctrl-D quits.
 Answers go to stdout; tool calls, progress and errors to stderr. With --json-schema, only the
@@ -48,7 +67,8 @@ JSON value goes to stdout (one per question), and the model's text goes to stder
     about = "Ask an agent about the project in front of you.",
     long_about = "Ask an agent about the project in front of you. It reads, lists and searches the \
                   workspace with its skills; writes, patches and shell commands run only when you \
-                  allow them (a prompt on a terminal, or --yes).",
+                  allow them (a prompt on a terminal, --yes, or --approve once a --session run \
+                  paused for them).",
     after_help = AFTER_HELP
 )]
 pub struct Args {
@@ -99,6 +119,35 @@ pub struct Args {
     /// Allow every skill without asking (writes, patches, shell).
     #[arg(long)]
     pub yes: bool,
+    /// Keep the conversation as session NAME in <workspace>/.agent/sessions.redb (beside the
+    /// memory skill's .agent/memory.redb): each question continues it, across runs of eugene.
+    /// Without a terminal, a call that needs permission pauses the run (exit status 8) instead of
+    /// being denied. NAME: 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a
+    /// letter or digit. Not with --json-schema.
+    #[arg(long, value_name = "NAME", value_parser = parse_session_name,
+          conflicts_with = "json_schema")]
+    pub session: Option<String>,
+    /// Approve the paused call ID of the --session (repeatable): it runs, once, and the run goes
+    /// on. Give no question; every pending call needs --approve or --deny.
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "session",
+        conflicts_with = "question"
+    )]
+    pub approve: Vec<String>,
+    /// Deny the paused call ID of the --session (repeatable): the model is told it was denied,
+    /// and the run goes on. Give no question.
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "session",
+        conflicts_with = "question"
+    )]
+    pub deny: Vec<String>,
+    /// Why the --deny calls are denied, for the model [default: the user did not allow SKILL].
+    #[arg(long, value_name = "TEXT", requires = "deny")]
+    pub reason: Option<String>,
     /// Print events as JSON lines on stdout, ending with a "finished" summary, for scripts
     /// (its "output" holds the --json-schema value).
     #[arg(long)]
@@ -126,6 +175,24 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 2, requires = "json_schema",
           value_parser = clap::value_parser!(u32).range(0..=20))]
     pub output_retries: u32,
+}
+
+impl Args {
+    /// The flags, or clap's usage error (exit status 2) for what clap's own rules miss: `--reason`
+    /// without `--deny` while a question is given (clap does not require an argument that
+    /// conflicts with one present).
+    pub fn parse_checked() -> Args {
+        let args = Args::parse();
+        if args.reason.is_some() && args.deny.is_empty() {
+            Args::command()
+                .error(
+                    ErrorKind::MissingRequiredArgument,
+                    "--reason goes with --deny <ID>: it is why the denied calls were denied",
+                )
+                .exit();
+        }
+        args
+    }
 }
 
 /// `--output-mode`.
@@ -176,6 +243,29 @@ impl ColorWhen {
     }
 }
 
+/// The longest session name.
+const SESSION_NAME_MAX: usize = 64;
+
+/// A session name: 1 to 64 ASCII letters, digits, `.`, `_` and `-`, starting with a letter or a
+/// digit, so that it can be printed in a command to paste (and never looks like a flag).
+pub fn parse_session_name(text: &str) -> Result<String, String> {
+    let starts_well = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    let all_allowed = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if starts_well && all_allowed && text.len() <= SESSION_NAME_MAX {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "a session name is 1 to {SESSION_NAME_MAX} ASCII letters, digits, '.', '_' or '-', \
+             starting with a letter or a digit (e.g. fix-login or review.2)"
+        ))
+    }
+}
+
 /// `4096` → a budget of tokens; `low` / `medium` / `high` → adaptive thinking at that effort.
 fn parse_thinking(text: &str) -> Result<ThinkingConfig, String> {
     match text.trim().to_ascii_lowercase().as_str() {
@@ -211,6 +301,11 @@ pub enum Exit {
     Stuck = 6,
     /// Too many calls were denied permission.
     Denied = 7,
+    /// The run paused for a person's decision on calls (`--session`, no terminal); or the session
+    /// still waits for one, and the question was not asked.
+    AwaitingApproval = 8,
+    /// Another eugene saved the session while this one ran: this run's result was not saved.
+    SessionConflict = 9,
     /// Ctrl-C.
     Cancelled = 130,
 }

@@ -20,12 +20,17 @@
 //! file's schema (checked by the `jsonschema` crate; an answer that does not is sent back with
 //! what is wrong, up to `--output-retries` times). The value alone goes to stdout, pretty; the
 //! model's text goes to stderr with the rest.
+//!
+//! With `--session NAME` the conversation is kept in `<workspace>/.agent/sessions.redb` and each
+//! question continues it. Without a terminal, a call that needs permission then pauses the run
+//! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
 
 mod ask;
 mod cli;
 mod output;
 mod provider;
 mod schema;
+mod sessions;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -33,20 +38,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_std_tools as _; // links the standard skills, so Registry::discover() finds them
-use clap::Parser;
 use eugene::{
-    AgentError, AgentRuntime, CancellationToken, FinishReason, Message, Registry, ToolChoice,
+    AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, PendingCall,
+    Registry, StoreError, ToolChoice,
 };
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use ask::{AskFirst, CurrentRun, LineReader};
 use cli::{Args, Exit};
-use output::{Limits, Renderer, Style, Summary};
+use output::{Limits, Renderer, RunStats, Style, Summary};
 use provider::Chosen;
 use schema::Schema;
+use sessions::Kept;
 
 fn main() {
-    let args = Args::parse();
+    let args = Args::parse_checked();
     let exit = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -73,6 +79,8 @@ struct Session {
     chosen: Chosen,
     /// `--json-schema`: what each answer must be.
     schema: Option<Schema>,
+    /// `--session`: where the conversation is kept.
+    kept: Option<Kept>,
     base: AgentRuntime,
     renderer: Renderer,
     current: CurrentRun,
@@ -97,6 +105,29 @@ async fn run(args: Args) -> Exit {
         Ok(path) => path,
         Err(message) => return config_error(&args, style, &message),
     };
+    let kept = args
+        .session
+        .clone()
+        .map(|name| Kept::new(name, &workspace, args.workspace.is_some()));
+    // --approve / --deny: a decision for each call the session waits on, checked before anything
+    // runs.
+    let decided = match &kept {
+        Some(kept) if !args.approve.is_empty() || !args.deny.is_empty() => {
+            match kept.decide(&args).await {
+                Ok(decided) => Some(decided),
+                Err((exit, kind, message)) => return fail(&args, style, exit, kind, &message),
+            }
+        }
+        _ => None,
+    };
+    // Approved calls run without being asked about again, on a terminal too.
+    let approved = decided.iter().flat_map(|(pending, decisions)| {
+        pending
+            .iter()
+            .zip(decisions)
+            .filter(|(_, (_, decision))| *decision == Decision::Approve)
+            .map(|(p, _)| (p.skill.clone(), p.call.arguments.clone()))
+    });
     let mut registry = match Registry::discover() {
         Ok(registry) => registry,
         Err(error) => {
@@ -117,6 +148,8 @@ async fn run(args: Args) -> Exit {
     let current: CurrentRun = Arc::new(Mutex::new(CancellationToken::new()));
     registry.with_hook(AskFirst {
         yes: args.yes,
+        pause: kept.is_some(),
+        approved: Mutex::new(approved.collect()),
         always: Mutex::new(Vec::new()),
         input: input.clone(),
         run: current.clone(),
@@ -148,21 +181,32 @@ async fn run(args: Args) -> Exit {
         style,
         chosen,
         schema,
+        kept,
         base,
         renderer,
         current,
         sigint,
     };
 
+    if let Some((pending, decisions)) = decided {
+        if !session.args.json {
+            sessions::show_decisions(style, &pending, &decisions);
+        }
+        return session.ask(&mut Vec::new(), Turn::Decide(decisions)).await;
+    }
     if let Some(question) = session.args.question.clone() {
-        return session.ask(&mut Vec::new(), question).await;
+        return session.ask(&mut Vec::new(), Turn::Question(question)).await;
     }
     let show_prompt = std::io::stdin().is_terminal();
     let mut transcript = Vec::new();
     loop {
         match read_question(&input, &mut session.sigint, style, show_prompt).await {
             Prompted::Question(question) => {
-                session.ask(&mut transcript, question).await;
+                let exit = session.ask(&mut transcript, Turn::Question(question)).await;
+                // The session waits for a decision: no question can go on until it is made.
+                if exit == Exit::AwaitingApproval {
+                    return exit;
+                }
             }
             Prompted::End => return Exit::Answered,
             Prompted::Quit => return Exit::Cancelled,
@@ -197,24 +241,39 @@ fn system_prompt(workspace: &Path) -> String {
 
 /// Reports a configuration error (on stderr, and as JSON lines with `--json`).
 fn config_error(args: &Args, style: Style, message: &str) -> Exit {
+    fail(args, style, Exit::Config, "config_error", message)
+}
+
+/// Reports an error that ends eugene before any question (on stderr, and as JSON lines with
+/// `--json`): `kind` as [`output::print_error_json`] takes it.
+fn fail(args: &Args, style: Style, exit: Exit, kind: &str, message: &str) -> Exit {
     if message.starts_with("eugene") {
         eprintln!("{message}");
     } else {
         eprintln!("{} {message}", style.red("eugene:"));
     }
     if args.json {
-        output::print_error_json("config_error", message, None);
+        output::print_error_json(kind, message, None);
         Summary {
             words: &format!("error: {message}"),
-            code: "config_error",
-            exit: Exit::Config,
-            stats: &output::RunStats::default(),
+            code: kind,
+            exit,
+            stats: &RunStats::default(),
             answer: None,
             output: None,
+            pending: None,
         }
         .print_json();
     }
-    Exit::Config
+    exit
+}
+
+/// What a run is asked to do.
+enum Turn {
+    /// Answer a question (the conversation's next one).
+    Question(String),
+    /// Go on from the session's pause with these decisions.
+    Decide(Vec<(String, Decision)>),
 }
 
 /// What the prompt got.
@@ -263,20 +322,44 @@ async fn read_question(
 }
 
 impl Session {
-    /// Runs one question on top of `transcript` (which grows by the run when it did not fail),
-    /// renders how it ended, and returns the exit status that ending has.
-    async fn ask(&mut self, transcript: &mut Vec<Message>, question: String) -> Exit {
-        let mut conversation = transcript.clone();
-        conversation.push(Message::user(question));
+    /// Runs one question on top of `transcript` (which grows by the run when it did not fail), or
+    /// in the `--session`, or goes on from the session's pause; renders how it ended, and returns
+    /// the exit status that ending has.
+    async fn ask(&mut self, transcript: &mut Vec<Message>, turn: Turn) -> Exit {
+        // A session that waits for a decision takes no question until it has one.
+        if let (Some(kept), Turn::Question(_)) = (&self.kept, &turn) {
+            match kept.paused().await {
+                Ok(Some(state)) => return kept.still_waiting(self.style, self.args.json, &state),
+                Ok(None) => {}
+                Err(error) => return self.failed(AgentError::Session(error), RunStats::default()),
+            }
+        }
         let token = CancellationToken::new();
         *self.current.lock().unwrap() = token.clone();
         self.renderer.start_run();
         let runtime = self.base.clone().cancellation(token.clone());
         let output = self.schema.as_ref().map(Schema::output_type);
+        let kept = self
+            .kept
+            .as_ref()
+            .map(|k| (k.store.clone(), k.name.clone()));
+        let mut conversation = transcript.clone();
         let run = async move {
-            match output {
-                Some(output) => runtime.resume_with_output(conversation, output).await,
-                None => runtime.resume(conversation).await,
+            match (kept, turn) {
+                (Some((store, name)), Turn::Question(question)) => {
+                    runtime.session(&store, name).run(question).await
+                }
+                (Some((store, name)), Turn::Decide(decisions)) => {
+                    runtime.session(&store, name).resume(decisions).await
+                }
+                (None, Turn::Question(question)) => {
+                    conversation.push(Message::user(question));
+                    match output {
+                        Some(output) => runtime.resume_with_output(conversation, output).await,
+                        None => runtime.resume(conversation).await,
+                    }
+                }
+                (None, Turn::Decide(_)) => unreachable!("--approve and --deny require --session"),
             }
         };
         tokio::pin!(run);
@@ -338,6 +421,10 @@ impl Session {
                     code = "time_budget";
                     exit = Exit::Budget;
                 }
+                let pending = match &outcome.finish {
+                    FinishReason::AwaitingApproval { pending } => Some(pending.as_slice()),
+                    _ => None,
+                };
                 if self.args.json {
                     Summary {
                         words: &words,
@@ -346,6 +433,7 @@ impl Session {
                         stats: &stats,
                         answer: outcome.final_text.as_deref().filter(|_| !blank),
                         output: value.as_ref(),
+                        pending,
                     }
                     .print_json();
                 } else {
@@ -359,44 +447,87 @@ impl Session {
                     let tokens = output::token_words(&outcome.usage);
                     eprintln!("{}", style.dim(&format!("[{words} · {steps} · {tokens}]")));
                 }
+                if let Some(pending) = pending {
+                    self.paused(pending);
+                }
                 *transcript = outcome.transcript;
                 exit
             }
-            Err(error) => {
-                let (kind, exit, hint) = match &error {
-                    AgentError::Provider(e) if provider::is_config_error(e) => (
-                        "config_error",
-                        Exit::Config,
-                        provider::hint(e, &self.chosen, &self.args),
-                    ),
-                    AgentError::Provider(e) => (
-                        "provider_error",
-                        Exit::ProviderError,
-                        provider::hint(e, &self.chosen, &self.args),
-                    ),
-                    AgentError::Config(_) => {
-                        ("config_error", Exit::Config, "check the flags".to_owned())
-                    }
-                    _ => ("internal_error", Exit::Internal, "try again".to_owned()),
-                };
-                eprintln!("{} {error}", style.red("eugene:"));
-                eprintln!("  {hint}");
-                if self.args.json {
-                    let message = error.to_string();
-                    output::print_error_json(kind, &message, Some(&hint));
-                    Summary {
-                        words: &format!("error: {message}"),
-                        code: kind,
-                        exit,
-                        stats: &stats,
-                        answer: None,
-                        output: None,
-                    }
-                    .print_json();
-                }
-                exit
-            }
+            Err(error) => self.failed(error, stats),
         }
+    }
+
+    /// Says what a paused run waits on and how to go on (stderr).
+    fn paused(&self, pending: &[PendingCall]) {
+        match &self.kept {
+            Some(kept) => kept.print_paused(self.style, pending),
+            // Only --session makes eugene's hook pause; a skill may still ask by itself.
+            None => eprintln!(
+                "{} the run stopped for a decision on {}, and without --session it cannot go on: \
+                 rerun with --session NAME to keep it, or with --yes",
+                self.style.yellow("eugene:"),
+                sessions::calls(pending.len())
+            ),
+        }
+    }
+
+    /// Reports a run that failed (on stderr, and as JSON lines with `--json`), and returns the
+    /// exit status it has.
+    fn failed(&self, error: AgentError, stats: RunStats) -> Exit {
+        let style = self.style;
+        let (kind, exit, hint) = match &error {
+            AgentError::Provider(e) if provider::is_config_error(e) => (
+                "config_error",
+                Exit::Config,
+                provider::hint(e, &self.chosen, &self.args),
+            ),
+            AgentError::Provider(e) => (
+                "provider_error",
+                Exit::ProviderError,
+                provider::hint(e, &self.chosen, &self.args),
+            ),
+            AgentError::Config(_) => ("config_error", Exit::Config, "check the flags".to_owned()),
+            AgentError::Resume(_) => (
+                "config_error",
+                Exit::Config,
+                "give each pending call one decision: `--session NAME` with a question shows them"
+                    .to_owned(),
+            ),
+            AgentError::Session(StoreError::Conflict { id, .. }) => (
+                "session_conflict",
+                Exit::SessionConflict,
+                format!(
+                    "another eugene saved session `{id}` while this one ran: this run's result was \
+                     not saved (what its calls did stays done); the session holds the other \
+                     run's, so ask again to go on from there"
+                ),
+            ),
+            AgentError::Session(_) => {
+                let file = match &self.kept {
+                    Some(kept) => kept.store.path().display().to_string(),
+                    None => sessions::STORE.to_owned(),
+                };
+                ("session_error", Exit::Internal, format!("check {file}"))
+            }
+            _ => ("internal_error", Exit::Internal, "try again".to_owned()),
+        };
+        eprintln!("{} {error}", style.red("eugene:"));
+        eprintln!("  {hint}");
+        if self.args.json {
+            let message = error.to_string();
+            output::print_error_json(kind, &message, Some(&hint));
+            Summary {
+                words: &format!("error: {message}"),
+                code: kind,
+                exit,
+                stats: &stats,
+                answer: None,
+                output: None,
+                pending: None,
+            }
+            .print_json();
+        }
+        exit
     }
 }
 

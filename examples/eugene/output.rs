@@ -5,7 +5,9 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use eugene::{AgentEvent, Budget, EventSink, FinishReason, Message, Role, StopReason, Usage};
+use eugene::{
+    AgentEvent, Budget, EventSink, FinishReason, Message, PendingCall, Role, StopReason, Usage,
+};
 use serde_json::{Value, json};
 
 use crate::cli::Exit;
@@ -301,6 +303,7 @@ fn event_json(event: &AgentEvent) -> Option<Value> {
             "event": "retry", "step": step, "attempt": attempt,
             "delay_ms": delay.as_millis() as u64, "error": error,
         }),
+        AgentEvent::AwaitingApproval { step, pending } => awaiting_json(*step, pending),
         AgentEvent::TurnFinished { step, finish } => {
             let mut line = json!({"event": "turn_finished", "step": step});
             if let Some(finish) = finish {
@@ -310,6 +313,26 @@ fn event_json(event: &AgentEvent) -> Option<Value> {
         }
         _ => return None,
     })
+}
+
+/// The `awaiting_approval` line: the calls a paused run waits on.
+pub fn awaiting_json(step: usize, pending: &[PendingCall]) -> Value {
+    json!({"event": "awaiting_approval", "step": step, "pending": pending_json(pending)})
+}
+
+/// The calls a paused run waits on, for scripts: each one's id (which `--approve` and `--deny`
+/// take), its skill, the name and arguments the model used, and why it needs a decision.
+pub fn pending_json(pending: &[PendingCall]) -> Value {
+    pending
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.call.id, "skill": p.skill, "name": p.call.name,
+                "arguments": p.call.arguments, "reason": p.reason,
+                "is_destructive": p.is_destructive,
+            })
+        })
+        .collect()
 }
 
 /// Whether the model's last message says nothing (so the run, though finished, has no answer).
@@ -375,6 +398,10 @@ pub fn finish_words(finish: &FinishReason, blank: bool, limits: &Limits) -> Stri
         FinishReason::PermissionDenialLimit { denials } => {
             format!("stopped: {denials} calls were denied permission (--yes allows them)")
         }
+        FinishReason::AwaitingApproval { pending } => match pending.len() {
+            1 => "waiting for approval of 1 call".into(),
+            n => format!("waiting for approval of {n} calls"),
+        },
         other => format!("stopped: {other:?}"),
     }
 }
@@ -405,6 +432,7 @@ pub fn finish_code(finish: &FinishReason, blank: bool) -> &'static str {
         FinishReason::TranscriptLimit { .. } => "transcript_limit",
         FinishReason::Cancelled => "cancelled",
         FinishReason::PermissionDenialLimit { .. } => "permission_denial_limit",
+        FinishReason::AwaitingApproval { .. } => "awaiting_approval",
         _ => "other",
     }
 }
@@ -419,6 +447,7 @@ pub fn finish_exit(finish: &FinishReason, blank: bool) -> Exit {
         FinishReason::Stuck { .. } => Exit::Stuck,
         FinishReason::Cancelled => Exit::Cancelled,
         FinishReason::PermissionDenialLimit { .. } => Exit::Denied,
+        FinishReason::AwaitingApproval { .. } => Exit::AwaitingApproval,
         _ => Exit::Internal,
     }
 }
@@ -452,12 +481,14 @@ pub struct Summary<'a> {
     pub answer: Option<&'a str>,
     /// The `--json-schema` value, when the run ended with one.
     pub output: Option<&'a Value>,
+    /// The calls a paused run waits on (the line then has a `pending` list).
+    pub pending: Option<&'a [PendingCall]>,
 }
 
 impl Summary<'_> {
     /// Prints it as one JSON line on stdout.
     pub fn print_json(&self) {
-        let line = json!({
+        let mut line = json!({
             "event": "finished",
             "finish": self.words,
             "code": self.code,
@@ -467,12 +498,15 @@ impl Summary<'_> {
             "answer": self.answer,
             "output": self.output,
         });
+        if let Some(pending) = self.pending {
+            line["pending"] = pending_json(pending);
+        }
         println!("{line}");
     }
 }
 
-/// An error as a JSON line on stdout: `kind` is `config_error`, `provider_error` or
-/// `internal_error`.
+/// An error as a JSON line on stdout: `kind` is `config_error`, `provider_error`,
+/// `session_conflict`, `session_error` or `internal_error`.
 pub fn print_error_json(kind: &str, message: &str, hint: Option<&str>) {
     println!(
         "{}",
