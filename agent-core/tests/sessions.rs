@@ -227,3 +227,97 @@ async fn a_damaged_record_is_reported_not_misread() {
         Err(StoreError::Corrupt { .. })
     ));
 }
+
+/// Counts the tables really dropped, per name (tests run in parallel).
+static DROPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Drop a table, counting it.
+#[skill(destructive, register = false)]
+async fn drop_counted(name: String) -> Result<String, SkillError> {
+    DROPPED.lock().unwrap().push(name.clone());
+    Ok(format!("dropped {name}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_approving_one_pause_run_the_call_once() {
+    // Both resumers read the paused session before either writes: the store holds each load
+    // until both have loaded.
+    struct BothLoadFirst {
+        inner: MemorySessionStore,
+        barrier: tokio::sync::Barrier,
+    }
+    #[agent_core::async_trait]
+    impl SessionStore for BothLoadFirst {
+        async fn load(&self, id: &str) -> Result<Option<agent_core::Loaded>, StoreError> {
+            let loaded = self.inner.load(id).await;
+            self.barrier.wait().await;
+            loaded
+        }
+        async fn save(
+            &self,
+            id: &str,
+            data: &SessionData,
+            expected: Option<u64>,
+        ) -> Result<u64, StoreError> {
+            self.inner.save(id, data, expected).await
+        }
+    }
+    let registry = || {
+        let mut registry = Registry::new();
+        registry.add(DropCountedSkill);
+        registry.with_hook(PermissionGate::with(|_, _| {
+            Permission::Ask("drops data".into())
+        }));
+        Arc::new(registry)
+    };
+    let inner = MemorySessionStore::default();
+    let pausing = AgentRuntime::from_shared(
+        Arc::new(MockProvider::new([MockReply::tool_calls([ToolCall::new(
+            "d1",
+            "drop_counted",
+            json!({"name": "orders"}),
+        )])])),
+        registry(),
+    );
+    pausing
+        .session(&inner, "twice")
+        .run("Drop orders.")
+        .await
+        .unwrap();
+    let store = Arc::new(BothLoadFirst {
+        inner,
+        barrier: tokio::sync::Barrier::new(2),
+    });
+    let resumers: Vec<_> = (0..2)
+        .map(|_| {
+            let (store, registry) = (store.clone(), registry());
+            tokio::spawn(async move {
+                let runtime = AgentRuntime::from_shared(
+                    Arc::new(MockProvider::new([MockReply::text("Dropped.")])),
+                    registry,
+                );
+                runtime
+                    .session(&*store, "twice")
+                    .resume([("d1", Decision::Approve)])
+                    .await
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for resumer in resumers {
+        outcomes.push(resumer.await.unwrap());
+    }
+    let conflicts = outcomes
+        .iter()
+        .filter(|o| matches!(o, Err(AgentError::Session(StoreError::Conflict { .. }))))
+        .count();
+    assert_eq!(conflicts, 1, "{outcomes:?}");
+    assert!(outcomes.iter().any(|o| o.is_ok()));
+    let dropped = DROPPED
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|n| *n == "orders")
+        .count();
+    assert_eq!(dropped, 1, "the approved call ran once");
+}

@@ -66,9 +66,10 @@
 
 mod compaction;
 mod guards;
+mod journal;
 pub(crate) mod outcome;
 mod output;
-mod pause;
+pub(crate) mod pause;
 mod repair;
 mod run;
 pub(crate) mod state;
@@ -88,6 +89,7 @@ use crate::message::{Message, Role, ThinkingConfig, ToolChoice};
 use crate::registry::Registry;
 
 use guards::DenialCount;
+pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
 pub use outcome::{AgentError, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use state::{Decision, PendingCall, RUN_STATE_VERSION, RunState};
@@ -121,6 +123,8 @@ pub struct AgentRuntime {
     cancellation: CancellationToken,
     output_mode: OutputMode,
     output_retries: usize,
+    /// Where a durable run keeps its steps' results ([`AgentRuntime::journal`]).
+    journal: Option<Arc<dyn Journal>>,
 }
 
 impl AgentRuntime {
@@ -154,6 +158,7 @@ impl AgentRuntime {
             cancellation: CancellationToken::new(),
             output_mode: OutputMode::Auto,
             output_retries: 2,
+            journal: None,
         }
     }
 
@@ -267,6 +272,16 @@ impl AgentRuntime {
     /// token (on a clone of the runtime) for the next one.
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = token;
+        self
+    }
+
+    /// Makes runs durable: each model call, compaction summary and tool call is a step whose
+    /// result the [`Journal`] records, and a later attempt at the same run replays recorded steps
+    /// instead of doing them again. Tool calls then run one at a time, in call order, and events go
+    /// through [`Journal::emit`]. Without a journal (the default) nothing of this costs anything.
+    /// `agent-restate` gives each Restate invocation its own.
+    pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.journal = Some(journal);
         self
     }
 

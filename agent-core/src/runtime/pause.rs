@@ -300,11 +300,6 @@ impl AgentRuntime {
         state: RunState,
         decisions: impl IntoIterator<Item = (I, Decision)>,
     ) -> Result<RunOutcome, AgentError> {
-        if state.output.is_some() {
-            return Err(AgentError::Resume(
-                "the paused run is typed: continue it with resume_state_typed".into(),
-            ));
-        }
         self.resume_paused(state, decisions, None).await
     }
 
@@ -321,12 +316,33 @@ impl AgentRuntime {
         TypedOutcome::new(outcome)
     }
 
+    /// [`AgentRuntime::resume_state`] for a paused run whose output type is known only at run
+    /// time ([`AgentRuntime::resume_with_output`]).
+    pub async fn resume_state_with_output<I: Into<String>>(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+        output: OutputType,
+    ) -> Result<RunOutcome, AgentError> {
+        self.resume_paused(state, decisions, Some(output)).await
+    }
+
     async fn resume_paused<I: Into<String>>(
         &self,
         state: RunState,
         decisions: impl IntoIterator<Item = (I, Decision)>,
         output: Option<OutputType>,
     ) -> Result<RunOutcome, AgentError> {
+        let decisions = self.checked_decisions(&state, decisions)?;
+        self.resume_checked(state, decisions, output).await
+    }
+
+    /// The decisions as a map, checked against the state (see [`check_decisions`]); nothing runs.
+    pub(crate) fn checked_decisions<I: Into<String>>(
+        &self,
+        state: &RunState,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+    ) -> Result<Decisions, AgentError> {
         let mut map = HashMap::new();
         for (id, decision) in decisions {
             let id = id.into();
@@ -336,9 +352,39 @@ impl AgentRuntime {
                 )));
             }
         }
-        check_decisions(&state, &map, &self.registry)?;
+        check_decisions(state, &map, &self.registry)?;
+        Ok(Decisions(map))
+    }
+
+    /// Continues a paused run with decisions already checked against it.
+    pub(crate) async fn resume_checked(
+        &self,
+        state: RunState,
+        decisions: Decisions,
+        output: Option<OutputType>,
+    ) -> Result<RunOutcome, AgentError> {
+        check_output(&state, output.is_some())?;
         let plan_mode = state.plan_mode;
-        self.drive_from(Start::Paused(Box::new(state), map), plan_mode, output)
-            .await
+        self.drive_from(
+            Start::Paused(Box::new(state), decisions.0),
+            plan_mode,
+            output,
+        )
+        .await
     }
 }
+
+/// A typed run that paused must be continued as one.
+pub(crate) fn check_output(state: &RunState, typed: bool) -> Result<(), AgentError> {
+    if state.output.is_some() && !typed {
+        return Err(AgentError::Resume(
+            "the paused run is typed: continue it with resume_state_typed or \
+             resume_state_with_output"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Decisions checked against a paused run's pending calls: one for each, none for anything else.
+pub(crate) struct Decisions(HashMap<String, Decision>);

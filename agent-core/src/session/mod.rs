@@ -30,7 +30,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::message::Message;
-use crate::runtime::{AgentError, AgentRuntime, Decision, FinishReason, RunOutcome, RunState};
+use crate::runtime::{
+    AgentError, AgentRuntime, Decision, FinishReason, OutputType, RunOutcome, RunState,
+};
 
 pub use self::error::StoreError;
 #[cfg(feature = "redb")]
@@ -156,6 +158,24 @@ impl Session<'_> {
     /// Runs `goal` as the session's next message and saves the conversation (and, if the run
     /// pauses, its state). A session that waits for a decision must be resumed first.
     pub async fn run(&self, goal: impl Into<String>) -> Result<RunOutcome, AgentError> {
+        self.run_inner(goal.into(), None).await
+    }
+
+    /// [`Session::run`] for a typed run ([`AgentRuntime::resume_with_output`]): the outcome's
+    /// `output` holds the checked value.
+    pub async fn run_with_output(
+        &self,
+        goal: impl Into<String>,
+        output: OutputType,
+    ) -> Result<RunOutcome, AgentError> {
+        self.run_inner(goal.into(), Some(output)).await
+    }
+
+    async fn run_inner(
+        &self,
+        goal: String,
+        output: Option<OutputType>,
+    ) -> Result<RunOutcome, AgentError> {
         let loaded = self.store.load(&self.id).await?;
         let version = loaded.as_ref().map(|l| l.version);
         let mut transcript = match loaded {
@@ -171,16 +191,42 @@ impl Session<'_> {
             None => Vec::new(),
         };
         transcript.push(Message::user(goal));
-        let outcome = self.runtime.resume(transcript).await?;
+        let outcome = match output {
+            Some(output) => self.runtime.resume_with_output(transcript, output).await?,
+            None => self.runtime.resume(transcript).await?,
+        };
         self.save(&outcome, version).await?;
         Ok(outcome)
     }
 
     /// Continues the session's paused run with a decision for each pending call (see
     /// [`AgentRuntime::resume_state`]) and saves the result.
+    ///
+    /// The decisions are checked first, then the pause is **claimed**: the session is saved
+    /// without it, under the version read, before any call runs. Of two processes resuming the
+    /// same pause, one claims it and the other gets [`StoreError::Conflict`] having run nothing,
+    /// so an approved call runs once. A process that stops between the claim and the end of the
+    /// run leaves the session without the pause (a call it approved ran at most once).
     pub async fn resume<I: Into<String>>(
         &self,
         decisions: impl IntoIterator<Item = (I, Decision)>,
+    ) -> Result<RunOutcome, AgentError> {
+        self.resume_inner(decisions, None).await
+    }
+
+    /// [`Session::resume`] for a typed run that paused.
+    pub async fn resume_with_output<I: Into<String>>(
+        &self,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+        output: OutputType,
+    ) -> Result<RunOutcome, AgentError> {
+        self.resume_inner(decisions, Some(output)).await
+    }
+
+    async fn resume_inner<I: Into<String>>(
+        &self,
+        decisions: impl IntoIterator<Item = (I, Decision)>,
+        output: Option<OutputType>,
     ) -> Result<RunOutcome, AgentError> {
         let loaded = self.store.load(&self.id).await?;
         let Some(Loaded {
@@ -197,8 +243,18 @@ impl Session<'_> {
                 self.id
             )));
         };
-        let outcome = self.runtime.resume_state(state, decisions).await?;
-        self.save(&outcome, Some(version)).await?;
+        let decisions = self.runtime.checked_decisions(&state, decisions)?;
+        crate::runtime::pause::check_output(&state, output.is_some())?;
+        let claim = SessionData {
+            transcript: state.transcript.clone(),
+            paused: None,
+        };
+        let claimed = self.store.save(&self.id, &claim, Some(version)).await?;
+        let outcome = self
+            .runtime
+            .resume_checked(state, decisions, output)
+            .await?;
+        self.save(&outcome, Some(claimed)).await?;
         Ok(outcome)
     }
 
