@@ -1541,7 +1541,7 @@ fn a_session_saved_by_another_eugene_meanwhile_is_a_conflict_with_status_9() {
 fn session_flags_are_checked_before_anything_is_asked() {
     let server = Server::start([]);
     let workspace = project();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--session", "a b", "hi"], "ASCII letters, digits"),
         (&["--session", "-x", "hi"], ""),
         (&["--approve", "w1"], "--session"),
@@ -1550,10 +1550,6 @@ fn session_flags_are_checked_before_anything_is_asked() {
             "cannot be used with",
         ),
         (&["--session", "s1", "--reason", "no", "hi"], "--deny"),
-        (
-            &["--session", "s1", "--json-schema", "ticket.json", "hi"],
-            "cannot be used with",
-        ),
     ];
     for (args, says) in cases {
         let done = run(in_workspace(&server, &workspace).args(args));
@@ -1670,6 +1666,39 @@ fn in_interactive_mode_each_question_continues_the_session_and_a_pause_ends_euge
         asked.contains("I am Ada.")
             && asked.contains("Hello, Ada.")
             && asked.contains("Write notes."),
+        "{asked}"
+    );
+}
+
+#[test]
+fn a_session_with_json_schema_keeps_the_conversation_and_prints_the_value() {
+    let (workspace, schema) = ticket_project();
+    let ticket = json!({"title": "Login fails", "priority": 1});
+    let server = Server::start([
+        tool_answer("f1", "final_answer", ticket.clone()),
+        tool_answer(
+            "f2",
+            "final_answer",
+            json!({"title": "Logout fails", "priority": 2}),
+        ),
+    ]);
+    let first = run(typed(&server, &workspace, &schema)
+        .args(["--session", "typed"])
+        .arg("File a ticket for the login bug."));
+    assert_eq!(first.code(), Some(0), "{first:?}");
+    assert_eq!(first.stdout, printed(&ticket));
+    let second = run(typed(&server, &workspace, &schema)
+        .args(["--session", "typed"])
+        .arg("And one for logout."));
+    assert_eq!(second.code(), Some(0), "{second:?}");
+    assert_eq!(
+        second.stdout,
+        printed(&json!({"title": "Logout fails", "priority": 2}))
+    );
+    // The second process continued the first one's conversation.
+    let asked = server.received()[1].json()["messages"].to_string();
+    assert!(
+        asked.contains("File a ticket for the login bug."),
         "{asked}"
     );
 }

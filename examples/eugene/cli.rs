@@ -123,9 +123,9 @@ pub struct Args {
     /// memory skill's .agent/memory.redb): each question continues it, across runs of eugene.
     /// Without a terminal, a call that needs permission pauses the run (exit status 8) instead of
     /// being denied. NAME: 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a
-    /// letter or digit. Not with --json-schema.
-    #[arg(long, value_name = "NAME", value_parser = parse_session_name,
-          conflicts_with = "json_schema")]
+    /// letter or digit. With --json-schema each answer is a typed value (give the same
+    /// --json-schema again with --approve or --deny).
+    #[arg(long, value_name = "NAME", value_parser = parse_session_name)]
     pub session: Option<String>,
     /// Approve the paused call ID of the --session (repeatable): it runs, once, and the run goes
     /// on. Give no question; every pending call needs --approve or --deny.

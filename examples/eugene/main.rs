@@ -347,10 +347,18 @@ impl Session {
         let run = async move {
             match (kept, turn) {
                 (Some((store, name)), Turn::Question(question)) => {
-                    runtime.session(&store, name).run(question).await
+                    let session = runtime.session(&store, name);
+                    match output {
+                        Some(output) => session.run_with_output(question, output).await,
+                        None => session.run(question).await,
+                    }
                 }
                 (Some((store, name)), Turn::Decide(decisions)) => {
-                    runtime.session(&store, name).resume(decisions).await
+                    let session = runtime.session(&store, name);
+                    match output {
+                        Some(output) => session.resume_with_output(decisions, output).await,
+                        None => session.resume(decisions).await,
+                    }
                 }
                 (None, Turn::Question(question)) => {
                     conversation.push(Message::user(question));
