@@ -218,6 +218,7 @@ pub use runtime::{
     OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState, TranscriptLimit,
     TypedOutcome,
 };
+pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
 pub use schema::ToolDefinition;
 #[cfg(feature = "redb")]
 pub use session::RedbSessionStore;

@@ -344,7 +344,7 @@ impl std::ops::AddAssign for Usage {
 
 /// A tool call the model had not finished writing when its answer was cut off (by the token limit).
 /// It is never executed; the runtime tells the model instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TruncatedToolCall {
     /// The call's id.
     pub id: String,
@@ -354,8 +354,8 @@ pub struct TruncatedToolCall {
     pub partial_arguments: String,
 }
 
-/// A model's answer.
-#[derive(Debug, Clone, PartialEq)]
+/// A model's answer. `Serialize + Deserialize`, so a durable run can journal it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatResponse {
     /// The assistant message: text, complete tool calls, thinking.
     pub message: Message,

@@ -8,6 +8,7 @@ use tracing::Instrument;
 use super::AgentRuntime;
 use super::compaction;
 use super::guards::{DenialGuard, StuckGuard};
+use super::journal::{self, JournalStep, JournaledProvider};
 use super::outcome::{AgentError, Budget, FinishReason, TranscriptLimit};
 use super::output::{FINAL_ANSWER_TOOL, Output, Verdict};
 use super::pause::{Paused, has_pending, not_run};
@@ -15,7 +16,7 @@ use crate::call::{ToolCall, ToolResult};
 use crate::context::{SkillContext, SkillSession};
 use crate::error::SkillError;
 use crate::event::AgentEvent;
-use crate::llm::{ProviderError, StreamEvent};
+use crate::llm::{LlmProvider, ProviderError, StreamEvent};
 use crate::message::{ChatRequest, ChatResponse, Message, StopReason, TruncatedToolCall, Usage};
 
 /// The state of one run.
@@ -95,6 +96,10 @@ impl<'a> Run<'a> {
             return;
         }
         let event = event();
+        if let Some(journal) = &self.rt.journal {
+            // A journal replaying recorded steps holds back what was reported before.
+            return journal.emit(&event, &self.rt.sinks);
+        }
         for sink in &self.rt.sinks {
             sink.send(&event);
         }
@@ -441,10 +446,21 @@ impl<'a> Run<'a> {
             })
         }
         .instrument(span.clone());
-        let response = tokio::select! {
-            biased;
-            _ = self.rt.cancellation.cancelled() => return Ok(None),
-            response = call => response?,
+        let response = match self.rt.journal.as_deref() {
+            None => tokio::select! {
+                biased;
+                _ = self.rt.cancellation.cancelled() => return Ok(None),
+                response = call => response?,
+            },
+            // A durable run: the answer of a step already answered comes from the journal.
+            Some(journal) => tokio::select! {
+                biased;
+                _ = self.rt.cancellation.cancelled() => return Ok(None),
+                response = journal::model_call(journal, JournalStep::Model { step }, call) => match response {
+                    Err(_) if self.rt.cancellation.is_cancelled() => return Ok(None),
+                    response => response?,
+                },
+            },
         };
         span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
@@ -455,7 +471,7 @@ impl<'a> Run<'a> {
     /// with an explanation instead.
     pub(super) async fn run_calls(&mut self, calls: &[ToolCall]) -> Vec<ToolResult> {
         if !self.plan_mode {
-            return self.rt.registry.run_many(calls, &self.ctx).await;
+            return self.dispatch(calls).await;
         }
         let registry = &self.rt.registry;
         let allowed: Vec<bool> = calls
@@ -468,7 +484,7 @@ impl<'a> Run<'a> {
             .filter(|(_, allowed)| **allowed)
             .map(|(call, _)| call.clone())
             .collect();
-        let mut ran = registry.run_many(&runnable, &self.ctx).await.into_iter();
+        let mut ran = self.dispatch(&runnable).await.into_iter();
         calls
             .iter()
             .zip(allowed)
@@ -486,6 +502,17 @@ impl<'a> Run<'a> {
             .collect()
     }
 
+    /// Runs the calls through the registry, or, in a durable run, through the journal (one at a
+    /// time; a call already recorded is answered from it).
+    async fn dispatch(&self, calls: &[ToolCall]) -> Vec<ToolResult> {
+        match self.rt.journal.as_deref() {
+            None => self.rt.registry.run_many(calls, &self.ctx).await,
+            Some(journal) => {
+                journal::tool_calls(journal, &self.rt.registry, calls, &self.ctx, self.step).await
+            }
+        }
+    }
+
     /// Compacts the transcript when it is over its limit; `Some` when it cannot be kept under, or
     /// when the run is cancelled while the summary is written (the transcript is then unchanged).
     async fn keep_within_limit(&mut self) -> Option<FinishReason> {
@@ -498,11 +525,21 @@ impl<'a> Run<'a> {
             if self.compaction_failures >= 2 {
                 return Some(FinishReason::TranscriptLimit { size, limit });
             }
-            // The summary is a model call like any other: the run's token cancels it.
+            // The summary is a model call like any other: the run's token cancels it, and a
+            // durable run journals it.
+            let journaled = rt.journal.as_deref().map(|journal| JournaledProvider {
+                provider: &*rt.provider,
+                journal,
+                step: self.step + 1,
+            });
+            let provider: &dyn LlmProvider = match &journaled {
+                Some(journaled) => journaled,
+                None => &*rt.provider,
+            };
             let attempt = tokio::select! {
                 biased;
                 _ = rt.cancellation.cancelled() => return Some(FinishReason::Cancelled),
-                attempt = compaction::compact(&mut self.transcript, &*rt.provider, rt.keep_recent) => attempt,
+                attempt = compaction::compact(&mut self.transcript, provider, rt.keep_recent) => attempt,
             };
             let Some(attempt) = attempt else {
                 return Some(FinishReason::TranscriptLimit { size, limit });

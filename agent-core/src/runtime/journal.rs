@@ -1,0 +1,598 @@
+//! Durable runs: the [`Journal`] a runtime records its steps in, and the loop's side of it (a
+//! model call, a compaction summary, a tool call, each through the journal). The contract is on
+//! the trait, where rustdoc shows it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::outcome::AgentError;
+use crate::call::{ToolCall, ToolResult};
+use crate::context::SkillContext;
+use crate::error::SkillError;
+use crate::event::{AgentEvent, EventSink};
+use crate::llm::{EventStream, LlmProvider, ProviderError};
+use crate::message::{ChatRequest, ChatResponse};
+use crate::registry::Registry;
+use crate::retry::RetryableError;
+use crate::skill::SkillOutput;
+
+/// A boxed, sendable future: what a step is handed to a [`Journal`] as, and what it answers with.
+pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which step of a run a journal entry is for. Steps are journaled in the order they start; the
+/// name is for people (logs, a journal's UI), not a key a replay looks entries up by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JournalStep {
+    /// The model call of step `step` (counted from 1).
+    Model {
+        /// The step.
+        step: usize,
+    },
+    /// A summary of the oldest turns, asked of the model before step `step`'s call.
+    Compaction {
+        /// The step it comes before.
+        step: usize,
+    },
+    /// One tool call of step `step`.
+    Tool {
+        /// The step.
+        step: usize,
+        /// The call's id.
+        call_id: String,
+        /// The name the model called.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for JournalStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JournalStep::Model { step } => write!(f, "step {step}: model"),
+            JournalStep::Compaction { step } => write!(f, "step {step}: compaction"),
+            JournalStep::Tool {
+                step,
+                call_id,
+                name,
+            } => write!(f, "step {step}: tool {name} ({call_id})"),
+        }
+    }
+}
+
+/// What a step produced when it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepOutcome {
+    /// Its result, to record.
+    Done(Value),
+    /// A failure that may pass if the step is tried again later (a model that stayed
+    /// unreachable through the provider's own retries): record nothing; the journal tries the
+    /// step again (Restate retries the invocation by its retry policy) or answers with a
+    /// [`JournalError`].
+    Retry(String),
+}
+
+/// A journal could not give a step's result: it failed, or the run was cancelled through it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JournalError(pub String);
+
+/// Keeps the results of a run's steps so that a later attempt at the same run (after a crash, on
+/// another machine) replays them instead of doing them again: the model is not asked again for a
+/// turn it already answered, and a tool that already ran does not run again. Give one to a
+/// runtime with [`AgentRuntime::journal`](super::AgentRuntime::journal); `agent-restate`
+/// implements it on Restate's `ctx.run`, and the loop knows nothing of Restate.
+///
+/// - **Steps.** Every model call, compaction summary and tool call is one step, handed to
+///   [`Journal::step`] as a future that produces its result as JSON. A journal either runs it and
+///   records what it produced, or answers with what it recorded before and drops the future
+///   unpolled. Steps arrive in the order they start; a replay must find them in that order (the
+///   [`JournalStep`] names them for people, not as keys).
+/// - **Always serializable.** What a step produces is a type of agent-core with
+///   `Serialize + Deserialize` (a model's answer or its error; a tool's result, with the deferred
+///   skills the call loaded), so what goes into a journal is serializable by construction,
+///   checked when agent-core builds. An entry that does not read back (written by another
+///   version) ends the run with [`AgentError::Resume`], never with a silent re-run.
+/// - **Failures.** A model call that failed transiently after the provider's own retries is
+///   [`StepOutcome::Retry`]: nothing is recorded and the journal tries it again later (Restate
+///   retries the invocation); any other model error is recorded, so a replay ends the same way.
+/// - **Tool calls one at a time.** A run with a journal runs its calls in call order, one at a
+///   time, each its own step, so that a replay meets them in the same order; concurrency-safe
+///   calls still run together without a journal.
+/// - **Events.** A run with a journal hands each event to [`Journal::emit`], which decides
+///   whether the sinks see it: a journal replaying recorded steps can hold events back, so a
+///   recovering process does not report again what the failed attempt already reported.
+pub trait Journal: Send + Sync {
+    /// Runs `run` and records its result — or, when this step's result is recorded already,
+    /// drops `run` unpolled and answers with the recorded value.
+    fn step<'a>(
+        &'a self,
+        step: JournalStep,
+        run: StepFuture<'a, StepOutcome>,
+    ) -> StepFuture<'a, Result<Value, JournalError>>;
+
+    /// Delivers an event of the run to the runtime's sinks, or holds it back (while replaying).
+    /// The default delivers every event.
+    fn emit(&self, event: &AgentEvent, sinks: &[Arc<dyn EventSink>]) {
+        for sink in sinks {
+            sink.send(event);
+        }
+    }
+}
+
+/// A model call through the journal: its answer, or its error, recorded; a transient error that
+/// outlived the provider's retries is not recorded ([`StepOutcome::Retry`]).
+pub(super) async fn model_call(
+    journal: &dyn Journal,
+    step: JournalStep,
+    call: impl Future<Output = Result<ChatResponse, ProviderError>> + Send,
+) -> Result<ChatResponse, AgentError> {
+    let name = step.to_string();
+    let run = Box::pin(async move {
+        match call.await {
+            Err(error) if error.is_transient() => StepOutcome::Retry(error.to_string()),
+            answer => record(&ModelRecord::from(answer)),
+        }
+    });
+    let value = journal
+        .step(step, run)
+        .await
+        .map_err(|error| AgentError::Resume(format!("the journal failed at {name}: {error}")))?;
+    let record: ModelRecord = read_back(&name, value)?;
+    Ok(record.into_answer()?)
+}
+
+/// Runs a turn's calls through the journal, one at a time, each its own step: a call already
+/// recorded is answered from the journal (and the deferred skills it loaded are loaded again)
+/// without running.
+pub(super) async fn tool_calls(
+    journal: &dyn Journal,
+    registry: &Registry,
+    calls: &[ToolCall],
+    ctx: &SkillContext,
+    step: usize,
+) -> Vec<ToolResult> {
+    let mut results = Vec::with_capacity(calls.len());
+    for call in calls {
+        let id = JournalStep::Tool {
+            step,
+            call_id: call.id.to_string(),
+            name: call.name.clone(),
+        };
+        let name = id.to_string();
+        let run = Box::pin(async move {
+            let result = registry.run_one(call, ctx).await;
+            record(&ToolRecord::keep(&result, ctx.session().loaded()))
+        });
+        let result = match journal.step(id, run).await {
+            Ok(value) => match read_back::<ToolRecord>(&name, value) {
+                Ok(record) => record.restore(ctx),
+                Err(error) => ToolResult::new(call, Err(SkillError::tool(error.to_string()))),
+            },
+            Err(_) if ctx.is_cancelled() => ToolResult::new(call, Err(SkillError::Cancelled)),
+            Err(error) => ToolResult::new(
+                call,
+                Err(SkillError::tool(format!("the journal failed: {error}"))),
+            ),
+        };
+        results.push(result);
+    }
+    results
+}
+
+/// A provider whose whole answers go through the journal: compaction's summaries, which are model
+/// calls like any other. Only [`LlmProvider::complete`] is journaled (compaction uses nothing
+/// else); `stream` goes straight to the provider.
+pub(super) struct JournaledProvider<'a> {
+    pub(super) provider: &'a dyn LlmProvider,
+    pub(super) journal: &'a dyn Journal,
+    pub(super) step: usize,
+}
+
+#[async_trait::async_trait]
+impl LlmProvider for JournaledProvider<'_> {
+    fn name(&self) -> &str {
+        self.provider.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+        let step = JournalStep::Compaction { step: self.step };
+        match model_call(self.journal, step, self.provider.complete(request)).await {
+            Ok(answer) => Ok(answer),
+            Err(AgentError::Provider(error)) => Err(error),
+            // Compaction treats any failure as "no summary"; the journal's own failure included.
+            Err(other) => Err(ProviderError::Config(other.to_string())),
+        }
+    }
+
+    fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
+        self.provider.stream(request)
+    }
+
+    fn supports_tools(&self) -> bool {
+        self.provider.supports_tools()
+    }
+
+    fn supports_response_schema(&self) -> bool {
+        self.provider.supports_response_schema()
+    }
+}
+
+/// A step's result as JSON. The journaled types serialize to JSON without fail (string keys only);
+/// should one ever not, the step records the failure, which reads back as an error.
+fn record<T: Serialize>(value: &T) -> StepOutcome {
+    match serde_json::to_value(value) {
+        Ok(value) => StepOutcome::Done(value),
+        Err(error) => StepOutcome::Done(serde_json::json!({ "unserializable": error.to_string() })),
+    }
+}
+
+fn read_back<T: for<'de> Deserialize<'de>>(name: &str, value: Value) -> Result<T, AgentError> {
+    if let Some(error) = value.get("unserializable") {
+        return Err(AgentError::Resume(format!(
+            "the result of {name} could not be journaled: {error}"
+        )));
+    }
+    serde_json::from_value(value).map_err(|error| {
+        AgentError::Resume(format!(
+            "the journal's entry for {name} does not read back ({error}): it was written by \
+             another version of agent-core, or changed; finish the run with the version that \
+             started it"
+        ))
+    })
+}
+
+/// A model call's answer or error, as journaled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ModelRecord {
+    Answer(ChatResponse),
+    Error(ProviderErrorRecord),
+}
+
+impl From<Result<ChatResponse, ProviderError>> for ModelRecord {
+    fn from(answer: Result<ChatResponse, ProviderError>) -> Self {
+        match answer {
+            Ok(answer) => ModelRecord::Answer(answer),
+            Err(error) => ModelRecord::Error(ProviderErrorRecord::from(error)),
+        }
+    }
+}
+
+impl ModelRecord {
+    fn into_answer(self) -> Result<ChatResponse, ProviderError> {
+        match self {
+            ModelRecord::Answer(answer) => Ok(answer),
+            ModelRecord::Error(error) => Err(error.into()),
+        }
+    }
+}
+
+/// A [`ProviderError`], field for field.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+enum ProviderErrorRecord {
+    Api {
+        provider: String,
+        status: u16,
+        error_type: Option<String>,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    Connect {
+        provider: String,
+        message: String,
+    },
+    Timeout {
+        provider: String,
+        after: Duration,
+    },
+    Stream {
+        provider: String,
+        error_type: Option<String>,
+        message: String,
+    },
+    Decode {
+        provider: String,
+        message: String,
+    },
+    Config {
+        message: String,
+    },
+}
+
+impl From<ProviderError> for ProviderErrorRecord {
+    fn from(error: ProviderError) -> Self {
+        match error {
+            ProviderError::Api {
+                provider,
+                status,
+                error_type,
+                message,
+                retry_after,
+            } => ProviderErrorRecord::Api {
+                provider,
+                status,
+                error_type,
+                message,
+                retry_after,
+            },
+            ProviderError::Connect { provider, message } => {
+                ProviderErrorRecord::Connect { provider, message }
+            }
+            ProviderError::Timeout { provider, after } => {
+                ProviderErrorRecord::Timeout { provider, after }
+            }
+            ProviderError::Stream {
+                provider,
+                error_type,
+                message,
+            } => ProviderErrorRecord::Stream {
+                provider,
+                error_type,
+                message,
+            },
+            ProviderError::Decode { provider, message } => {
+                ProviderErrorRecord::Decode { provider, message }
+            }
+            ProviderError::Config(message) => ProviderErrorRecord::Config { message },
+        }
+    }
+}
+
+impl From<ProviderErrorRecord> for ProviderError {
+    fn from(record: ProviderErrorRecord) -> Self {
+        match record {
+            ProviderErrorRecord::Api {
+                provider,
+                status,
+                error_type,
+                message,
+                retry_after,
+            } => ProviderError::Api {
+                provider,
+                status,
+                error_type,
+                message,
+                retry_after,
+            },
+            ProviderErrorRecord::Connect { provider, message } => {
+                ProviderError::Connect { provider, message }
+            }
+            ProviderErrorRecord::Timeout { provider, after } => {
+                ProviderError::Timeout { provider, after }
+            }
+            ProviderErrorRecord::Stream {
+                provider,
+                error_type,
+                message,
+            } => ProviderError::Stream {
+                provider,
+                error_type,
+                message,
+            },
+            ProviderErrorRecord::Decode { provider, message } => {
+                ProviderError::Decode { provider, message }
+            }
+            ProviderErrorRecord::Config { message } => ProviderError::Config(message),
+        }
+    }
+}
+
+/// A tool call's result as journaled: the same text for the model, the same error kind for the
+/// loop (denials, approvals, cancellations), and the deferred skills the session had loaded once
+/// it ran (a `tool_search` call loads some; a replay must load them again).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ToolRecord {
+    call_id: String,
+    name: String,
+    output: OutputRecord,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    loaded: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+enum OutputRecord {
+    Text(String),
+    Json(Value),
+    BadArgs {
+        path: String,
+        message: String,
+    },
+    Denied(String),
+    ApprovalRequired(String),
+    Safety(String),
+    Transient(String),
+    Timeout(Duration),
+    Cancelled,
+    /// Any other failure, by its message (what the model reads).
+    Failed(String),
+}
+
+impl ToolRecord {
+    fn keep(result: &ToolResult, loaded: Vec<String>) -> Self {
+        let output = match &result.output {
+            Ok(SkillOutput::Text(text)) => OutputRecord::Text(text.clone()),
+            Ok(SkillOutput::Json(value)) => OutputRecord::Json(value.clone()),
+            Err(SkillError::BadArgs { path, message }) => OutputRecord::BadArgs {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            Err(SkillError::Denied(reason)) => OutputRecord::Denied(reason.clone()),
+            Err(SkillError::ApprovalRequired(reason)) => {
+                OutputRecord::ApprovalRequired(reason.clone())
+            }
+            Err(SkillError::Safety(reason)) => OutputRecord::Safety(reason.clone()),
+            Err(SkillError::Transient(reason)) => OutputRecord::Transient(reason.clone()),
+            Err(SkillError::Timeout(after)) => OutputRecord::Timeout(*after),
+            Err(SkillError::Cancelled) => OutputRecord::Cancelled,
+            Err(error @ (SkillError::UnknownSkill { .. } | SkillError::Tool { .. })) => {
+                OutputRecord::Failed(error.to_string())
+            }
+        };
+        ToolRecord {
+            call_id: result.call_id.to_string(),
+            name: result.name.to_string(),
+            output,
+            loaded,
+        }
+    }
+
+    fn restore(self, ctx: &SkillContext) -> ToolResult {
+        for name in self.loaded {
+            ctx.session().load(name);
+        }
+        let output = match self.output {
+            OutputRecord::Text(text) => Ok(SkillOutput::Text(text)),
+            OutputRecord::Json(value) => Ok(SkillOutput::Json(value)),
+            OutputRecord::BadArgs { path, message } => Err(SkillError::BadArgs { path, message }),
+            OutputRecord::Denied(reason) => Err(SkillError::Denied(reason)),
+            OutputRecord::ApprovalRequired(reason) => Err(SkillError::ApprovalRequired(reason)),
+            OutputRecord::Safety(reason) => Err(SkillError::Safety(reason)),
+            OutputRecord::Transient(reason) => Err(SkillError::Transient(reason)),
+            OutputRecord::Timeout(after) => Err(SkillError::Timeout(after)),
+            OutputRecord::Cancelled => Err(SkillError::Cancelled),
+            OutputRecord::Failed(message) => Err(SkillError::tool(message)),
+        };
+        ToolResult {
+            call_id: self.call_id.into(),
+            name: self.name.as_str().into(),
+            output,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A journal in memory: records each step's value in order; a second run over the same
+    /// entries replays them.
+    #[derive(Default)]
+    struct Memory {
+        entries: Mutex<Vec<Value>>,
+        next: AtomicUsize,
+        ran: AtomicUsize,
+    }
+
+    impl Journal for Memory {
+        fn step<'a>(
+            &'a self,
+            _step: JournalStep,
+            run: StepFuture<'a, StepOutcome>,
+        ) -> StepFuture<'a, Result<Value, JournalError>> {
+            Box::pin(async move {
+                let index = self.next.fetch_add(1, Ordering::SeqCst);
+                if let Some(value) = self.entries.lock().unwrap().get(index).cloned() {
+                    return Ok(value);
+                }
+                self.ran.fetch_add(1, Ordering::SeqCst);
+                match run.await {
+                    StepOutcome::Done(value) => {
+                        self.entries.lock().unwrap().push(value.clone());
+                        Ok(value)
+                    }
+                    StepOutcome::Retry(message) => Err(JournalError(message)),
+                }
+            })
+        }
+    }
+
+    #[test]
+    fn every_tool_outcome_reads_back_the_same_for_the_model_and_the_loop() {
+        let call = ToolCall::new("c1", "rm", serde_json::json!({}));
+        for output in [
+            Ok(SkillOutput::Text("a".into())),
+            Ok(SkillOutput::json(serde_json::json!({"n": 1}))),
+            Err(SkillError::bad_args("path", "missing field")),
+            Err(SkillError::Denied("no".into())),
+            Err(SkillError::ApprovalRequired("ask".into())),
+            Err(SkillError::Safety("outside".into())),
+            Err(SkillError::Transient("busy".into())),
+            Err(SkillError::Timeout(Duration::from_millis(1500))),
+            Err(SkillError::Cancelled),
+            Err(SkillError::tool("broke")),
+        ] {
+            let result = ToolResult::new(&call, output);
+            let json = serde_json::to_value(ToolRecord::keep(&result, vec!["x".into()])).unwrap();
+            let back: ToolRecord = serde_json::from_value(json).unwrap();
+            let ctx = SkillContext::default();
+            let back = back.restore(&ctx);
+            assert_eq!(back.content(), result.content());
+            assert_eq!(back.is_error(), result.is_error());
+            assert_eq!(
+                std::mem::discriminant(
+                    back.output.as_ref().err().unwrap_or(&SkillError::Cancelled)
+                ),
+                std::mem::discriminant(
+                    result
+                        .output
+                        .as_ref()
+                        .err()
+                        .unwrap_or(&SkillError::Cancelled)
+                )
+            );
+            assert!(ctx.session().is_loaded("x"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_recorded_model_answer_or_error_is_replayed_without_calling_again() {
+        let journal = Memory::default();
+        let answer = || async {
+            Err::<ChatResponse, _>(ProviderError::Api {
+                provider: "p".into(),
+                status: 400,
+                error_type: Some("invalid_request_error".into()),
+                message: "bad".into(),
+                retry_after: None,
+            })
+        };
+        let first = model_call(&journal, JournalStep::Model { step: 1 }, answer()).await;
+        journal.next.store(0, Ordering::SeqCst);
+        let again = model_call(&journal, JournalStep::Model { step: 1 }, async {
+            unreachable!("a recorded step is not run again")
+        })
+        .await;
+        assert_eq!(journal.ran.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            first.unwrap_err().to_string(),
+            again.unwrap_err().to_string()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_transient_model_error_is_not_recorded() {
+        let journal = Memory::default();
+        let down = async {
+            Err::<ChatResponse, _>(ProviderError::Connect {
+                provider: "p".into(),
+                message: "refused".into(),
+            })
+        };
+        let error = model_call(&journal, JournalStep::Model { step: 1 }, down)
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("refused"), "{error}");
+        assert!(journal.entries.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_entry_of_another_shape_is_a_clear_error() {
+        let error = read_back::<ToolRecord>("step 2: tool rm (c1)", serde_json::json!({"x": 1}))
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("step 2: tool rm (c1) does not read back"),
+            "{error}"
+        );
+    }
+}
