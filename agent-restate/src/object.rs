@@ -1,0 +1,206 @@
+//! The virtual object `Agent`, keyed by session id: its handlers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use agent_core::{
+    AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, RunOutcome,
+};
+use restate_sdk::prelude::*;
+use serde_json::Value;
+
+use crate::journal::{EventGate, StepChannel, mark, with_steps};
+use crate::outcome::{Approval, Outcome};
+
+/// The conversation so far (`Vec<Message>`).
+const TRANSCRIPT: &str = "transcript";
+/// The calls the running invocation waits on (`Vec<Approval>`); absent when none.
+const PENDING: &str = "pending";
+/// The last run's [`Outcome`].
+const OUTCOME: &str = "outcome";
+
+/// The Restate virtual object behind [`DurableAgent`](crate::DurableAgent): one per session id.
+pub struct AgentObject {
+    pub(crate) runtime: AgentRuntime,
+}
+
+#[restate_sdk::object(name = "Agent")]
+impl AgentObject {
+    /// Runs the agent on `goal`, continuing the session's conversation. Exclusive: a session runs
+    /// one goal at a time, and later ones queue. A run that pauses for approval waits here, inside
+    /// this invocation, for as long as it takes; the answer is the run's [`Outcome`].
+    #[handler]
+    async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<Outcome>> {
+        let mut transcript = ctx
+            .get::<Json<Vec<Message>>>(TRANSCRIPT)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
+        transcript.push(Message::user(goal));
+
+        let gate = Arc::new(EventGate::new());
+        let (journal, mut steps) = StepChannel::new(Arc::clone(&gate));
+        let cancel = CancellationToken::new();
+        let runtime = self
+            .runtime
+            .clone()
+            .journal(Arc::new(journal))
+            .cancellation(cancel.clone());
+
+        let run = runtime.resume(transcript);
+        let mut outcome = ended(with_steps(&ctx, &mut steps, &cancel, run).await, &gate)?;
+        while matches!(outcome.finish, FinishReason::AwaitingApproval { .. }) {
+            let decisions = wait_for_decisions(&ctx, &gate, &mut outcome).await?;
+            let state = outcome.state.take().map(|state| *state).ok_or_else(|| {
+                TerminalError::new("the run paused without a state to resume from")
+            })?;
+            let resumed = runtime.resume_state(state, decisions);
+            outcome = ended(with_steps(&ctx, &mut steps, &cancel, resumed).await, &gate)?;
+        }
+        mark(&ctx, &gate, "run finished").await?;
+        gate.flush();
+
+        ctx.set(TRANSCRIPT, Json(outcome.transcript.clone()));
+        let answer = Outcome::from(&outcome);
+        ctx.set(OUTCOME, Json(answer.clone()));
+        Ok(Json(answer))
+    }
+
+    /// Sends decisions for calls the running invocation waits on, by call id:
+    /// `{"c1": {"decision": "approve"}, "c2": {"decision": "deny", "with": "not today"}}`
+    /// (`edit` takes the new arguments). Answers with the ids decided. A call id nobody waits
+    /// on is an error, and then nothing is sent.
+    #[handler]
+    async fn decide(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        decisions: Json<BTreeMap<String, Decision>>,
+    ) -> HandlerResult<Json<Vec<String>>> {
+        let waiting = pending_of(&ctx).await?;
+        let decisions = decisions.into_inner();
+        let unknown: Vec<&str> = decisions
+            .keys()
+            .map(String::as_str)
+            .filter(|id| !waiting.iter().any(|a| a.pending.call.id.as_ref() == *id))
+            .collect();
+        if !unknown.is_empty() {
+            let ids: Vec<&str> = waiting.iter().map(|a| a.pending.call.id.as_ref()).collect();
+            return Err(TerminalError::new_with_code(
+                400,
+                format!(
+                    "no call waits for a decision under {}; waiting: {}",
+                    quoted(&unknown),
+                    if ids.is_empty() {
+                        "none".to_string()
+                    } else {
+                        quoted(&ids)
+                    }
+                ),
+            )
+            .into());
+        }
+        let mut decided = Vec::new();
+        for approval in &waiting {
+            let id = approval.pending.call.id.as_ref();
+            if let Some(decision) = decisions.get(id) {
+                ctx.resolve_awakeable(&approval.awakeable, Json(decision.clone()));
+                decided.push(id.to_owned());
+            }
+        }
+        Ok(Json(decided))
+    }
+
+    /// The calls the running invocation waits on, with their awakeable ids; `[]` when none.
+    #[handler]
+    async fn pending(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<Approval>>> {
+        Ok(Json(pending_of(&ctx).await?))
+    }
+
+    /// The last finished run's [`Outcome`], or nothing (an empty answer) before the first.
+    #[handler]
+    async fn outcome(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Option<Json<Outcome>>> {
+        Ok(ctx.get::<Json<Outcome>>(OUTCOME).await?)
+    }
+
+    /// The session's conversation so far.
+    #[handler]
+    async fn transcript(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<Message>>> {
+        let transcript = ctx.get::<Json<Vec<Message>>>(TRANSCRIPT).await?;
+        Ok(Json(transcript.map(Json::into_inner).unwrap_or_default()))
+    }
+
+    /// Forgets the session: its conversation and last outcome. Queues behind a running goal.
+    #[handler]
+    async fn reset(&self, ctx: ObjectContext<'_>) -> HandlerResult<()> {
+        ctx.clear_all();
+        Ok(())
+    }
+}
+
+async fn pending_of(ctx: &SharedObjectContext<'_>) -> Result<Vec<Approval>, TerminalError> {
+    Ok(ctx
+        .get::<Json<Vec<Approval>>>(PENDING)
+        .await?
+        .map(Json::into_inner)
+        .unwrap_or_default())
+}
+
+/// A run's end as the handler sees it: an [`AgentError`] fails the invocation for good
+/// (retrying cannot help: the configuration, or a model that refuses the request).
+fn ended(
+    outcome: Result<RunOutcome, AgentError>,
+    gate: &EventGate,
+) -> Result<RunOutcome, TerminalError> {
+    outcome.map_err(|error| {
+        gate.flush();
+        TerminalError::new(error.to_string())
+    })
+}
+
+/// The run paused: one awakeable per pending call, listed in the object's state for the `decide`
+/// and `pending` handlers; then the decisions, in call order.
+async fn wait_for_decisions(
+    ctx: &ObjectContext<'_>,
+    gate: &EventGate,
+    outcome: &mut RunOutcome,
+) -> Result<Vec<(String, Decision)>, TerminalError> {
+    mark(ctx, gate, "run paused").await?;
+    let FinishReason::AwaitingApproval { pending } = &outcome.finish else {
+        return Ok(Vec::new());
+    };
+    let mut waiting = Vec::new();
+    let mut answers = Vec::new();
+    for call in pending {
+        let (awakeable, answer) = ctx.awakeable::<Json<Value>>();
+        waiting.push(Approval {
+            pending: call.clone(),
+            awakeable,
+        });
+        answers.push(answer);
+    }
+    ctx.set(PENDING, Json(waiting.clone()));
+    let mut decisions = Vec::new();
+    for (approval, answer) in waiting.iter().zip(answers) {
+        let Json(value) = answer.await?;
+        decisions.push((approval.pending.call.id.to_string(), read_decision(value)));
+    }
+    ctx.clear(PENDING);
+    Ok(decisions)
+}
+
+/// A decision as sent; one that does not read as a [`Decision`] (an awakeable resolved by hand
+/// with something else) denies the call: nothing runs on a decision nobody can read.
+fn read_decision(value: Value) -> Decision {
+    serde_json::from_value(value.clone()).unwrap_or_else(|error| {
+        Decision::Deny(format!(
+            "the decision sent ({value}) could not be read ({error}), so the call was not run"
+        ))
+    })
+}
+
+fn quoted(ids: &[&str]) -> String {
+    ids.iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
