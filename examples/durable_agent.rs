@@ -1,0 +1,201 @@
+//! A durable agent: served as a Restate virtual object, so a run survives the death of the process
+//! running it, and waits for a person's approval as long as it takes.
+//!
+//! ```sh
+//! restate-server &                                    # Restate: ingress :8080, admin :9070
+//! cargo run --example durable_agent -- --workspace /tmp/notes      # this service on :9080
+//! restate deployments register http://127.0.0.1:9080  # or: curl localhost:9070/deployments --json '{"uri": "http://127.0.0.1:9080"}'
+//! curl localhost:8080/Agent/my-session/run --json '"Write a note about Restate, then publish it."'
+//! curl localhost:8080/Agent/my-session/pending        # publishing waits for a person
+//! curl localhost:8080/Agent/my-session/decide --json '{"call_1": {"decision": "approve"}}'
+//! ```
+//!
+//! The model is the one the environment names: `ANTHROPIC_API_KEY`, else `OPENAI_API_KEY` and/or
+//! `OPENAI_BASE_URL` (any OpenAI-compatible server), else Ollama (`OLLAMA_HOST`, default
+//! `127.0.0.1:11434`); `AGENT_MODEL` picks the model. Kill this process at any point (`kill -9`)
+//! and start it again: Restate replays the run's journal into it, and the run goes on where it was.
+//!
+//! Two skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so it
+//! asks for approval) marks one published. Both log what they did to `notes/log`, one line each,
+//! so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
+//! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
+//! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
+//! process in the middle of a batch of calls (the tests do).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_restate::DurableAgent;
+use clap::Parser;
+use eugene::{
+    AgentEvent, AgentRuntime, AnthropicProvider, LlmProvider, OpenAiProvider, Permission,
+    PermissionGate, Registry, SkillContext, SkillError, skill,
+};
+
+#[derive(Parser)]
+#[command(about = "Serve a durable agent to Restate")]
+struct Args {
+    /// Where to listen for Restate (HTTP/2).
+    #[arg(long, default_value = "127.0.0.1:9080")]
+    listen: SocketAddr,
+    /// The folder the skills write in.
+    #[arg(long, default_value = ".")]
+    workspace: PathBuf,
+    /// Append the run's events to this file, one line each.
+    #[arg(long)]
+    events: Option<PathBuf>,
+    /// `write_note` for this name waits for `notes/NAME.go` before it writes.
+    #[arg(long)]
+    hold: Option<String>,
+}
+
+/// The note `write_note` waits for, if any (`--hold`).
+struct Hold(String);
+
+/// Write a note into `notes/NAME.md` in the workspace, replacing any note of that name.
+///
+/// # Arguments
+/// * `name` - The note's name: letters, digits, `-` and `_`.
+/// * `text` - What the note says.
+#[skill(register = false)]
+async fn write_note(ctx: &SkillContext, name: String, text: String) -> Result<String, SkillError> {
+    check_name(&name)?;
+    let notes = ctx.workspace_root().join("notes");
+    std::fs::create_dir_all(&notes)?;
+    if ctx.extension::<Hold>().is_some_and(|hold| hold.0 == name) {
+        log(ctx, &format!("started {name}"))?;
+        while !notes.join(format!("{name}.go")).exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    std::fs::write(notes.join(format!("{name}.md")), &text)?;
+    log(ctx, &format!("wrote {name}"))?;
+    Ok(format!("wrote notes/{name}.md ({} bytes)", text.len()))
+}
+
+/// Publish a note: it can no longer be changed.
+///
+/// # Arguments
+/// * `name` - The note to publish.
+#[skill(destructive, register = false)]
+async fn publish(ctx: &SkillContext, name: String) -> Result<String, SkillError> {
+    check_name(&name)?;
+    if !ctx
+        .workspace_root()
+        .join(format!("notes/{name}.md"))
+        .exists()
+    {
+        return Err(SkillError::tool(format!("there is no note `{name}`")));
+    }
+    log(ctx, &format!("published {name}"))?;
+    Ok(format!("published {name}"))
+}
+
+fn check_name(name: &str) -> Result<(), SkillError> {
+    let fine = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    match fine {
+        true => Ok(()),
+        false => Err(SkillError::bad_args("name", "use letters, digits, - and _")),
+    }
+}
+
+/// One line in `notes/log`, written at once (appends of one line do not interleave).
+fn log(ctx: &SkillContext, line: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(ctx.workspace_root().join("notes/log"))?;
+    file.write_all(format!("{line}\n").as_bytes())
+}
+
+/// The model the environment names.
+fn provider() -> Arc<dyn LlmProvider> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let model = env("AGENT_MODEL");
+    if let Some(key) = env("ANTHROPIC_API_KEY") {
+        let model = model.unwrap_or_else(|| "claude-sonnet-4-5".into());
+        let mut provider = AnthropicProvider::new(key, model);
+        if let Some(base) = env("ANTHROPIC_BASE_URL") {
+            provider = provider.with_base_url(base);
+        }
+        return Arc::new(provider);
+    }
+    let (key, base) = (env("OPENAI_API_KEY"), env("OPENAI_BASE_URL"));
+    if key.is_some() || base.is_some() {
+        let model = model.unwrap_or_else(|| "gpt-4.1".into());
+        let mut provider = OpenAiProvider::new(key.unwrap_or_default(), model);
+        if let Some(base) = base {
+            provider = provider.with_base_url(base);
+        }
+        return Arc::new(provider);
+    }
+    let host = env("OLLAMA_HOST").unwrap_or_else(|| "127.0.0.1:11434".into());
+    let model = model.unwrap_or_else(|| "qwen3".into());
+    Arc::new(OpenAiProvider::new("", model).with_base_url(format!("http://{host}/v1")))
+}
+
+/// One line per event: `PID KIND STEP DETAIL`.
+fn describe(event: &AgentEvent) -> Option<String> {
+    Some(match event {
+        AgentEvent::AssistantText { step, .. } => format!("assistant_text {step}"),
+        AgentEvent::ToolCall { step, call } => format!("tool_call {step} {}", call.id),
+        AgentEvent::ToolResult { step, result } => format!("tool_result {step} {}", result.call_id),
+        AgentEvent::Usage { step, .. } => format!("usage {step}"),
+        AgentEvent::AwaitingApproval { step, pending } => {
+            let ids: Vec<&str> = pending.iter().map(|p| p.call.id.as_ref()).collect();
+            format!("awaiting_approval {step} {}", ids.join(","))
+        }
+        AgentEvent::TurnFinished { step, finish } => match finish {
+            Some(finish) => format!("turn_finished {step} {finish:?}"),
+            None => format!("turn_finished {step}"),
+        },
+        _ => return None,
+    })
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let mut registry = Registry::new();
+    registry.add(WriteNoteSkill).add(PublishSkill);
+    registry.with_hook(PermissionGate::with(|name, metadata| {
+        if metadata.is_destructive {
+            Permission::Ask(format!("`{name}` cannot be undone"))
+        } else {
+            Permission::Allow
+        }
+    }));
+    let mut context = SkillContext::new(&args.workspace);
+    if let Some(name) = args.hold {
+        context = context.with_extension(Hold(name));
+    }
+    let mut runtime = AgentRuntime::from_shared(provider(), Arc::new(registry))
+        .system("You keep notes. Use the tools; say briefly what you did.")
+        .context(context)
+        .max_steps(12);
+    if let Some(path) = args.events {
+        let pid = std::process::id();
+        runtime = runtime.event_sink(move |event: &AgentEvent| {
+            if let Some(line) = describe(event) {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path);
+                if let Ok(mut file) = file {
+                    let _ = file.write_all(format!("{pid} {line}\n").as_bytes());
+                }
+            }
+        });
+    }
+    eprintln!(
+        "durable_agent: serving the Restate object `Agent` on {}",
+        args.listen
+    );
+    DurableAgent::new(runtime).listen(args.listen).await;
+}
