@@ -2,11 +2,12 @@
 //! `examples/mcp_server` over stdio and over HTTP with the bearer token the server prints, and of
 //! typed skills served over HTTP by this test, whose `outputSchema` and `structuredContent` the
 //! SDK checks. Runs `python_client.py` with the Python named by `AGENT_MCP_PYTHON` (one with the
-//! PyPI package `mcp` installed). Without the variable the tests say so and pass: CI sets it.
+//! PyPI package `mcp` installed; CI sets it), else with one the tests install once under the test
+//! target's directory. A test that cannot get one fails, saying how to install it by hand.
 
 mod support;
 
-use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use agent_core::{Registry, SkillError, skill};
@@ -14,15 +15,10 @@ use agent_mcp::McpServer;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python_client.py");
 
-fn python() -> Option<OsString> {
-    let python = std::env::var_os("AGENT_MCP_PYTHON");
-    if python.is_none() {
-        eprintln!(
-            "skipped: set AGENT_MCP_PYTHON to a python with the `mcp` package \
-             (python3 -m venv /tmp/mcpvenv && /tmp/mcpvenv/bin/pip install mcp)"
-        );
-    }
-    python
+/// A Python with the `mcp` package: `AGENT_MCP_PYTHON` (CI sets it), else one installed once
+/// under the test target's directory. A test that cannot get one fails, saying how to install it.
+fn python() -> PathBuf {
+    test_support::provision::python_with_mcp(env!("CARGO_TARGET_TMPDIR"))
 }
 
 fn assert_passed(output: &Output) {
@@ -38,7 +34,7 @@ fn assert_passed(output: &Output) {
 
 #[test]
 fn the_python_sdk_lists_tools_and_reads_files_only_inside_the_workspace() {
-    let Some(python) = python() else { return };
+    let python = python();
     let server = support::example("mcp_server");
     let output = Command::new(&python)
         .arg(SCRIPT)
@@ -99,7 +95,7 @@ async fn touch() -> Result<(), SkillError> {
 
 #[test]
 fn the_python_sdk_reads_typed_outputs_as_structured_content_that_follows_the_output_schema() {
-    let Some(python) = python() else { return };
+    let python = python();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,0 +1,104 @@
+//! Real outside programs the tests need, installed on first use from the package registries, so
+//! that `cargo test --workspace` passes on a fresh clone without a setup step and no test passes
+//! by skipping what it cannot start.
+//!
+//! Each is looked for first where CI puts it (an environment variable), then in the test
+//! target's own directory, where the first test that needs it installs it once. When it cannot
+//! be installed, the test fails with the command that installs it by hand.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+/// A Python interpreter with the PyPI package `mcp` (pinned) installed: `AGENT_MCP_PYTHON` if
+/// set, else a virtual environment made once in `target_tmp` (pass `env!("CARGO_TARGET_TMPDIR")`).
+pub fn python_with_mcp(target_tmp: &str) -> PathBuf {
+    if let Some(python) = std::env::var_os("AGENT_MCP_PYTHON") {
+        return PathBuf::from(python);
+    }
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let made = PYTHON.get_or_init(|| {
+        install(Path::new(target_tmp), "python-mcp", "bin/python", |dir| {
+            run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
+            run(Command::new(dir.join("bin/pip")).args(["install", "--quiet", "mcp==2.3.0"]))
+        })
+    });
+    match made {
+        Ok(python) => python.clone(),
+        Err(why) => panic!(
+            "this test needs Python with the `mcp` package and could not install it ({why}). \
+             Install it by hand: python3 -m venv /tmp/mcpvenv && /tmp/mcpvenv/bin/pip install \
+             mcp==2.3.0, then set AGENT_MCP_PYTHON=/tmp/mcpvenv/bin/python"
+        ),
+    }
+}
+
+/// A program from an npm package: `env` if set, else `package` installed once with npm into
+/// `target_tmp`, and `bin` (a path inside its `node_modules`) returned.
+pub fn npm_program(target_tmp: &str, env: &str, package: &str, bin: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env) {
+        return PathBuf::from(path);
+    }
+    static INSTALLED: Mutex<Vec<(String, Result<PathBuf, String>)>> = Mutex::new(Vec::new());
+    let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, made)) = installed.iter().find(|(p, _)| p == package) {
+        return made.clone().unwrap_or_else(|why| npm_failed(package, env, &why));
+    }
+    let folder = format!("npm-{}", package.replace(['@', '/'], "_"));
+    let made = install(Path::new(target_tmp), &folder, &format!("node_modules/{bin}"), |dir| {
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error"])
+            .arg("--prefix")
+            .arg(dir)
+            .arg(package)
+            .env("SCARF_ANALYTICS", "false"))
+    });
+    installed.push((package.to_owned(), made.clone()));
+    made.unwrap_or_else(|why| npm_failed(package, env, &why))
+}
+
+fn npm_failed(package: &str, env: &str, why: &str) -> PathBuf {
+    panic!(
+        "this test needs {package} and could not install it ({why}). Install it by hand: \
+         npm install --prefix /tmp/npm {package}, then set {env} to the program inside \
+         /tmp/npm/node_modules"
+    )
+}
+
+/// `target_tmp/name`, made by `make` unless a finished install is there (a marker file, written
+/// last, says so: a half-made one is removed and made again); `program` is the path inside it.
+/// The tests that need one program live in one test binary, where a lock makes the install
+/// happen once.
+fn install(
+    target_tmp: &Path,
+    name: &str,
+    program: &str,
+    make: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<PathBuf, String> {
+    let dir = target_tmp.join(name);
+    let marker = dir.join(".installed");
+    if !marker.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        make(&dir)?;
+        std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
+    }
+    let program = dir.join(program);
+    if program.exists() {
+        Ok(program)
+    } else {
+        Err(format!("{} is missing after the install", program.display()))
+    }
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let shown = format!("{command:?}");
+    match command.output() {
+        Ok(output) if output.status.success() => Ok(()),
+        Ok(output) => Err(format!(
+            "{shown} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+        Err(error) => Err(format!("{shown} could not start: {error}")),
+    }
+}
