@@ -42,17 +42,30 @@ pub fn npm_program(target_tmp: &str, env: &str, package: &str, bin: &str) -> Pat
     static INSTALLED: Mutex<Vec<(String, Result<PathBuf, String>)>> = Mutex::new(Vec::new());
     let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, made)) = installed.iter().find(|(p, _)| p == package) {
-        return made.clone().unwrap_or_else(|why| npm_failed(package, env, &why));
+        return made
+            .clone()
+            .unwrap_or_else(|why| npm_failed(package, env, &why));
     }
     let folder = format!("npm-{}", package.replace(['@', '/'], "_"));
-    let made = install(Path::new(target_tmp), &folder, &format!("node_modules/{bin}"), |dir| {
-        run(Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error"])
-            .arg("--prefix")
-            .arg(dir)
-            .arg(package)
-            .env("SCARF_ANALYTICS", "false"))
-    });
+    let made = install(
+        Path::new(target_tmp),
+        &folder,
+        &format!("node_modules/{bin}"),
+        |dir| {
+            run(Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--loglevel=error",
+                ])
+                .arg("--prefix")
+                .arg(dir)
+                .arg(package)
+                .env("SCARF_ANALYTICS", "false"))
+        },
+    );
     installed.push((package.to_owned(), made.clone()));
     made.unwrap_or_else(|why| npm_failed(package, env, &why))
 }
@@ -87,7 +100,10 @@ fn install(
     if program.exists() {
         Ok(program)
     } else {
-        Err(format!("{} is missing after the install", program.display()))
+        Err(format!(
+            "{} is missing after the install",
+            program.display()
+        ))
     }
 }
 
