@@ -584,6 +584,98 @@ mod tests {
         assert!(journal.entries.lock().unwrap().is_empty());
     }
 
+    /// A skill that counts its runs.
+    struct Bump(Arc<AtomicUsize>);
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoInput {}
+
+    #[async_trait::async_trait]
+    impl crate::skill::Skill for Bump {
+        type Input = NoInput;
+        fn name(&self) -> &str {
+            "bump"
+        }
+        fn description(&self) -> &str {
+            "Counts."
+        }
+        async fn run(&self, _: NoInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
+            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(SkillOutput::Text(format!("bumped to {n}")))
+        }
+    }
+
+    fn runtime(
+        replies: Vec<crate::llm::MockReply>,
+        runs: &Arc<AtomicUsize>,
+        journal: &Arc<Memory>,
+    ) -> (super::super::AgentRuntime, crate::llm::MockProvider) {
+        let mut registry = Registry::new();
+        registry.add(Bump(Arc::clone(runs)));
+        let provider = crate::llm::MockProvider::new(replies);
+        let journal: Arc<dyn Journal> = journal.clone();
+        let runtime = super::super::AgentRuntime::new(provider.clone(), registry).journal(journal);
+        (runtime, provider)
+    }
+
+    fn two_bumps() -> Vec<crate::llm::MockReply> {
+        vec![
+            crate::llm::MockReply::tool_calls([
+                ToolCall::new("c1", "bump", serde_json::json!({})),
+                ToolCall::new("c2", "bump", serde_json::json!({})),
+            ]),
+            crate::llm::MockReply::text("done"),
+        ]
+    }
+
+    #[tokio::test]
+    async fn a_run_replayed_from_its_journal_asks_the_model_nothing_and_runs_nothing_again() {
+        let (journal, runs) = (Arc::new(Memory::default()), Arc::new(AtomicUsize::new(0)));
+        let (first, _) = runtime(two_bumps(), &runs, &journal);
+        let outcome = first.run("bump twice").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("done"));
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            journal.entries.lock().unwrap().len(),
+            4,
+            "2 model calls, 2 tool calls"
+        );
+
+        // Another attempt at the same run: everything comes from the journal.
+        journal.next.store(0, Ordering::SeqCst);
+        let (again, provider) = runtime(Vec::new(), &runs, &journal);
+        let replayed = again.run("bump twice").await.unwrap();
+        assert_eq!(replayed.final_text.as_deref(), Some("done"));
+        assert_eq!(replayed.transcript, outcome.transcript);
+        assert_eq!(replayed.usage, outcome.usage);
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        assert!(provider.requests().is_empty());
+    }
+
+    #[tokio::test]
+    async fn after_a_crash_mid_batch_only_the_steps_not_journaled_run() {
+        let (journal, runs) = (Arc::new(Memory::default()), Arc::new(AtomicUsize::new(0)));
+        let (first, _) = runtime(two_bumps(), &runs, &journal);
+        first.run("bump twice").await.unwrap();
+        // The attempt died after the first call's result was recorded.
+        journal.entries.lock().unwrap().truncate(2);
+        journal.next.store(0, Ordering::SeqCst);
+        runs.store(1, Ordering::SeqCst);
+        let (again, provider) = runtime(vec![crate::llm::MockReply::text("done")], &runs, &journal);
+        let outcome = again.run("bump twice").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("done"));
+        assert_eq!(runs.load(Ordering::SeqCst), 2, "c1 replayed, c2 ran");
+        let requests = provider.requests();
+        assert_eq!(requests.len(), 1, "the first turn was not asked again");
+        let results: Vec<&str> = requests[0]
+            .messages
+            .iter()
+            .filter(|m| m.role == crate::message::Role::Tool)
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(results, ["bumped to 1", "bumped to 2"]);
+    }
+
     #[test]
     fn an_entry_of_another_shape_is_a_clear_error() {
         let error = read_back::<ToolRecord>("step 2: tool rm (c1)", serde_json::json!({"x": 1}))
