@@ -587,3 +587,50 @@ async fn wait_pending(restate: &Restate, session: &str) -> Vec<Value> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_runs_one_goal_at_a_time_and_cancelling_a_waiting_run_lets_the_next_one_in() {
+    let llm = Server::start([
+        calls(&[("c1", "publish", json!({"name": "a"}))]),
+        text("Hello from another session."),
+        text("Second goal done."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _service = service(port, work.path(), &llm.url, None).await;
+    restate.register(port).await;
+
+    let waiting = restate.send_run("queue", "Publish a.").await;
+    wait_pending(&restate, "queue").await;
+    // The same session's next goal queues behind the waiting run...
+    let queued = restate.send_run("queue", "Then this.").await;
+    // ...while another session runs at once.
+    let (status, other) = restate
+        .ingress("/Agent/other/run", Some(json!("Say hello.")))
+        .await;
+    assert_eq!(status, 200, "{other}");
+    assert_eq!(other["final_text"], "Hello from another session.");
+    assert_eq!(llm.received().len(), 2, "the queued goal has not started");
+
+    // Cancelled through Restate's admin API, the waiting run ends without running the call.
+    let response = reqwest::Client::new()
+        .patch(format!("{}/invocations/{waiting}/cancel", restate.admin))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{response:?}");
+    let (status, cancelled) = restate
+        .ingress(&format!("/restate/invocation/{waiting}/attach"), None)
+        .await;
+    assert!(status >= 400, "{status} {cancelled}");
+    assert!(logged(work.path()).is_empty());
+
+    let next = restate.attach(&queued).await;
+    assert_eq!(next["final_text"], "Second goal done.", "{next}");
+    let requests = llm.received();
+    assert_eq!(requests.len(), 3);
+    // The cancelled goal left the conversation as it was.
+    assert_eq!(requests_messages(&requests[2].json()), ["Then this."]);
+}
