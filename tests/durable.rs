@@ -634,3 +634,46 @@ async fn a_session_runs_one_goal_at_a_time_and_cancelling_a_waiting_run_lets_the
     // The cancelled goal left the conversation as it was.
     assert_eq!(requests_messages(&requests[2].json()), ["Then this."]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_down_through_the_providers_retries_is_retried_by_restate_without_rerunning_tools()
+{
+    let overloaded = || {
+        Reply::json(
+            503,
+            &json!({"error": {"message": "overloaded", "type": "overloaded_error"}}),
+        )
+    };
+    let llm = Server::start([
+        calls(&[("c1", "write_note", json!({"name": "a", "text": "x"}))]),
+        // The provider tries three times, then the step fails and is not journaled; Restate
+        // retries the invocation, which replays the first turn and the call, and asks again.
+        overloaded(),
+        overloaded(),
+        overloaded(),
+        text("Written, eventually."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _service = service(port, work.path(), &llm.url, None).await;
+    restate.register(port).await;
+
+    let (status, outcome) = restate
+        .ingress("/Agent/flaky/run", Some(json!("Write a.")))
+        .await;
+    assert_eq!(status, 200, "{outcome}");
+    assert_eq!(outcome["final_text"], "Written, eventually.");
+    assert_eq!(outcome["steps"], 2);
+    assert_eq!(logged(work.path()), ["wrote a"]);
+    let requests = llm.received();
+    assert_eq!(requests.len(), 5);
+    for retry in &requests[2..] {
+        assert_eq!(
+            retry.json(),
+            requests[1].json(),
+            "the same turn, asked again"
+        );
+    }
+}
