@@ -677,3 +677,104 @@ async fn a_model_down_through_the_providers_retries_is_retried_by_restate_withou
         );
     }
 }
+
+/// What a load balancer in front of several instances does, on loopback: each connection is
+/// forwarded to the port `to` holds when it arrives.
+struct Proxy {
+    port: u16,
+    to: std::sync::Arc<std::sync::atomic::AtomicU16>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(to: u16) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let to = std::sync::Arc::new(std::sync::atomic::AtomicU16::new(to));
+        let target = to.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let port = target.load(std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    if let Ok(mut outbound) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", port)).await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        Proxy { port, to, task }
+    }
+
+    fn switch(&self, to: u16) {
+        self.to.store(to, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_instance_behind_the_same_address_takes_over_a_run_whose_instance_died() {
+    let llm = Server::start([
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "first"})),
+            ("c2", "write_note", json!({"name": "b", "text": "second"})),
+        ]),
+        text("Both notes are written."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    // Two instances of the service (one workspace, as on shared storage), one address for Restate.
+    let (port_a, port_b) = (free_port(), free_port());
+    let mut a = service(port_a, work.path(), &llm.url, Some("b")).await;
+    let _b = service(port_b, work.path(), &llm.url, Some("b")).await;
+    let balancer = Proxy::start(port_a).await;
+    restate.register(balancer.port).await;
+
+    let invocation = restate.send_run("failover", "Write notes a and b.").await;
+    wait_for("b to start", || {
+        count(&logged(work.path()), "started b") == 1
+    })
+    .await;
+    // Instance a dies; the balancer sends new connections to b, which was up all along.
+    balancer.switch(port_b);
+    a.kill();
+    std::fs::write(work.path().join("notes/b.go"), "").unwrap();
+
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["final_text"], "Both notes are written.",
+        "{outcome}"
+    );
+    let log = logged(work.path());
+    assert_eq!(count(&log, "wrote a"), 1, "{log:?}");
+    assert_eq!(count(&log, "wrote b"), 1, "{log:?}");
+    assert_eq!(llm.received().len(), 2);
+    let events = events(work.path());
+    let finished: Vec<&str> = events
+        .iter()
+        .filter(|(_, line)| line.starts_with("turn_finished 2"))
+        .map(|(pid, _)| pid.as_str())
+        .collect();
+    assert_eq!(
+        finished,
+        [b_pid(&events, &a)],
+        "instance b finished the run: {events:?}"
+    );
+}
+
+/// The process id in the events that is not `a`'s.
+fn b_pid<'e>(events: &'e [(String, String)], a: &Process) -> &'e str {
+    let a = a.0.id().to_string();
+    events
+        .iter()
+        .map(|(pid, _)| pid.as_str())
+        .find(|pid| *pid != a)
+        .expect("the second instance reported events")
+}
