@@ -20,7 +20,8 @@
 //! so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
 //! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
 //! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
-//! process in the middle of a batch of calls (the tests do).
+//! process in the middle of a batch of calls (the tests do). `--typed` makes every run end with a
+//! `Summary` (`{"written": [...], "summary": "..."}`), in the outcome's `output`.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -31,8 +32,8 @@ use std::time::Duration;
 use agent_restate::DurableAgent;
 use clap::Parser;
 use eugene::{
-    AgentEvent, AgentRuntime, AnthropicProvider, LlmProvider, OpenAiProvider, Permission,
-    PermissionGate, Registry, SkillContext, SkillError, skill,
+    AgentEvent, AgentRuntime, AnthropicProvider, LlmProvider, OpenAiProvider, OutputType,
+    Permission, PermissionGate, Registry, SkillContext, SkillError, skill,
 };
 
 #[derive(Parser)]
@@ -50,6 +51,19 @@ struct Args {
     /// `write_note` for this name waits for `notes/NAME.go` before it writes.
     #[arg(long)]
     hold: Option<String>,
+    /// Every run ends with a `Summary` (the outcome's `output`).
+    #[arg(long)]
+    typed: bool,
+}
+
+/// What a typed run ends with (`--typed`).
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)] // Read by the check, which deserializes the model's answer into it.
+struct Summary {
+    /// The names of the notes written in this run.
+    written: Vec<String>,
+    /// One sentence on what was done.
+    summary: String,
 }
 
 /// The note `write_note` waits for, if any (`--hold`).
@@ -197,5 +211,9 @@ async fn main() {
         "durable_agent: serving the Restate object `Agent` on {}",
         args.listen
     );
-    DurableAgent::new(runtime).listen(args.listen).await;
+    let mut agent = DurableAgent::new(runtime);
+    if args.typed {
+        agent = agent.output(OutputType::of::<Summary>());
+    }
+    agent.listen(args.listen).await;
 }

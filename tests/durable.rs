@@ -219,7 +219,18 @@ fn example() -> PathBuf {
 
 /// One incarnation of the service: the example on `port`, writing in `work`, the model at `llm`.
 async fn service(port: u16, work: &Path, llm: &str, hold: Option<&str>) -> Process {
+    service_with(port, work, llm, hold, &[]).await
+}
+
+async fn service_with(
+    port: u16,
+    work: &Path,
+    llm: &str,
+    hold: Option<&str>,
+    flags: &[&str],
+) -> Process {
     let mut command = Command::new(example());
+    command.args(flags);
     command
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .arg("--workspace")
@@ -237,7 +248,7 @@ async fn service(port: u16, work: &Path, llm: &str, hold: Option<&str>) -> Proce
     ] {
         command.env_remove(key);
     }
-    let process = command
+    let mut process = command
         .env("OPENAI_BASE_URL", llm)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -249,6 +260,12 @@ async fn service(port: u16, work: &Path, llm: &str, hold: Option<&str>) -> Proce
         .await
         .is_err()
     {
+        if let Some(status) = process.try_wait().unwrap() {
+            panic!(
+                "the service exited ({status}) before it listened; an old build? `cargo test` \
+                 builds the examples, `cargo test --test durable` alone does not"
+            );
+        }
         assert!(started.elapsed() < PATIENCE, "the service did not listen");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -777,4 +794,55 @@ fn b_pid<'e>(events: &'e [(String, String)], a: &Process) -> &'e str {
         .map(|(pid, _)| pid.as_str())
         .find(|pid| *pid != a)
         .expect("the second instance reported events")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_agent_pauses_goes_on_after_the_decision_and_ends_with_a_checked_value() {
+    let llm = Server::start([
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "x"})),
+            ("c2", "publish", json!({"name": "a"})),
+        ]),
+        // The first answer does not pass the check: it goes back to the model with the error.
+        calls(&[("c3", "final_answer", json!({"written": "a"}))]),
+        calls(&[(
+            "c4",
+            "final_answer",
+            json!({"written": ["a"], "summary": "Wrote and published a."}),
+        )]),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _service = service_with(port, work.path(), &llm.url, None, &["--typed"]).await;
+    restate.register(port).await;
+
+    let invocation = restate.send_run("typed", "Write and publish a.").await;
+    wait_pending(&restate, "typed").await;
+    let (status, _) = restate
+        .ingress(
+            "/Agent/typed/decide",
+            Some(json!({"c2": {"decision": "approve"}})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["output"],
+        json!({"written": ["a"], "summary": "Wrote and published a."}),
+        "{outcome}"
+    );
+    assert_eq!(outcome["steps"], 3);
+    assert_eq!(logged(work.path()), ["wrote a", "published a"]);
+    let requests = llm.received();
+    let offered: Vec<String> = requests[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(offered.contains(&"final_answer".to_owned()), "{offered:?}");
+    let told = tool_results(&requests[2].json());
+    assert!(told.last().unwrap().1.contains("`written`"), "{told:?}");
 }

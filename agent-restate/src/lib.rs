@@ -61,9 +61,9 @@ mod outcome;
 
 use std::net::SocketAddr;
 
-use agent_core::AgentRuntime;
 #[cfg(doc)]
 use agent_core::FinishReason;
+use agent_core::{AgentRuntime, OutputType};
 use restate_sdk::endpoint::{Endpoint, ServiceOptions};
 use restate_sdk::http_server::HttpServer;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
@@ -79,6 +79,7 @@ pub const SERVICE_NAME: &str = "Agent";
 /// An agent served as a Restate virtual object. See the [crate docs](crate).
 pub struct DurableAgent {
     runtime: AgentRuntime,
+    output: Option<OutputType>,
     options: Option<ServiceOptions>,
 }
 
@@ -89,8 +90,17 @@ impl DurableAgent {
     pub fn new(runtime: AgentRuntime) -> Self {
         DurableAgent {
             runtime,
+            output: None,
             options: None,
         }
+    }
+
+    /// Makes every run typed: it ends when the model answers with a value that passes `output`'s
+    /// check ([`OutputType::of::<T>()`](OutputType::of) for a Rust type), which the [`Outcome`]'s
+    /// `output` then holds (see [`AgentRuntime::run_typed`] for how the model is asked).
+    pub fn output(mut self, output: OutputType) -> Self {
+        self.output = Some(output);
+        self
     }
 
     /// Restate options for the service: timeouts, retry policy, retention. A step that may
@@ -104,6 +114,7 @@ impl DurableAgent {
     pub fn service(self) -> ServiceDefinition {
         let service = AgentObject {
             runtime: self.runtime,
+            output: self.output,
         }
         .into_service_definition();
         match self.options {

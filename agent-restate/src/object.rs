@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use agent_core::{
-    AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, RunOutcome,
+    AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, OutputType,
+    RunOutcome, RunState,
 };
 use restate_sdk::prelude::*;
 use serde_json::Value;
@@ -22,6 +23,8 @@ const OUTCOME: &str = "outcome";
 /// The Restate virtual object behind [`DurableAgent`](crate::DurableAgent): one per session id.
 pub struct AgentObject {
     pub(crate) runtime: AgentRuntime,
+    /// What every run must end with, for a typed agent.
+    pub(crate) output: Option<OutputType>,
 }
 
 #[restate_sdk::object(name = "Agent")]
@@ -47,14 +50,14 @@ impl AgentObject {
             .journal(Arc::new(journal))
             .cancellation(cancel.clone());
 
-        let run = runtime.resume(transcript);
+        let run = self.start(&runtime, transcript);
         let mut outcome = ended(with_steps(&ctx, &mut steps, &cancel, run).await, &gate)?;
         while matches!(outcome.finish, FinishReason::AwaitingApproval { .. }) {
             let decisions = wait_for_decisions(&ctx, &gate, &mut outcome).await?;
             let state = outcome.state.take().map(|state| *state).ok_or_else(|| {
                 TerminalError::new("the run paused without a state to resume from")
             })?;
-            let resumed = runtime.resume_state(state, decisions);
+            let resumed = self.go_on(&runtime, state, decisions);
             outcome = ended(with_steps(&ctx, &mut steps, &cancel, resumed).await, &gate)?;
         }
         mark(&ctx, &gate, "run finished").await?;
@@ -134,6 +137,37 @@ impl AgentObject {
     async fn reset(&self, ctx: ObjectContext<'_>) -> HandlerResult<()> {
         ctx.clear_all();
         Ok(())
+    }
+}
+
+impl AgentObject {
+    /// A run on the transcript, typed if the agent is.
+    async fn start(
+        &self,
+        runtime: &AgentRuntime,
+        transcript: Vec<Message>,
+    ) -> Result<RunOutcome, AgentError> {
+        match &self.output {
+            Some(output) => runtime.resume_with_output(transcript, output.clone()).await,
+            None => runtime.resume(transcript).await,
+        }
+    }
+
+    /// A paused run continued with the decisions, typed if the agent is.
+    async fn go_on(
+        &self,
+        runtime: &AgentRuntime,
+        state: RunState,
+        decisions: Vec<(String, Decision)>,
+    ) -> Result<RunOutcome, AgentError> {
+        match &self.output {
+            Some(output) => {
+                runtime
+                    .resume_state_with_output(state, decisions, output.clone())
+                    .await
+            }
+            None => runtime.resume_state(state, decisions).await,
+        }
     }
 }
 

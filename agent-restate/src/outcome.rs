@@ -17,7 +17,8 @@ pub struct Outcome {
     pub steps: usize,
     /// Tokens used by this run.
     pub usage: Usage,
-    /// A typed run's checked value (not offered by the handlers yet: always `None`).
+    /// A typed agent's checked value ([`DurableAgent::output`](crate::DurableAgent::output)), when
+    /// the run ended with one.
     pub output: Option<Value>,
 }
 
