@@ -12,6 +12,10 @@ pub use agent_core::*;
 #[cfg(feature = "mcp")]
 pub use agent_mcp as mcp;
 
+/// Durable runs on Restate (`agent-restate`), with the `restate` feature.
+#[cfg(feature = "restate")]
+pub use agent_restate as restate;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
