@@ -86,7 +86,9 @@ impl AgentRuntime {
                  has a skill by that name: rename it"
             )));
         }
-        let has_tools = !self.registry.definitions().is_empty();
+        // A registry with any skill shows the model at least one tool (a deferred skill brings
+        // `tool_search`), so this asks without cloning every definition.
+        let has_tools = !self.registry.is_empty();
         Ok(output::Output::new(
             output,
             self.output_mode,
