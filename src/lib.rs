@@ -2,6 +2,10 @@
 //!
 //! This facade re-exports everything from [`agent_core`]; depend on `eugene` alone. See the
 //! README for the walkthrough and `agent_core`'s crate docs for the manual.
+//!
+//! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
+//! (default) sessions kept in a file, `mcp` the `mcp` module, `restate` the `restate` module.
+//! A crate that only defines skills can depend on `agent-core` without default features instead.
 
 #![warn(missing_docs)]
 

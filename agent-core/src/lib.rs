@@ -39,11 +39,24 @@
 //! `CancellationToken`), `futures` (bounded ordered concurrency, panic capture), `thiserror`
 //! (error enums), `strsim` (suggesting close skill names), `foldhash` (the name index's hasher:
 //! a lookup per call, on names the registry chose, so a fast hasher without flooding defenses
-//! fits), `reqwest` with rustls (HTTP to the model APIs, no system TLS library needed), `eventsource-stream` (the server-sent-events parser
-//! of the streaming APIs), `async-stream` (writing the provider streams as plain loops), `bytes`
-//! (request bodies shared across retries), `fastrand` (retry jitter), `tracing` (spans for runs,
-//! turns, model calls and skill calls, named after the OpenTelemetry GenAI conventions), `redb`
-//! (feature `redb`, default: [`RedbSessionStore`], sessions in one transactional file, pure Rust).
+//! fits), `fastrand` (retry jitter), `tracing` (spans for runs, turns, model calls and skill
+//! calls, named after the OpenTelemetry GenAI conventions), `redb` (feature `redb`, default:
+//! [`RedbSessionStore`], sessions in one transactional file, pure Rust).
+//!
+//! Feature `http` (default) adds the HTTP providers and what only they use: `reqwest` (the HTTP
+//! client; the version rmcp uses, so a build with MCP has one HTTP stack), `rustls` with its
+//! `ring` provider and `rustls-platform-verifier` (TLS checked against the system's certificates,
+//! no system TLS library), `eventsource-stream` (the server-sent-events parser of the streaming
+//! APIs), `async-stream` (the provider streams written as plain loops), `bytes` (request bodies
+//! shared across retries).
+//!
+//! # A crate of skills without an HTTP client
+//!
+//! A library that only defines skills (to serve them over MCP, to plug them into another model
+//! client, or to keep its own users' builds light) depends on
+//! `agent-core = { version = "…", default-features = false }`: `#[skill]`, link-time
+//! registration, the [`Registry`], hooks, the runtime loop and [`MockProvider`] all build without
+//! `http`, and the build compiles no HTTP or TLS crate.
 
 #![warn(missing_docs)]
 
@@ -200,11 +213,15 @@ pub use event::{AgentEvent, EventSink};
 pub use hook::{
     AllowIf, Decide, HookFuture, HookOutcome, Permission, PermissionGate, PermissionRule, SkillHook,
 };
+#[cfg(feature = "http")]
 pub use llm::{
-    AnthropicProvider, AnthropicWire, CacheControl, EventStream, HttpOptions, HttpProvider,
-    LlmProvider, MockProvider, MockReply, OpenAiProvider, OpenAiWire, ProviderError,
-    RecordedRequest, SseDecoder, StreamEvent, WireCodec,
+    AnthropicProvider, AnthropicWire, CacheControl, HttpOptions, HttpProvider, OpenAiProvider,
+    OpenAiWire, SseDecoder, WireCodec,
 };
+pub use llm::{
+    EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
+};
+#[cfg(feature = "http")]
 #[doc(hidden)]
 pub use llm::{WireFormat, decode_recorded_stream};
 pub use message::{

@@ -245,7 +245,9 @@ async fn client_for(url: &Url, config: &WebConfig) -> Result<reqwest::Client, Sk
             ))
         })?;
     }
+    let tls = agent_core::llm::tls_config().map_err(SkillError::tool)?;
     let mut builder = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .user_agent(config.user_agent.clone());

@@ -26,29 +26,42 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "http")]
 mod anthropic;
 mod error;
+#[cfg(feature = "http")]
 mod http;
 mod mock;
+#[cfg(feature = "http")]
 mod openai;
+#[cfg(feature = "http")]
 mod provider;
+#[cfg(feature = "http")]
 mod sse;
+#[cfg(feature = "http")]
 mod stream;
+#[cfg(feature = "http")]
 mod wire;
 
 use std::pin::Pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 
+#[cfg(feature = "http")]
 pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
 pub use error::ProviderError;
-pub use http::HttpOptions;
+#[cfg(feature = "http")]
+pub use http::{HttpOptions, tls_config};
 pub use mock::{MockProvider, MockReply, RecordedRequest};
+#[cfg(feature = "http")]
 pub use openai::{OpenAiProvider, OpenAiWire};
+#[cfg(feature = "http")]
 pub use provider::{HttpProvider, WireCodec};
-pub use stream::{SseDecoder, final_response};
+#[cfg(feature = "http")]
+pub use stream::SseDecoder;
+#[cfg(feature = "http")]
 #[doc(hidden)]
 pub use stream::{WireFormat, decode_recorded_stream};
 
@@ -125,4 +138,19 @@ pub trait LlmProvider: Send + Sync {
     fn supports_response_schema(&self) -> bool {
         false
     }
+}
+
+/// Reads a stream to its [`StreamEvent::Done`] and returns that answer: what
+/// [`LlmProvider::complete`] does by default.
+pub async fn final_response(mut stream: EventStream) -> Result<ChatResponse, ProviderError> {
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Done(response) = event? {
+            return Ok(response);
+        }
+    }
+    Err(ProviderError::Stream {
+        provider: "provider".into(),
+        error_type: None,
+        message: "the stream ended without a complete answer".into(),
+    })
 }

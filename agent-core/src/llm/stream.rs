@@ -140,18 +140,3 @@ pub fn decode_recorded_stream(
         (out, None)
     })
 }
-
-/// Reads a stream to its [`StreamEvent::Done`] and returns that answer: what
-/// [`LlmProvider::complete`](super::LlmProvider::complete) does by default.
-pub async fn final_response(mut stream: EventStream) -> Result<ChatResponse, ProviderError> {
-    while let Some(event) = stream.next().await {
-        if let StreamEvent::Done(response) = event? {
-            return Ok(response);
-        }
-    }
-    Err(ProviderError::Stream {
-        provider: "provider".into(),
-        error_type: None,
-        message: "the stream ended without a complete answer".into(),
-    })
-}

@@ -7,6 +7,7 @@ mod mock;
 mod openai;
 mod openai_local;
 mod thinking;
+mod tls;
 mod typed;
 
 use test_support::server;
