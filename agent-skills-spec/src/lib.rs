@@ -1,0 +1,1 @@
+//! The Agent Skills format (stub: being written).
