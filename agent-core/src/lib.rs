@@ -6,6 +6,7 @@
 //! | module | central type | what it is for |
 //! |---|---|---|
 //! | [`skill`](mod@skill) | [`Skill`], [`DynSkill`], [`#[skill]`](macro@skill) | a tool the model can call: typed input, flags, `run`; the attribute that writes one |
+//! | [`agent_skills`] | [`AgentSkill`] | instructions the model loads when a task calls for them (`SKILL.md` folders), a level at a time |
 //! | [`context`] | [`SkillContext`] | what a running skill reaches: workspace, cancellation, session, extensions |
 //! | [`registry`] | [`Registry`] | finding skills, describing them to the model, running calls |
 //! | [`hook`] | [`SkillHook`] | allowing, denying, rewriting or replacing calls; inspecting results |
@@ -60,6 +61,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent_skills;
 pub mod call;
 pub mod context;
 pub mod error;
@@ -205,6 +207,7 @@ pub mod skill;
 /// names nothing, add one line, `use my_skills as _;`. Forgetting it when no other skill is
 /// linked makes `discover()` fail with [`RegistryError::NothingDiscovered`], which says so.
 pub use agent_macros::skill;
+pub use agent_skills::{AgentSkill, EmbeddedAgentSkill, EmbeddedFile, SkillFiles};
 pub use async_trait::async_trait;
 pub use call::{SharedStr, ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};

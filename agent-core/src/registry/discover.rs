@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::Registry;
+use crate::agent_skills::AgentSkill;
 use crate::error::{RegistryError, SourceLocation};
 use crate::skill::DynSkill;
 
@@ -14,6 +15,9 @@ impl Registry {
     /// Two skills with the same name (or alias) are an error naming both source locations; finding
     /// no skill at all is an error too ([`RegistryError::NothingDiscovered`]), because it almost
     /// always means a crate of skills was not linked.
+    ///
+    /// Agent Skills compiled in with `agent_skills!` are found too, and offered through the
+    /// built-in `load_skill` (see [`crate::agent_skills`]).
     pub fn discover() -> Result<Registry, RegistryError> {
         Registry::discover_where(|_| true)
     }
@@ -31,8 +35,14 @@ impl Registry {
         mut keep: impl FnMut(&SkillRegistration) -> bool,
     ) -> Result<Registry, RegistryError> {
         let mut linked: Vec<&SkillRegistration> = inventory::iter::<SkillRegistration>().collect();
+        let agent_skills = AgentSkill::embedded();
         if linked.is_empty() {
-            return Err(RegistryError::NothingDiscovered);
+            if agent_skills.is_empty() {
+                return Err(RegistryError::NothingDiscovered);
+            }
+            let mut registry = Registry::new();
+            registry.add_agent_skills(agent_skills)?;
+            return Ok(registry);
         }
         linked.sort_by_key(|r| (r.name(), r.location().file, r.location().line));
         let kept: Vec<&SkillRegistration> = linked.iter().copied().filter(|r| keep(r)).collect();
@@ -54,6 +64,7 @@ impl Registry {
                 Some(registration.location()),
             )?;
         }
+        registry.add_agent_skills(agent_skills)?;
         Ok(registry)
     }
 }

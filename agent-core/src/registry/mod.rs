@@ -44,6 +44,7 @@ mod entry;
 mod execute;
 mod guard;
 mod hooks;
+mod load_skill;
 mod prepared;
 mod settings;
 mod skills;

@@ -5,7 +5,9 @@ use std::sync::{Arc, RwLock};
 
 use super::entry::{Entry, names_of};
 use super::is_valid_name;
+use super::load_skill::{self, LoadSkill};
 use super::tool_search::{self, SearchDoc, ToolSearch};
+use crate::agent_skills::AgentSkill;
 use crate::call::SharedStr;
 use crate::error::{RegistryError, SourceLocation};
 use crate::schema::ToolDefinition;
@@ -20,6 +22,8 @@ pub(super) struct Skills {
     by_name: HashMap<SharedStr, usize, foldhash::fast::RandomState>,
     /// What `tool_search` searches (the deferred skills), shared with that built-in skill.
     search_index: Option<Arc<RwLock<Vec<SearchDoc>>>>,
+    /// The Agent Skills the built-in `load_skill` offers, sorted by name.
+    agent_skills: Arc<[AgentSkill]>,
 }
 
 impl Skills {
@@ -155,6 +159,24 @@ impl Skills {
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .push(doc);
+    }
+
+    /// The Agent Skills offered through `load_skill`.
+    pub(super) fn agent_skills(&self) -> &[AgentSkill] {
+        &self.agent_skills
+    }
+
+    /// Replaces the Agent Skills, and the built-in `load_skill` that lists them (unless a skill of
+    /// the user's has its name).
+    pub(super) fn set_agent_skills(&mut self, skills: Vec<AgentSkill>) {
+        self.agent_skills = skills.into();
+        self.remove_builtin(load_skill::NAME);
+        if self.by_name.contains_key(load_skill::NAME) || self.agent_skills.is_empty() {
+            return;
+        }
+        let entry = Entry::builtin(Arc::new(LoadSkill::new(self.agent_skills.clone())));
+        let names = vec![entry.metadata.name.clone()];
+        self.push(entry, names);
     }
 
     /// Adds the built-in `tool_search`, which searches the deferred skills.
