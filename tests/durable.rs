@@ -73,6 +73,12 @@ impl Drop for Process {
 }
 
 /// A restate-server of this test's own.
+/// An HTTP client for Restate's admin and ingress APIs, with the TLS settings eugene's own clients
+/// use (the workspace's reqwest has no process-wide crypto provider to fall back on).
+fn http() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().tls_backend_preconfigured(eugene::llm::tls_config().unwrap())
+}
+
 struct Restate {
     _process: Process,
     admin: String,
@@ -117,7 +123,7 @@ impl Restate {
             ingress: format!("http://127.0.0.1:{ingress}"),
             _data: data,
         };
-        let client = reqwest::Client::new();
+        let client = http().build().unwrap();
         let started = Instant::now();
         loop {
             let admin_up = client
@@ -148,7 +154,9 @@ impl Restate {
 
     /// Registers the service at `port` (Restate reads its handlers from it).
     async fn register(&self, port: u16) {
-        let response = reqwest::Client::new()
+        let response = http()
+            .build()
+            .unwrap()
             .post(format!("{}/deployments", self.admin))
             .header("content-type", "application/json")
             .body(json!({"uri": format!("http://127.0.0.1:{port}")}).to_string())
@@ -163,10 +171,7 @@ impl Restate {
 
     /// A request through the ingress; the status and the body as JSON (`null` when empty).
     async fn ingress(&self, path: &str, body: Option<Value>) -> (u16, Value) {
-        let client = reqwest::Client::builder()
-            .timeout(PATIENCE)
-            .build()
-            .unwrap();
+        let client = http().timeout(PATIENCE).build().unwrap();
         let url = format!("{}{path}", self.ingress);
         let request = match body {
             Some(body) => client
@@ -636,7 +641,9 @@ async fn a_session_runs_one_goal_at_a_time_and_cancelling_a_waiting_run_lets_the
     assert_eq!(llm.received().len(), 2, "the queued goal has not started");
 
     // Cancelled through Restate's admin API, the waiting run ends without running the call.
-    let response = reqwest::Client::new()
+    let response = http()
+        .build()
+        .unwrap()
         .patch(format!("{}/invocations/{waiting}/cancel", restate.admin))
         .send()
         .await
