@@ -70,6 +70,17 @@
 //!   says what ran unconfined. See [`shell`]. It is still `destructive` inside the workspace:
 //!   gate it with a hook or a permission gate.
 //!
+//! # Agent Skills from folders
+//!
+//! [`AgentSkills::load`] loads the Agent Skills (`SKILL.md` folders) of a directory at run time,
+//! for [`Registry::add_agent_skills`](agent_core::Registry::add_agent_skills): the skills that
+//! pass the format's rules, and each one that does not with its file, line and rule. A skill's
+//! files (`load_skill { name, file }`) are read through a [`Workspace`] opened at its own folder,
+//! so no path, absolute path or symbolic link reaches outside it, and at most 1 MiB a file.
+//! Its scripts run only through `run_shell`, when the registry's permission rules allow it;
+//! [`ShellConfig::with_agent_skills`] lets the shell's sandbox read the skills' folders. See
+//! [`agent_skills`].
+//!
 //! # Configuration
 //!
 //! Each group of skills reads an optional config from the context
@@ -100,13 +111,16 @@
 //! `cap-std` (the capability sandbox), `ignore` (ripgrep's walker: `.gitignore`, hidden files,
 //! parallel walks), `grep-regex`/`grep-searcher` (ripgrep's search engine), `tokio` (child
 //! processes, timers, blocking work off the async threads), `libc` (`fork`, `prctl`, signals, error numbers), `landlock` (the shell's sandbox),
-//! `redb` (the embedded transactional store behind memory), `reqwest` with rustls and
-//! `html2text` (only with the `web` feature: HTTP and HTML to text).
+//! `redb` (the embedded transactional store behind memory), `agent-skills-spec` (the Agent Skills
+//! format: finding skill folders and checking each `SKILL.md` at run time with the same rules
+//! `agent_skills!` applies at compile time, so a skill is judged alike in both places),
+//! `reqwest` with rustls and `html2text` (only with the `web` feature: HTTP and HTML to text).
 //!
 //! Linux only: `run_shell` needs `sh`, `prctl` (a child subreaper) and, for its sandbox, Landlock.
 
 #![warn(missing_docs)]
 
+pub mod agent_skills;
 mod blocking;
 pub mod files;
 pub mod memory;
@@ -118,6 +132,7 @@ mod walk;
 #[cfg(feature = "web")]
 pub mod web;
 
+pub use agent_skills::{AgentSkills, LoadedSkills, SkillsError, Unreadable};
 pub use files::{DeleteFileSkill, FilesConfig, ListDirSkill, ReadFileSkill, WriteFileSkill};
 pub use memory::{MemoryConfig, RecallSkill, RememberSkill};
 pub use patch::ApplyPatchSkill;
