@@ -1702,3 +1702,258 @@ fn a_session_with_json_schema_keeps_the_conversation_and_prints_the_value() {
         "{asked}"
     );
 }
+
+// ---------------------------------------------------------------- Agent Skills (--skills)
+
+/// Copies `from` into `to`, folders included.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A folder of skills outside the workspace: `shout` (tests/fixtures/agent-skills-run), and
+/// `broken`, whose SKILL.md names another skill on its line 3.
+fn skills_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agent-skills-run");
+    copy_dir(&fixture, dir.path());
+    std::fs::create_dir(dir.path().join("broken")).unwrap();
+    std::fs::write(
+        dir.path().join("broken/SKILL.md"),
+        "---\ndescription: Never loaded.\nname: fixed\n---\nBody.\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// A workspace with a skill of its own in `.agents/skills/house-rules`.
+fn project_with_skill() -> tempfile::TempDir {
+    let workspace = project();
+    let skill = workspace.path().join(".agents/skills/house-rules");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: house-rules\ndescription: The project's house rules. Use before any change.\n\
+         ---\nNo tabs.\n",
+    )
+    .unwrap();
+    workspace
+}
+
+/// The description of `load_skill` in a request to the model.
+fn load_skill_description(request: &Value) -> String {
+    request["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {request}"))
+        .iter()
+        .find(|t| t["function"]["name"] == "load_skill")
+        .unwrap_or_else(|| panic!("load_skill is not offered: {request}"))["function"]["description"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn skills_from_the_workspace_and_from_skills_reach_the_model_and_an_invalid_one_is_reported() {
+    let workspace = project_with_skill();
+    let skills = skills_folder();
+    let folder = skills.path().join("shout").canonicalize().unwrap();
+    let server = Server::start([
+        tool_answer("l1", "load_skill", json!({"name": "shout"})),
+        tool_answer(
+            "l2",
+            "load_skill",
+            json!({"name": "shout", "file": "references/style.md"}),
+        ),
+        tool_answer(
+            "l3",
+            "load_skill",
+            json!({"name": "shout", "file": "../broken/SKILL.md"}),
+        ),
+        text_answer("Loaded."),
+    ]);
+    let done = run(in_workspace(&server, &workspace)
+        .arg("--skills")
+        .arg(skills.path())
+        .arg("Shout hello."));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Loaded.\n");
+
+    // The invalid skill: one stderr line per broken rule, with its file, line and rule; the
+    // others loaded.
+    let broken = skills.path().join("broken/SKILL.md");
+    let expected = format!("eugene: skill not loaded: {}:3: ", broken.display());
+    let reported: Vec<&str> = done
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(&expected))
+        .collect();
+    assert!(
+        reported
+            .iter()
+            .any(|l| l.ends_with("(rule `name-matches-folder`)")),
+        "{}",
+        done.stderr
+    );
+
+    // Level 1: both skills, the workspace's and the flag's, in load_skill's description.
+    let requests = server.received();
+    assert_eq!(requests.len(), 4);
+    let description = load_skill_description(&requests[0].json());
+    assert!(
+        description.contains("- house-rules: The project's house rules.")
+            && description.contains("- shout: Shout a word in capitals")
+            && !description.contains("fixed"),
+        "{description}"
+    );
+    // Level 2 and 3 came back to the model.
+    let instructions = result_of(&requests[1].json(), "l1");
+    assert!(
+        instructions.contains(&format!("folder: {}", folder.display()))
+            && instructions.contains("# Shouting"),
+        "{instructions}"
+    );
+    assert_eq!(
+        result_of(&requests[2].json(), "l2"),
+        std::fs::read_to_string(folder.join("references/style.md")).unwrap()
+    );
+    // Another skill's folder is out of reach.
+    let refused = result_of(&requests[3].json(), "l3");
+    assert!(refused.contains("contains `..`"), "{refused}");
+    assert!(
+        done.stderr.contains("→ load_skill(name=shout"),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
+fn a_skills_script_runs_from_its_folder_outside_the_workspace_when_run_shell_is_allowed() {
+    let workspace = project();
+    let skills = skills_folder();
+    let folder = skills.path().join("shout").canonicalize().unwrap();
+    let command = format!("sh {}/scripts/shout.sh hello", folder.display());
+    let server = Server::start([
+        tool_answer("s1", "run_shell", json!({"command": command})),
+        text_answer("*** HELLO! (5 letters) ***"),
+    ]);
+    let done = run(in_workspace(&server, &workspace)
+        .args(["--yes", "--skills"])
+        .arg(skills.path())
+        .arg("Shout hello."));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let output = result_of(&server.received()[1].json(), "s1");
+    assert!(output.contains("*** HELLO! (5 letters) ***"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("shout.marker")).unwrap(),
+        "hello\n"
+    );
+
+    // Without --yes (and no terminal to ask on) the script does not run.
+    std::fs::remove_file(workspace.path().join("shout.marker")).unwrap();
+    let server = Server::start([
+        tool_answer(
+            "s1",
+            "run_shell",
+            json!({"command": format!("sh {}/scripts/shout.sh hello", folder.display())}),
+        ),
+        text_answer("Not allowed."),
+    ]);
+    let done = run(in_workspace(&server, &workspace)
+        .arg("--skills")
+        .arg(skills.path())
+        .arg("Shout hello."));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let output = result_of(&server.received()[1].json(), "s1");
+    assert!(output.contains("denied"), "{output}");
+    assert!(!workspace.path().join("shout.marker").exists());
+}
+
+#[test]
+fn a_skills_folder_that_cannot_be_read_is_a_configuration_error_naming_it() {
+    let workspace = project();
+    let server = Server::start([text_answer("never asked for")]);
+    let missing = workspace.path().join("no-such-skills");
+    let done = run(in_workspace(&server, &workspace)
+        .arg("--skills")
+        .arg(&missing)
+        .arg("hello"));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr.contains(&missing.display().to_string())
+            && done
+                .stderr
+                .contains("give --skills a folder of skill folders"),
+        "{}",
+        done.stderr
+    );
+    assert!(server.received().is_empty());
+}
+
+#[test]
+fn help_describes_skills() {
+    let done = run(eugene().arg("--help"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    for words in [
+        "--skills <DIR>",
+        "<workspace>/.agents/skills/",
+        "load_skill",
+        "eugene: skill not loaded: <dir>/<name>/SKILL.md:<line>: <what is wrong> (rule `<rule>`)",
+        "the first skill of a name wins",
+    ] {
+        assert!(
+            done.stdout.contains(words),
+            "{words} missing from:\n{}",
+            done.stdout
+        );
+    }
+}
+
+#[test]
+fn a_session_paused_on_a_skills_script_prints_commands_that_repeat_skills_and_approve_runs_it() {
+    let workspace = project();
+    let skills = skills_folder();
+    let folder = skills.path().join("shout").canonicalize().unwrap();
+    let command = format!("sh {}/scripts/shout.sh hello", folder.display());
+    let server = Server::start([calls_answer(&[(
+        "s1",
+        "run_shell",
+        json!({"command": command}),
+    )])]);
+    let done = run(in_workspace(&server, &workspace)
+        .arg("--skills")
+        .arg(skills.path())
+        .args(["--session", "k1", "Shout hello."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    let dir = workspace.path().canonicalize().unwrap();
+    let approve = format!(
+        "eugene --workspace {} --skills {} --session k1 --approve s1",
+        dir.display(),
+        skills.path().display()
+    );
+    assert!(done.stderr.contains(&approve), "{}", done.stderr);
+    assert!(!workspace.path().join("shout.marker").exists());
+
+    // The printed command, as given: the script runs from its folder, once.
+    let server = Server::start([text_answer("*** HELLO! (5 letters) ***")]);
+    let done = run(in_workspace(&server, &workspace)
+        .arg("--skills")
+        .arg(skills.path())
+        .args(["--session", "k1", "--approve", "s1"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let output = result_of(&server.received()[0].json(), "s1");
+    assert!(output.contains("*** HELLO! (5 letters) ***"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("shout.marker")).unwrap(),
+        "hello\n"
+    );
+}

@@ -55,6 +55,15 @@ giving each pending call one decision (the flags repeat), and --workspace DIR ag
 command had one. Until then the session takes no new question (status 8 again). Without
 --session, such calls are denied: there would be nowhere to keep the paused run.
 
+Agent Skills (folders with a SKILL.md: instructions, and scripts/ or references/ beside it):
+eugene loads <workspace>/.agents/skills/ when it exists, then each --skills DIR in the order
+given; the first skill of a name wins. The model sees each skill's name and description and
+loads one with the load_skill tool, which reads only inside that skill's folder. A skill that
+breaks the format's rules is not loaded and is reported on stderr as
+  eugene: skill not loaded: <dir>/<name>/SKILL.md:<line>: <what is wrong> (rule `<rule>`)
+and the others load. A skill's scripts run only through run_shell, which asks first (or --yes);
+its sandbox may read and run what is in the skills' folders, not write there.
+
 Keys: Ctrl-C cancels the question being answered; at the prompt, Ctrl-C twice or Ctrl-D quits.
 Answers go to stdout; tool calls, progress and errors to stderr. With --json-schema, only the
 JSON value goes to stdout (one per question), and the model's text goes to stderr.";
@@ -113,6 +122,10 @@ pub struct Args {
     /// The directory the agent works in [default: the current one].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Also load the Agent Skills in DIR (repeatable): a folder of skill folders (each with a
+    /// SKILL.md), or one skill's folder. <workspace>/.agents/skills/ is loaded without it.
+    #[arg(long, value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
     /// Plan first: only read-only skills run, and the answer is a plan to approve.
     #[arg(long)]
     pub plan: bool,

@@ -21,6 +21,10 @@
 //! what is wrong, up to `--output-retries` times). The value alone goes to stdout, pretty; the
 //! model's text goes to stderr with the rest.
 //!
+//! Agent Skills (`SKILL.md` folders) come from `<workspace>/.agents/skills/` and each `--skills
+//! DIR`: the model sees their names and descriptions in `load_skill` and loads one when a question
+//! calls for it ([`skills`]).
+//!
 //! With `--session NAME` the conversation is kept in `<workspace>/.agent/sessions.redb` and each
 //! question continues it. Without a terminal, a call that needs permission then pauses the run
 //! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
@@ -31,6 +35,7 @@ mod output;
 mod provider;
 mod schema;
 mod sessions;
+mod skills;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -40,7 +45,7 @@ use std::time::Duration;
 use agent_std_tools as _; // links the standard skills, so Registry::discover() finds them
 use eugene::{
     AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, PendingCall,
-    Registry, StoreError, ToolChoice,
+    Registry, SkillContext, StoreError, ToolChoice,
 };
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -108,7 +113,7 @@ async fn run(args: Args) -> Exit {
     let kept = args
         .session
         .clone()
-        .map(|name| Kept::new(name, &workspace, args.workspace.is_some()));
+        .map(|name| Kept::new(name, &workspace, args.workspace.is_some(), &args.skills));
     // --approve / --deny: a decision for each call the session waits on, checked before anything
     // runs.
     let decided = match &kept {
@@ -135,6 +140,11 @@ async fn run(args: Args) -> Exit {
             return Exit::Internal;
         }
     };
+    // Agent Skills: the workspace's .agents/skills/ and each --skills folder.
+    if let Err(message) = skills::add(&mut registry, &workspace, &args.skills, style).await {
+        return config_error(&args, style, &message);
+    }
+    let shell = skills::shell_config(&registry);
     // Installed before the first run and kept: Ctrl-C never kills eugene mid-write, it is
     // delivered here, to the run or to the prompt, whichever is waiting.
     let sigint = match signal(SignalKind::interrupt()) {
@@ -158,7 +168,7 @@ async fn run(args: Args) -> Exit {
     let renderer = Renderer::new(args.json, style, schema.is_some());
     let mut base = AgentRuntime::from_shared(chosen.provider.clone(), Arc::new(registry))
         .system(system_prompt(&workspace))
-        .workspace(workspace)
+        .context(SkillContext::new(workspace).with_extension(shell))
         .max_steps(args.max_steps)
         .max_tokens_total(args.max_tokens)
         .max_tokens_per_call(args.max_answer_tokens)

@@ -20,16 +20,23 @@ pub struct Kept {
     pub store: RedbSessionStore,
     /// The workspace as the printed commands repeat it: when `--workspace` was given, absolute.
     workspace: Option<PathBuf>,
+    /// The `--skills` folders, absolute, which the printed commands repeat: the paused call may
+    /// be a skill's script, which needs its folder in the shell's sandbox.
+    skills: Vec<PathBuf>,
 }
 
 impl Kept {
     /// Session `name` of the store in `workspace` (absolute); `flag_given`: `--workspace` was
-    /// given, so the commands repeat it.
-    pub fn new(name: String, workspace: &Path, flag_given: bool) -> Kept {
+    /// given, so the commands repeat it, as they repeat each of `skills` (`--skills`).
+    pub fn new(name: String, workspace: &Path, flag_given: bool, skills: &[PathBuf]) -> Kept {
         Kept {
             name,
             store: RedbSessionStore::open(workspace.join(STORE)),
             workspace: flag_given.then(|| workspace.to_path_buf()),
+            skills: skills
+                .iter()
+                .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+                .collect(),
         }
     }
 
@@ -39,11 +46,16 @@ impl Kept {
         Ok(loaded.and_then(|l| l.data.paused))
     }
 
-    /// `eugene [--workspace DIR] --session NAME` and `flag ID` for each id: a command to paste.
+    /// `eugene [--workspace DIR] [--skills DIR]... --session NAME` and `flag ID` for each id: a
+    /// command to paste.
     pub fn command(&self, flag: &str, ids: &[&str]) -> String {
         let mut words = vec!["eugene".to_owned()];
         if let Some(dir) = &self.workspace {
             words.push("--workspace".into());
+            words.push(quote(&dir.to_string_lossy()));
+        }
+        for dir in &self.skills {
+            words.push("--skills".into());
             words.push(quote(&dir.to_string_lossy()));
         }
         words.push("--session".into());
