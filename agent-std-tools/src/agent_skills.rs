@@ -362,7 +362,7 @@ impl SkillFiles for DiskFiles {
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         file.into_std()
-            .take(self.max_bytes + 1)
+            .take(self.max_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| self.io_error(path, e))?;
         if bytes.len() as u64 > self.max_bytes {
