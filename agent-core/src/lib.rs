@@ -78,6 +78,11 @@ pub mod session;
 mod shared_str;
 pub mod skill;
 
+/// Compiles a folder of Agent Skills (`SKILL.md` folders) into the program, checked against the
+/// format's specification at compile time and offered by [`Registry::discover`] through
+/// `load_skill` (feature `agent-skills`; see [`agent_skills`](mod@agent_skills) for the model).
+#[cfg(feature = "agent-skills")]
+pub use agent_macros::agent_skills;
 /// Turns an ordinary `async fn` into a skill the model can call.
 ///
 /// ```

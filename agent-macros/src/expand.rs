@@ -401,13 +401,19 @@ fn description(skill: &SkillFn) -> String {
         .map_or_else(|| skill.description.clone(), LitStr::value)
 }
 
-/// The path of the runtime crate: `crate = path`, else whichever of `agent-core` and the `eugene`
-/// facade the user's crate depends on, else `::agent_core`.
+/// The path of the runtime crate: `crate = path`, else [`runtime_crate`].
 fn crate_path(attr: &SkillAttr) -> TokenStream {
-    use proc_macro_crate::{FoundCrate, crate_name};
-    if let Some(path) = &attr.krate {
-        return quote!(#path);
+    match &attr.krate {
+        Some(path) => quote!(#path),
+        None => runtime_crate(),
     }
+}
+
+/// The path of the runtime crate as the calling crate names it: whichever of `agent-core` and the
+/// `eugene` facade it depends on (renamed or not), else `::agent_core`. Shared with
+/// `agent_skills!`.
+pub fn runtime_crate() -> TokenStream {
+    use proc_macro_crate::{FoundCrate, crate_name};
     for (package, lib) in [("agent-core", "agent_core"), ("eugene", "eugene")] {
         match crate_name(package) {
             Ok(FoundCrate::Name(name)) => {
