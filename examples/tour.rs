@@ -1,13 +1,14 @@
 //! A tour, offline and without a key: two skills written with `#[skill]`, their definitions (what a
 //! model is shown), one turn of tool calls run by the registry — concurrently where safe, answered
 //! in call order, with an unknown name, bad arguments and a call a hook denies — and then the real
-//! agent loop against a scripted model, printing its event stream.
+//! agent loop against a scripted model, printing its event stream. Last, an Agent Skill compiled
+//! in from `examples/skills/` (checked at compile time), loaded by the model a level at a time.
 //!
 //! `cargo run --example tour`
 
 use eugene::{
-    AgentEvent, AgentRuntime, MockProvider, MockReply, PermissionGate, Registry, SkillContext,
-    SkillError, ToolCall, skill,
+    AgentEvent, AgentRuntime, AgentSkill, MockProvider, MockReply, PermissionGate, Registry,
+    SkillContext, SkillError, ToolCall, agent_skills, skill,
 };
 use serde_json::json;
 
@@ -29,6 +30,10 @@ async fn delete_file(path: String) -> Result<String, SkillError> {
     // Never reached in the tour: the permission gate below refuses destructive skills.
     Ok(format!("deleted {path}"))
 }
+
+// Every skill folder under examples/skills/, embedded in the binary and checked against the Agent
+// Skills specification while this file compiles.
+agent_skills!("skills");
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -93,31 +98,74 @@ async fn main() {
         )]),
         MockReply::text("The texts have 3, 2 and 2 words; I was not allowed to delete Cargo.lock."),
     ]);
-    let runtime = AgentRuntime::new(model, registry).max_steps(8).event_sink(
-        |event: &AgentEvent| match event {
-            AgentEvent::AssistantText { step, text } => println!("[{step}] model: {text}"),
-            AgentEvent::ToolCall { step, call } => println!(
-                "[{step}] call {} {}({})",
-                call.id, call.name, call.arguments
-            ),
-            AgentEvent::ToolResult { step, result } => {
-                let status = if result.is_error() { "error" } else { "ok" };
-                println!(
-                    "[{step}] result {} [{status}] {}",
-                    result.call_id,
-                    result.content()
-                )
-            }
-            AgentEvent::TurnFinished {
-                step,
-                finish: Some(finish),
-            } => println!("[{step}] finished: {finish:?}"),
-            _ => {}
-        },
-    );
+    let runtime = AgentRuntime::new(model, registry)
+        .max_steps(8)
+        .event_sink(print_event);
     let outcome = runtime
         .run("How many words are in these texts? Also delete Cargo.lock.")
         .await
         .unwrap();
     println!("{} steps, {} tokens", outcome.steps, outcome.usage.total());
+
+    println!("\n== An Agent Skill, loaded a level at a time");
+    let mut registry = Registry::new();
+    registry.add(WordCountSkill);
+    registry.add_agent_skills(AgentSkill::embedded()).unwrap();
+    let load_skill = registry
+        .definitions()
+        .into_iter()
+        .find(|d| d.name == "load_skill")
+        .unwrap();
+    println!(
+        "level 1, in load_skill's description:\n{}\n",
+        load_skill.description
+    );
+    let headline = "Eight small skills walk into one binary together today";
+    let model = MockProvider::new([
+        // Level 2: the instructions.
+        MockReply::tool_calls([ToolCall::new(
+            "s1",
+            "load_skill",
+            json!({"name": "word-budget"}),
+        )]),
+        // Level 3: the file they point at.
+        MockReply::tool_calls([ToolCall::new(
+            "s2",
+            "load_skill",
+            json!({"name": "word-budget", "file": "references/budgets.md"}),
+        )]),
+        MockReply::tool_calls([ToolCall::new("s3", "word_count", json!({"text": headline}))]),
+        MockReply::text("The headline has 9 words; its budget is 8, so it is one over."),
+    ]);
+    let runtime = AgentRuntime::new(model, registry)
+        .max_steps(6)
+        .event_sink(print_event);
+    runtime
+        .run(format!("Is this headline short enough? {headline}"))
+        .await
+        .unwrap();
+}
+
+/// Prints what happens during a run.
+fn print_event(event: &AgentEvent) {
+    match event {
+        AgentEvent::AssistantText { step, text } => println!("[{step}] model: {text}"),
+        AgentEvent::ToolCall { step, call } => println!(
+            "[{step}] call {} {}({})",
+            call.id, call.name, call.arguments
+        ),
+        AgentEvent::ToolResult { step, result } => {
+            let status = if result.is_error() { "error" } else { "ok" };
+            println!(
+                "[{step}] result {} [{status}] {}",
+                result.call_id,
+                result.content()
+            )
+        }
+        AgentEvent::TurnFinished {
+            step,
+            finish: Some(finish),
+        } => println!("[{step}] finished: {finish:?}"),
+        _ => {}
+    }
 }

@@ -61,6 +61,13 @@ fn the_tour_runs_offline_and_shows_definitions_and_results() {
         "[2] result t4 [error] invalid arguments: `txt`: unknown field; expected `text`",
         "[3] result t5 [ok] 2",
         "[4] finished: NoMoreToolCalls",
+        // The Agent Skill compiled in from examples/skills/, a level at a time.
+        "- word-budget: Check whether texts fit their word budget",
+        "[1] result s1 [ok] Skill `word-budget` (compiled into this program",
+        "1. Find the budget for the kind of text in `references/budgets.md`.",
+        "[2] result s2 [ok] | kind of text | words at most |",
+        "| headline | 8 |",
+        "[3] result s3 [ok] 9",
     ] {
         assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
     }

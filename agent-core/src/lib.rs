@@ -6,7 +6,7 @@
 //! | module | central type | what it is for |
 //! |---|---|---|
 //! | [`skill`](mod@skill) | [`Skill`], [`DynSkill`], [`#[skill]`](macro@skill) | a tool the model can call: typed input, flags, `run`; the attribute that writes one |
-//! | [`agent_skills`] | [`AgentSkill`] | instructions the model loads when a task calls for them (`SKILL.md` folders), a level at a time |
+//! | [`agent_skills`](mod@agent_skills) | [`AgentSkill`] | instructions the model loads when a task calls for them (`SKILL.md` folders), a level at a time |
 //! | [`context`] | [`SkillContext`] | what a running skill reaches: workspace, cancellation, session, extensions |
 //! | [`registry`] | [`Registry`] | finding skills, describing them to the model, running calls |
 //! | [`hook`] | [`SkillHook`] | allowing, denying, rewriting or replacing calls; inspecting results |

@@ -1,7 +1,7 @@
 //! Agent Skills loaded from folders at run time, their files read through the sandbox.
 //!
 //! An Agent Skill is a folder with a `SKILL.md` (front matter and instructions) and optional
-//! `scripts/`, `references/` and `assets/` (see [`agent_core::agent_skills`]). [`AgentSkills::load`]
+//! `scripts/`, `references/` and `assets/` (see [`mod@agent_core::agent_skills`]). [`AgentSkills::load`]
 //! finds the skill folders in a directory, checks each `SKILL.md` against the format's rules (with
 //! [`agent_skills_spec`], the same checks `agent_skills!` makes at compile time), and returns each
 //! good one as an [`AgentSkill`] ready for

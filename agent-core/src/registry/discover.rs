@@ -17,7 +17,7 @@ impl Registry {
     /// always means a crate of skills was not linked.
     ///
     /// Agent Skills compiled in with `agent_skills!` are found too, and offered through the
-    /// built-in `load_skill` (see [`crate::agent_skills`]).
+    /// built-in `load_skill` (see [`mod@crate::agent_skills`]).
     pub fn discover() -> Result<Registry, RegistryError> {
         Registry::discover_where(|_| true)
     }

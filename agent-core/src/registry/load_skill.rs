@@ -1,6 +1,6 @@
 //! The built-in `load_skill` skill, and adding Agent Skills to a registry: level 1 (names and
 //! descriptions) in the tool's description, level 2 (instructions) and level 3 (files) on call.
-//! See [`crate::agent_skills`].
+//! See [`mod@crate::agent_skills`].
 
 use std::sync::Arc;
 
