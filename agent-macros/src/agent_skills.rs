@@ -350,12 +350,7 @@ fn utf8(cx: &Ctxt, span: Span, base: &Base, path: &Path) -> Option<String> {
 fn within_size(cx: &Ctxt, span: Span, skills: &[Skill]) {
     let mut sizes: Vec<(u64, String)> = Vec::new();
     for skill in skills {
-        let folder = skill
-            .found
-            .folder
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let folder = folder_name(skill);
         sizes.push((
             skill.found.text.len() as u64,
             format!("{folder}/{}", agent_skills_spec::SKILL_FILE),
@@ -385,6 +380,16 @@ fn within_size(cx: &Ctxt, span: Span, skills: &[Skill]) {
     );
 }
 
+/// The name of the skill's folder (its last path component).
+fn folder_name(skill: &Skill) -> String {
+    skill
+        .found
+        .folder
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// `bytes` in mebibytes, to one decimal.
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
@@ -406,12 +411,7 @@ pub fn expand(krate: &TokenStream, written: &str, skills: &[Skill]) -> TokenStre
         let body_offset = manifest.body_offset;
         let paths = skill.files.iter().map(|file| &file.path);
         let absolutes = skill.files.iter().map(|file| &file.absolute);
-        let folder = skill
-            .found
-            .folder
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let folder = folder_name(skill);
         let source = if written.is_empty() {
             folder
         } else {
