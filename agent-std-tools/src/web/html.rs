@@ -1,0 +1,579 @@
+//! A linear pass that rewrites HTML before `html2text` sees it: well-formed (every element
+//! closed, in order), nested at most a given depth, without scripts, styles, comments or
+//! SVG/MathML, and with only the attributes the converter renders. The parser then never holds
+//! more than about twice that depth of open elements, so its work per tag stays bounded.
+//!
+//! Its reading of the input is an approximation of HTML's tokenizer; where they differ on odd
+//! markup only the rendering suffers, never the bound: the output is written here, tag by tag.
+
+use crate::blocking::Stop;
+
+/// The rewritten HTML, and whether anything was nested too deep.
+pub(super) struct Flat {
+    /// Well-formed HTML, nested at most the depth asked for.
+    pub(super) html: String,
+    /// Whether tags nested deeper than the limit were dropped.
+    pub(super) flattened: bool,
+}
+
+/// How many tags are read between two looks at the stop flag.
+const CHECK_EVERY_TAGS: usize = 4096;
+
+/// Elements without content.
+const VOID: &[&str] = &[
+    "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
+    "keygen", "link", "meta", "param", "source", "track", "wbr",
+];
+
+/// Elements whose content is raw text up to their end tag, and which are left out with it.
+const RAW_DROPPED: &[&str] = &["iframe", "noembed", "noframes", "script", "style", "title"];
+
+/// Elements whose content is raw text up to their end tag, kept as text.
+const RAW_KEPT: &[&str] = &["textarea", "xmp"];
+
+/// Start tags that leave SVG or MathML content (the HTML standard's list).
+const BREAKOUT: &[&str] = &[
+    "b",
+    "big",
+    "blockquote",
+    "body",
+    "br",
+    "center",
+    "code",
+    "dd",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "embed",
+    "font",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "hr",
+    "i",
+    "img",
+    "li",
+    "listing",
+    "menu",
+    "meta",
+    "nobr",
+    "ol",
+    "p",
+    "pre",
+    "ruby",
+    "s",
+    "small",
+    "span",
+    "strong",
+    "strike",
+    "sub",
+    "sup",
+    "table",
+    "tt",
+    "u",
+    "ul",
+    "var",
+];
+
+/// Start tags that close an open `p` first.
+const CLOSES_P: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "center",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dd",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "li",
+    "listing",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "search",
+    "section",
+    "summary",
+    "table",
+    "ul",
+];
+
+/// The attributes kept: those `html2text` renders.
+const KEPT_ATTRIBUTES: &[&str] = &[
+    "alt", "colspan", "href", "id", "rowspan", "src", "start", "title",
+];
+
+struct Writer {
+    out: String,
+    /// The open elements written, outermost first.
+    open: Vec<String>,
+    /// How many start tags past the depth limit are open (dropped, with their end tags).
+    overflow: usize,
+    flattened: bool,
+    max_depth: usize,
+}
+
+impl Writer {
+    fn text(&mut self, text: &str) {
+        for (i, part) in text.split('<').enumerate() {
+            if i > 0 {
+                self.out.push_str("&lt;");
+            }
+            self.out.push_str(part);
+        }
+    }
+
+    fn close_top(&mut self) {
+        if let Some(name) = self.open.pop() {
+            self.out.push_str("</");
+            self.out.push_str(&name);
+            self.out.push('>');
+        }
+    }
+
+    fn top_is(&self, names: &[&str]) -> bool {
+        self.open
+            .last()
+            .is_some_and(|top| names.contains(&top.as_str()))
+    }
+
+    fn start(&mut self, name: &str, attributes: &[(&str, &str)]) {
+        let void = VOID.contains(&name);
+        if !void && self.overflow > 0 {
+            self.overflow += 1;
+            return;
+        }
+        if !void {
+            // What the HTML parser would close implicitly, kept in step here.
+            if CLOSES_P.contains(&name) && self.top_is(&["p"]) {
+                self.close_top();
+            }
+            match name {
+                "li" if self.top_is(&["li"]) => self.close_top(),
+                "dd" | "dt" if self.top_is(&["dd", "dt"]) => self.close_top(),
+                "td" | "th" if self.top_is(&["td", "th"]) => self.close_top(),
+                "option" if self.top_is(&["option"]) => self.close_top(),
+                "tr" | "thead" | "tbody" | "tfoot" | "optgroup" => {
+                    let nested: &[&str] = match name {
+                        "tr" => &["td", "th", "tr"],
+                        "optgroup" => &["option", "optgroup"],
+                        _ => &["td", "th", "tr", "thead", "tbody", "tfoot"],
+                    };
+                    while self.top_is(nested) {
+                        self.close_top();
+                    }
+                }
+                _ => {}
+            }
+            if self.open.len() >= self.max_depth {
+                self.overflow = 1;
+                self.flattened = true;
+                return;
+            }
+        }
+        self.out.push('<');
+        self.out.push_str(name);
+        for (key, value) in attributes {
+            self.out.push(' ');
+            self.out.push_str(key);
+            self.out.push_str("=\"");
+            for (i, part) in value.split('"').enumerate() {
+                if i > 0 {
+                    self.out.push_str("&quot;");
+                }
+                self.out.push_str(part);
+            }
+            self.out.push('"');
+        }
+        self.out.push('>');
+        if !void {
+            self.open.push(name.to_owned());
+        }
+    }
+
+    fn end(&mut self, name: &str) {
+        if self.overflow > 0 {
+            self.overflow -= 1;
+            return;
+        }
+        if let Some(at) = self.open.iter().rposition(|open| open == name) {
+            while self.open.len() > at {
+                self.close_top();
+            }
+        }
+    }
+}
+
+/// A start or end tag as read.
+struct Tag<'a> {
+    name: String,
+    end: bool,
+    self_closing: bool,
+    attributes: Vec<(&'a str, &'a str)>,
+}
+
+/// Whether `b` is HTML whitespace.
+fn space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// Reads the tag whose name starts at `at` (after `<` or `</`); returns it and where it ends, or
+/// `None` when the input ends inside it (the HTML parser drops such a tag).
+fn read_tag(html: &str, at: usize, end: bool) -> Option<(Tag<'_>, usize)> {
+    let b = html.as_bytes();
+    let mut i = at;
+    while i < b.len() && !space(b[i]) && b[i] != b'/' && b[i] != b'>' {
+        i += 1;
+    }
+    let raw_name = &html[at..i];
+    // A name we could not write back is read as a `span`.
+    let name = if raw_name.len() <= 32
+        && raw_name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-')
+    {
+        raw_name.to_ascii_lowercase()
+    } else {
+        "span".to_owned()
+    };
+    let mut tag = Tag {
+        name,
+        end,
+        self_closing: false,
+        attributes: Vec::new(),
+    };
+    loop {
+        while i < b.len() && (space(b[i]) || b[i] == b'/') {
+            tag.self_closing = b[i] == b'/' && b.get(i + 1) == Some(&b'>');
+            i += 1;
+        }
+        match b.get(i)? {
+            b'>' => return Some((tag, i + 1)),
+            _ => {
+                let key_start = i;
+                i += 1; // The first character may be `=`.
+                while i < b.len() && !space(b[i]) && !matches!(b[i], b'/' | b'>' | b'=') {
+                    i += 1;
+                }
+                let key = &html[key_start..i];
+                while i < b.len() && space(b[i]) {
+                    i += 1;
+                }
+                let mut value = "";
+                if b.get(i) == Some(&b'=') {
+                    i += 1;
+                    while i < b.len() && space(b[i]) {
+                        i += 1;
+                    }
+                    match b.get(i)? {
+                        &quote @ (b'"' | b'\'') => {
+                            let close = b[i + 1..].iter().position(|&c| c == quote)? + i + 1;
+                            value = &html[i + 1..close];
+                            i = close + 1;
+                        }
+                        _ => {
+                            let start = i;
+                            while i < b.len() && !space(b[i]) && b[i] != b'>' {
+                                i += 1;
+                            }
+                            value = &html[start..i];
+                        }
+                    }
+                }
+                if let Some(kept) = KEPT_ATTRIBUTES.iter().find(|k| k.eq_ignore_ascii_case(key))
+                    && !tag.attributes.iter().any(|(k, _)| k == kept)
+                {
+                    tag.attributes.push((kept, value));
+                }
+            }
+        }
+    }
+}
+
+/// Where `needle` (ASCII) next occurs in `b` from `from`, ignoring ASCII case.
+fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    let first = needle[0];
+    let mut i = from;
+    while i + needle.len() <= b.len() {
+        let next = b[i..b.len() - needle.len() + 1]
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(&first))?;
+        i += next;
+        if b[i..i + needle.len()].eq_ignore_ascii_case(needle) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where the raw text of a `name` element starting at `from` ends, and where its end tag ends.
+fn raw_text_end(b: &[u8], from: usize, name: &str) -> (usize, usize) {
+    let mut at = from;
+    let needle = format!("</{name}");
+    while let Some(found) = find(b, at, needle.as_bytes()) {
+        let after = found + needle.len();
+        match b.get(after) {
+            None => return (found, b.len()),
+            Some(&c) if space(c) || c == b'/' || c == b'>' => {
+                let close = b[after..]
+                    .iter()
+                    .position(|&c| c == b'>')
+                    .map_or(b.len(), |p| after + p + 1);
+                return (found, close);
+            }
+            Some(_) => at = after,
+        }
+    }
+    (b.len(), b.len())
+}
+
+/// Rewrites `html` (see the module docs), in time linear in its length; `None` when `stop` was
+/// set meanwhile.
+pub(super) fn flatten(html: &str, max_depth: usize, stop: &Stop) -> Option<Flat> {
+    let b = html.as_bytes();
+    let mut w = Writer {
+        out: String::with_capacity(html.len().min(1 << 20)),
+        open: Vec::new(),
+        overflow: 0,
+        flattened: false,
+        max_depth: max_depth.max(1),
+    };
+    // Inside SVG or MathML: how many of its elements are open (their content is left out).
+    let mut foreign = 0usize;
+    let mut tags = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        tags += 1;
+        if tags.is_multiple_of(CHECK_EVERY_TAGS) && stop.is_set() {
+            return None;
+        }
+        let lt = b[i..]
+            .iter()
+            .position(|&c| c == b'<')
+            .map_or(b.len(), |p| i + p);
+        if foreign == 0 {
+            w.text(&html[i..lt]);
+        }
+        i = lt;
+        if i >= b.len() {
+            break;
+        }
+        let after = |n: usize, what: &[u8]| -> usize {
+            find(b, i + n, what).map_or(b.len(), |p| p + what.len())
+        };
+        let (tag, next) = match b.get(i + 1) {
+            Some(b'!') if b[i..].starts_with(b"<!--") => {
+                i = if b[i + 4..].starts_with(b">") {
+                    i + 5
+                } else if b[i + 4..].starts_with(b"->") {
+                    i + 6
+                } else {
+                    after(4, b"-->")
+                };
+                continue;
+            }
+            Some(b'!' | b'?') => {
+                i = after(2, b">");
+                continue;
+            }
+            Some(b'/') => match b.get(i + 2) {
+                Some(c) if c.is_ascii_alphabetic() => match read_tag(html, i + 2, true) {
+                    Some(found) => found,
+                    None => break,
+                },
+                Some(b'>') => {
+                    i += 3;
+                    continue;
+                }
+                Some(_) => {
+                    i = after(2, b">");
+                    continue;
+                }
+                None => {
+                    if foreign == 0 {
+                        w.text("</");
+                    }
+                    break;
+                }
+            },
+            Some(c) if c.is_ascii_alphabetic() => match read_tag(html, i + 1, false) {
+                Some(found) => found,
+                None => break,
+            },
+            _ => {
+                if foreign == 0 {
+                    w.text("<");
+                }
+                i += 1;
+                continue;
+            }
+        };
+        i = next;
+        let name = tag.name.as_str();
+        if foreign > 0 {
+            if tag.end {
+                foreign -= 1;
+                continue;
+            }
+            if !BREAKOUT.contains(&name) {
+                if !tag.self_closing {
+                    foreign += 1;
+                }
+                continue;
+            }
+            foreign = 0;
+        }
+        if matches!(name, "html" | "head" | "body") {
+            continue;
+        }
+        if tag.end {
+            w.end(name);
+            continue;
+        }
+        if matches!(name, "svg" | "math") {
+            if !tag.self_closing {
+                foreign = 1;
+            }
+            continue;
+        }
+        if name == "plaintext" {
+            w.text(&html[i..]);
+            break;
+        }
+        if RAW_DROPPED.contains(&name) || RAW_KEPT.contains(&name) {
+            let (text_end, close) = raw_text_end(b, i, name);
+            if RAW_KEPT.contains(&name) {
+                w.text(&html[i..text_end]);
+            }
+            i = close;
+            continue;
+        }
+        w.start(name, &tag.attributes);
+    }
+    while !w.open.is_empty() {
+        w.close_top();
+    }
+    Some(Flat {
+        html: w.out,
+        flattened: w.flattened,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flat(html: &str, depth: usize) -> String {
+        let flat = flatten(html, depth, &Stop::never()).unwrap();
+        flat.html
+    }
+
+    #[test]
+    fn flattening_keeps_text_and_bounds_depth() {
+        let deep = flat(&format!("{}x", "<div>".repeat(10)), 3);
+        assert_eq!(deep, "<div><div><div>x</div></div></div>");
+        assert!(
+            flatten(&"<b>".repeat(4), 3, &Stop::never())
+                .unwrap()
+                .flattened
+        );
+        assert!(
+            !flatten(&"<b>".repeat(3), 3, &Stop::never())
+                .unwrap()
+                .flattened
+        );
+        assert_eq!(
+            flat("<ul><li>a<li>b</ul><p>c<p>d", 8),
+            "<ul><li>a</li><li>b</li></ul><p>c</p><p>d</p>"
+        );
+        assert_eq!(
+            flat(
+                "<html><head><title>T</title><style>p{}</style></head><body>a < b</body></html>",
+                8
+            ),
+            "a &lt; b"
+        );
+        assert_eq!(
+            flat("<p>a<script>if (a<b) {}</script><!-- <div> -->b</p>", 8),
+            "<p>ab</p>"
+        );
+        assert_eq!(
+            flat(r#"<a title='say "hi"' href=/x onclick="a>b">t</a>"#, 8),
+            r#"<a title="say &quot;hi&quot;" href="/x">t</a>"#
+        );
+        assert_eq!(
+            flat("<p>a<svg><path/><text>t</text></svg>b</p>", 8),
+            "<p>ab</p>"
+        );
+        assert_eq!(flat("<svg><g><div>x</div>", 8), "<div>x</div>");
+        assert_eq!(
+            flat("<br><img src=a alt=b><hr/>", 1),
+            r#"<br><img src="a" alt="b"><hr>"#
+        );
+        assert_eq!(flat("<textarea><b>x</b></textarea>", 8), "&lt;b>x&lt;/b>");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn flattened_html_is_well_formed_and_shallow(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "<div>", "</div>", "<b>", "</b>", "<p>", "</p>", "<li>", "<ul>", "</ul>",
+                    "<td>", "<tr>", "<table>", "</table>", "<br>", "<br/>", "<div/>", "<svg>",
+                    "</svg>", "<path/>", "<script>", "</script>", "<!--", "-->", "<", ">",
+                    "text", "<a href='x>y'>", "</a>", "<x-y>", "</x-y>", "<textarea>",
+                    "</textarea>", "<?x>", "</>", "&amp;", "<B>", "</B >", "<!doctype html>",
+                ]),
+                0..80,
+            ),
+            depth in 1usize..6,
+        ) {
+            let out = flat(&parts.concat(), depth);
+            // Every tag written is `<name ...>` or `</name>`; check nesting with a stack.
+            let mut open: Vec<String> = Vec::new();
+            let mut rest = out.as_str();
+            while let Some(at) = rest.find('<') {
+                let end = rest[at..].find('>').unwrap() + at;
+                let tag = &rest[at + 1..end];
+                rest = &rest[end + 1..];
+                if let Some(name) = tag.strip_prefix('/') {
+                    let top = open.pop();
+                    proptest::prop_assert_eq!(top.as_deref(), Some(name));
+                } else {
+                    let name = tag.split(' ').next().unwrap();
+                    if !["br", "img", "hr"].contains(&name) {
+                        open.push(name.to_owned());
+                        proptest::prop_assert!(open.len() <= depth, "{out}");
+                    }
+                }
+            }
+            proptest::prop_assert!(open.is_empty(), "{out}");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `web_fetch` (cargo feature `web`, on by default): fetch a public http(s) URL and return it as
+//! readable text.
+//!
+//! - **Where it may go**: only `http` and `https`. The host is resolved first and every address is
+//!   checked: loopback, private (RFC 1918, unique-local IPv6), link-local (`169.254.169.254`, the
+//!   cloud metadata service), carrier-grade NAT, multicast, unspecified and reserved addresses are
+//!   refused unless [`WebConfig`] allows them. The connection then goes to exactly the checked
+//!   addresses (no second DNS lookup a rebinding attacker could answer differently), with no proxy.
+//! - **Redirects** are followed by hand, at most [`WebConfig::max_redirects`], and every hop is
+//!   checked the same way.
+//! - **Limits**: the whole fetch must finish within [`WebConfig::timeout`]; at most
+//!   [`WebConfig::max_bytes`] of the body are read; the text returned is cut at
+//!   [`WebConfig::max_chars`] with a notice.
+//! - **Text**: HTML becomes plain text with `html2text` (headings, lists, tables and link
+//!   footnotes kept); other text types are returned as they are; binary content is refused.
+//! - **Hostile HTML**: before conversion the HTML is rewritten in one linear pass into
+//!   well-formed markup nested at most [`MAX_HTML_DEPTH`] elements deep (deeper tags are dropped,
+//!   their text kept, and the answer says so), without scripts, styles, comments or SVG; at most
+//!   [`MAX_HTML_BYTES`] of it are converted. The conversion runs on a blocking thread, within the
+//!   same time limit, and stops at its next read when the call times out or is cancelled.
+//!   (HTML parsers spend time in proportion to the nesting depth at each tag: 2 MB of nested
+//!   `<div>` once took the converter 13 minutes and 3 GB.)
+//! - **Credentials** in a URL (`https://user:password@host/`) are sent as the URL says, but never
+//!   repeated: every message shows the URL without them.
+
+mod address;
+mod fetch;
+mod html;
+mod text;
+
+use std::time::Duration;
+
+use agent_core::{SkillContext, SkillError, skill};
+use reqwest::Url;
+
+#[doc(hidden)]
+pub use address::check_address;
+use fetch::fetch;
+
+/// How deep elements may nest in the HTML converted; deeper tags are dropped, their text kept.
+pub const MAX_HTML_DEPTH: usize = 128;
+
+/// The most bytes of HTML converted to text; the rest is left out with a notice.
+pub const MAX_HTML_BYTES: usize = 2 * 1024 * 1024;
+
+/// Where `web_fetch` may go and how much it reads. Put one in the context with
+/// [`SkillContext::with_extension`]; without one, [`WebConfig::default`] applies.
+///
+/// ```
+/// use agent_core::SkillContext;
+/// use agent_std_tools::WebConfig;
+///
+/// // A test against a server on 127.0.0.1:
+/// let ctx = SkillContext::new(".").with_extension(WebConfig {
+///     allow_loopback: true,
+///     ..WebConfig::default()
+/// });
+/// # let _ = ctx;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    /// Allow loopback addresses (`127.0.0.0/8`, `::1`, `localhost`). Default `false`.
+    pub allow_loopback: bool,
+    /// Allow private, link-local, carrier-grade NAT and other non-public addresses. Default `false`.
+    pub allow_private: bool,
+    /// The time limit of the whole fetch, redirects included. Default 30 s.
+    pub timeout: Duration,
+    /// The most bytes of the body read. Default 2 MiB.
+    pub max_bytes: usize,
+    /// The most characters of text returned. Default 15,000.
+    pub max_chars: usize,
+    /// The most redirects followed. Default 5.
+    pub max_redirects: usize,
+    /// The `User-Agent` header sent.
+    pub user_agent: String,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            allow_loopback: false,
+            allow_private: false,
+            timeout: Duration::from_secs(30),
+            max_bytes: 2 * 1024 * 1024,
+            max_chars: 15_000,
+            max_redirects: 5,
+            user_agent: concat!("eugene-agent/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+}
+
+/// Fetch a web page or other text resource over http(s) and return it as readable text (HTML is
+/// converted to plain text). Only public addresses can be fetched.
+///
+/// # Arguments
+/// * `url` - The full URL, starting with `http://` or `https://`.
+#[skill(
+    read_only,
+    search_hint = "http https download url web page internet browse"
+)]
+pub async fn web_fetch(ctx: &SkillContext, url: String) -> Result<String, SkillError> {
+    let config = ctx.extension::<WebConfig>().cloned().unwrap_or_default();
+    let parsed = Url::parse(url.trim()).map_err(|e| {
+        SkillError::bad_args("url", format!("`{}` is not a URL: {e}", shown_raw(&url)))
+    })?;
+    tokio::time::timeout(config.timeout, fetch(ctx, parsed, &config))
+        .await
+        .map_err(|_| SkillError::Timeout(config.timeout))?
+}
+
+/// `url` as messages show it: without a user name or password.
+fn shown(url: &Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.to_string();
+    }
+    let mut clean = url.clone();
+    // Both fail only for URLs that cannot have credentials, which then have none.
+    let _ = clean.set_username("");
+    let _ = clean.set_password(None);
+    clean.to_string()
+}
+
+/// A URL as written, perhaps not one that parses, as messages show it: whatever stands before an
+/// `@` in its authority (the part after `://` up to the first `/`, `?` or `#`) is replaced by
+/// `***`.
+fn shown_raw(text: &str) -> String {
+    let text = text.trim();
+    let start = text.find("://").map_or(0, |i| i + 3);
+    let end = text[start..]
+        .find(['/', '?', '#'])
+        .map_or(text.len(), |i| start + i);
+    match text[start..end].rfind('@') {
+        Some(at) => format!("{}***{}", &text[..start], &text[start + at..]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_left_out_of_shown_urls() {
+        let url = Url::parse("https://me:pw@example.com:8443/a?b#c").unwrap();
+        assert_eq!(shown(&url), "https://example.com:8443/a?b#c");
+        assert_eq!(
+            shown_raw("http://me:pw@exa mple.com/x@y"),
+            "http://***@exa mple.com/x@y"
+        );
+        assert_eq!(shown_raw("me:pw@host/path"), "***@host/path");
+        assert_eq!(shown_raw("http://host/a@b"), "http://host/a@b");
+    }
+}
