@@ -72,7 +72,7 @@ use agent_core::{AgentSkill, SkillError, SkillFiles};
 use agent_skills_spec::{Found, Invalid};
 use cap_std::fs::{OpenOptions, OpenOptionsExt};
 
-use crate::sandbox::Workspace;
+use crate::sandbox::{ContextError, Workspace, is_escape};
 use crate::shell::ShellConfig;
 
 /// The largest file of a skill read by default: 1 MiB.
@@ -434,12 +434,9 @@ impl DiskFiles {
     /// An error opening a listed file: a symbolic link put there that leads out of the folder is
     /// a [`SkillError::Safety`].
     fn open_error(&self, path: &str, err: io::Error) -> SkillError {
-        let escapes = err.raw_os_error() == Some(libc::EXDEV)
-            || err.raw_os_error() == Some(libc::ELOOP)
-            || (err.kind() == io::ErrorKind::PermissionDenied
-                && err.raw_os_error().is_none()
-                && err.to_string().contains("outside of the filesystem"));
-        if escapes {
+        // The sandbox's own test of an escape (cap-std refused to leave the folder), and a loop
+        // of links, which is treated the same.
+        if is_escape(&err) || err.raw_os_error() == Some(libc::ELOOP) {
             return SkillError::Safety(format!(
                 "`{path}` leads outside skill `{}`'s folder through a symbolic link; only files \
                  inside the folder can be read",
@@ -457,7 +454,7 @@ impl DiskFiles {
     }
 
     fn io_error(&self, path: &str, err: io::Error) -> SkillError {
-        SkillError::from_error(PathError {
+        SkillError::from_error(ContextError {
             message: format!("`{path}` of skill `{}`: {err}", self.name),
             source: err,
         })
@@ -469,24 +466,5 @@ impl DiskFiles {
              have to be read; it is not read",
             self.name, self.max_bytes
         ))
-    }
-}
-
-/// An I/O error with a message naming the file; the OS's words stay as the source.
-#[derive(Debug)]
-struct PathError {
-    message: String,
-    source: io::Error,
-}
-
-impl fmt::Display for PathError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PathError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
     }
 }

@@ -94,7 +94,7 @@ impl Workspace {
 }
 
 /// Whether cap-std refused the operation because it would leave the root.
-fn is_escape(err: &io::Error) -> bool {
+pub(crate) fn is_escape(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::EXDEV)
         || (err.kind() == io::ErrorKind::PermissionDenied
             && err.raw_os_error().is_none()
@@ -103,9 +103,9 @@ fn is_escape(err: &io::Error) -> bool {
 
 /// An I/O error with a message that names the path; the OS's words stay as the source.
 #[derive(Debug)]
-pub(super) struct ContextError {
-    pub(super) message: String,
-    pub(super) source: io::Error,
+pub(crate) struct ContextError {
+    pub(crate) message: String,
+    pub(crate) source: io::Error,
 }
 
 impl std::fmt::Display for ContextError {

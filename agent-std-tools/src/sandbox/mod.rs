@@ -41,6 +41,7 @@ use agent_core::{SkillContext, SkillError};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata};
 
+pub(crate) use errors::{ContextError, is_escape};
 pub(crate) use nofollow::{open_dir_nofollow, open_nofollow};
 use paths::check_relative;
 pub use paths::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
