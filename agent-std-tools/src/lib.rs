@@ -63,11 +63,13 @@
 //!   path, from a directory the capability has checked: a directory swapped for a link *during*
 //!   a walk could show names from outside, never contents.)
 //! - Pipes, sockets and devices are refused rather than opened (opening a FIFO would hang).
-//! - `run_shell` runs `sh` in the workspace root inside a Landlock sandbox on Linux (writes only
+//! - `run_shell` runs `sh` in the workspace root inside a sandbox on Linux: Landlock (writes only
 //!   in the workspace and a private `TMPDIR`, no home directory, no TCP unless allowed, no
-//!   signals or `/proc` access to the agent), with an allowlisted environment, and every process
-//!   it starts is killed when the call ends. Where the kernel offers no Landlock, the first result
-//!   says what ran unconfined. See [`shell`]. It is still `destructive` inside the workspace:
+//!   signals or `/proc` access to the agent, no device files), namespaces of its own (the agent
+//!   cannot even be named, `/proc` shows only the call's processes), two capabilities at most, a
+//!   seccomp filter (no terminal injection, no Unix sockets, no keyrings) and a process limit,
+//!   with an allowlisted environment; every process it starts is killed when the call ends.
+//!   Where the kernel lacks a layer, the first result says what ran unconfined. See [`shell`]. It is still `destructive` inside the workspace:
 //!   gate it with a hook or a permission gate.
 //!
 //! # Agent Skills from folders
@@ -110,13 +112,15 @@
 //!
 //! `cap-std` (the capability sandbox), `ignore` (ripgrep's walker: `.gitignore`, hidden files,
 //! parallel walks), `grep-regex`/`grep-searcher` (ripgrep's search engine), `tokio` (child
-//! processes, timers, blocking work off the async threads), `libc` (`fork`, `prctl`, signals, error numbers), `landlock` (the shell's sandbox),
+//! processes, timers, blocking work off the async threads), `libc` (`fork`, `clone`, `prctl`, signals, error numbers), `landlock` (the shell's sandbox),
+//! `seccompiler` (the shell's seccomp filter, compiled from rules),
 //! `redb` (the embedded transactional store behind memory), `agent-skills-spec` (the Agent Skills
 //! format: finding skill folders and checking each `SKILL.md` at run time with the same rules
 //! `agent_skills!` applies at compile time, so a skill is judged alike in both places),
 //! `reqwest` with rustls and `html2text` (only with the `web` feature: HTTP and HTML to text).
 //!
-//! Linux only: `run_shell` needs `sh`, `prctl` (a child subreaper) and, for its sandbox, Landlock.
+//! Linux only: `run_shell` needs `sh`, `prctl` (a child subreaper) and, for its sandbox,
+//! Landlock, user namespaces and seccomp.
 
 #![warn(missing_docs)]
 

@@ -2,7 +2,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
 use agent_core::{CancellationToken, SkillContext, ToolCall};
@@ -38,16 +37,37 @@ async fn wait_gone(pid: i32) -> bool {
     false
 }
 
-async fn read_pid(path: &Path) -> i32 {
+/// A `sleep` argument no other test uses: the command runs in a PID namespace of its own, so
+/// the process is found by its command line in this side's `/proc`, not by the `$!` it sees.
+fn marker(test: u32) -> String {
+    format!("30.{}{test}", std::process::id())
+}
+
+/// The pids (in this side's `/proc`) of the live processes running `sleep <marker>`.
+fn processes(marker: &str) -> Vec<i32> {
+    let needle = format!("sleep\0{marker}\0");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&needle) && !is_gone(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (polling, up to a generous bound) for a process running `sleep <marker>` to start.
+async fn find_process(marker: &str) -> i32 {
     for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
+        if let Some(&pid) = processes(marker).first() {
             return pid;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("{} was never written", path.display());
+    panic!("no process runs `sleep {marker}`");
 }
 
 #[tokio::test]
@@ -81,12 +101,12 @@ async fn runs_in_the_workspace_root() {
 
 #[tokio::test]
 async fn a_timeout_kills_the_whole_process_group_and_says_so() {
-    let (tmp, ctx) = ws();
+    let (_tmp, ctx) = ws();
     let answer = call(
         &ctx,
         "run_shell",
         json!({
-            "command": "sleep 30 & echo $! > bg.pid; echo started; sleep 30",
+            "command": format!("sleep {} & echo started; sleep 30", marker(1)),
             "timeout_ms": 500
         }),
     )
@@ -106,10 +126,9 @@ async fn a_timeout_kills_the_whole_process_group_and_says_so() {
         text.contains("[stdout]\nstarted"),
         "output before the timeout is kept: {text}"
     );
-    let background = read_pid(&tmp.path().join("bg.pid")).await;
     assert!(
-        wait_gone(background).await,
-        "the background sleep {background} survived the timeout"
+        processes(&marker(1)).is_empty(),
+        "the background sleep survived the timeout: {text}"
     );
 }
 
@@ -227,19 +246,19 @@ async fn standard_input_is_empty_so_readers_do_not_hang() {
 
 #[tokio::test]
 async fn cancelling_the_run_kills_the_process_group() {
-    let (tmp, ctx) = ws();
+    let (_tmp, ctx) = ws();
     let token = CancellationToken::new();
     let ctx = ctx.with_cancellation(token.clone());
     let calls = [ToolCall::new(
         "1",
         "run_shell",
-        json!({"command": "sleep 30 & echo $! > bg.pid; wait"}),
+        json!({"command": format!("sleep {} & wait", marker(2))}),
     )];
     let run = tokio::spawn({
         let ctx = ctx.clone();
         async move { registry().run_many(&calls, &ctx).await }
     });
-    let background = read_pid(&tmp.path().join("bg.pid")).await;
+    let background = find_process(&marker(2)).await;
     token.cancel();
     let results = run.await.unwrap();
     assert!(results[0].is_error());
@@ -256,20 +275,19 @@ async fn cancelling_the_run_kills_the_process_group() {
 
 #[tokio::test]
 async fn a_background_process_is_killed_when_the_command_exits() {
-    let (tmp, ctx) = ws();
+    let (_tmp, ctx) = ws();
     let answer = call(
         &ctx,
         "run_shell",
-        json!({"command": "sleep 30 & echo $! > bg.pid; echo hi", "timeout_ms": 60_000}),
+        json!({"command": format!("sleep {} & echo hi", marker(3)), "timeout_ms": 60_000}),
     )
     .await;
     let text = answer.expect_ok();
     assert!(text.starts_with("exit code: 0\n"), "{text}");
     assert!(text.contains("[stdout]\nhi"), "{text}");
-    let background = read_pid(&tmp.path().join("bg.pid")).await;
     // Gone by the time the result is back, not eventually: the call waited for it.
     assert!(
-        is_gone(background),
-        "the background sleep {background} outlived its call"
+        processes(&marker(3)).is_empty(),
+        "the background sleep outlived its call"
     );
 }

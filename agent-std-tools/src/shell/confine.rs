@@ -6,9 +6,10 @@
 //!
 //! | right | where |
 //! |---|---|
-//! | read, execute | the system's program, library and configuration folders ([`SYSTEM_READ_PATHS`]), `/proc`, `/sys`, the toolchains under the home directory ([`toolchain_paths`]), [`ShellConfig::read_paths`] |
-//! | read, write, create, delete | the workspace, the call's private temporary directory, the toolchains' caches, [`ShellConfig::write_paths`] |
+//! | read, execute | the system's program, library and configuration folders ([`SYSTEM_READ_PATHS`]), `/sys`, the toolchains under the home directory ([`toolchain_paths`]), [`ShellConfig::read_paths`]; `/proc` (the command's own, added by the command's process once it is mounted) |
+//! | read, write, create, delete, rename, link, truncate | the workspace, the call's private temporary directory, the toolchains' caches, [`ShellConfig::write_paths`] |
 //! | read, write | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` |
+//! | make character or block devices, device `ioctl`s | nowhere: a device file made in the workspace could reach the user's terminal or the kernel log ([`write_access`]) |
 //! | TCP connect and bind | nowhere, unless [`ShellConfig::network`] |
 //! | signals, abstract Unix sockets | only to processes of the same sandbox (Landlock scopes, ABI 6) |
 //!
@@ -22,7 +23,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
@@ -42,9 +43,19 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
     "/opt",
     "/nix/store",
     "/run/current-system",
-    "/proc",
     "/sys",
 ];
+
+/// The rights on the folders commands may write: everything Landlock knows but making character
+/// and block devices and `ioctl` on devices (`/dev/null` and the like get only read and write).
+pub fn write_access(abi: ABI) -> BitFlags<AccessFs> {
+    AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev)
+}
+
+/// The rights on `/proc`: reading (bits every Landlock ABI handles).
+pub(super) fn proc_access() -> u64 {
+    AccessFs::from_read(ABI::V1).bits()
+}
 
 /// Device files a command may read and write.
 const DEVICES: &[&str] = &[
@@ -95,7 +106,10 @@ pub(super) fn gaps(abi: i32, network_allowed: bool) -> Option<String> {
 /// The home-directory folders of the toolchains a coding agent's commands use: Rust's (`cargo`,
 /// `rustup`), `~/.local/bin` and `~/.local/lib`, and the Python and Node version managers'
 /// (`~/.pyenv`, `~/.nvm`, `~/.volta`). Read-only, except the package caches cargo writes to (and its lock
-/// files), so `cargo build` works offline. `~/.cargo/credentials.toml` is not among them.
+/// files), so `cargo build` works offline, and npm's cache (`~/.npm`), so `npm install` works.
+/// Git's own configuration (`~/.gitconfig`, `~/.config/git/`) is readable: git stops at a
+/// configuration file it may not read. `~/.cargo/credentials.toml`, `~/.npmrc` (where npm keeps
+/// tokens) and `~/.git-credentials` are not among them.
 pub fn toolchain_paths(home: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let cargo = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
@@ -113,6 +127,8 @@ pub fn toolchain_paths(home: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         home.join(".pyenv"),
         home.join(".nvm"),
         home.join(".volta"),
+        home.join(".gitconfig"),
+        home.join(".config/git"),
     ];
     let write = vec![
         cargo.join("registry"),
@@ -120,6 +136,7 @@ pub fn toolchain_paths(home: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         cargo.join(".package-cache"),
         cargo.join(".package-cache-mutate"),
         cargo.join(".global-cache"),
+        home.join(".npm"),
     ];
     (read, write)
 }
@@ -163,10 +180,7 @@ pub(super) fn ruleset(
             AccessFs::from_read(abi),
         ))
         .map_err(fail)?
-        .add_rules(path_beneath_rules(
-            existing(&write),
-            AccessFs::from_all(abi),
-        ))
+        .add_rules(path_beneath_rules(existing(&write), write_access(abi)))
         .map_err(fail)?
         .add_rules(path_beneath_rules(
             existing(&devices),
@@ -199,10 +213,22 @@ mod tests {
     }
 
     #[test]
+    fn written_folders_get_no_device_rights() {
+        let rights = write_access(ABI::V6);
+        assert!(!rights.contains(AccessFs::MakeChar));
+        assert!(!rights.contains(AccessFs::MakeBlock));
+        assert!(!rights.contains(AccessFs::IoctlDev));
+        assert!(rights.contains(AccessFs::WriteFile | AccessFs::MakeReg | AccessFs::RemoveDir));
+        assert!(rights.contains(AccessFs::MakeFifo | AccessFs::MakeSock | AccessFs::Truncate));
+    }
+
+    #[test]
     fn credentials_are_not_among_the_toolchain_paths() {
         let (read, write) = toolchain_paths(Path::new("/home/u"));
         for path in read.iter().chain(&write) {
             assert!(!path.ends_with("credentials.toml"), "{}", path.display());
+            assert!(!path.ends_with(".npmrc"), "{}", path.display());
+            assert!(!path.ends_with(".git-credentials"), "{}", path.display());
             assert!(!path.starts_with("/home/u/.ssh"), "{}", path.display());
             assert_ne!(path, Path::new("/home/u"));
         }

@@ -1,40 +1,62 @@
 //! `run_shell`: `sh -c` in the workspace root, confined, and never outliving its call.
 //!
-//! - **Confinement** (Linux, [`confine`]): the command runs in a Landlock sandbox. It may write
-//!   only in the workspace and a private temporary directory (`TMPDIR`, removed after the call),
-//!   read only the system's folders, the workspace and the toolchains' folders, not the home
-//!   directory (`~/.ssh`, `~/.aws`, …); it may not open TCP connections or listen unless
-//!   [`ShellConfig::network`] allows it; it may not signal, trace or read the memory or
-//!   environment (`/proc/<pid>/environ`) of any process outside its sandbox, the agent's included.
-//!   On by default where the kernel offers Landlock; where it does not (or offers only part of
-//!   it), the first result says what was left unconfined. [`Confinement`] chooses.
+//! # The sandbox, layer by layer
+//!
+//! Each layer stops a class of attack by itself, and most classes are stopped by two. All of them
+//! apply to root's commands too (an agent in a container often is root).
+//!
+//! | layer | what it stops | where it is missing |
+//! |---|---|---|
+//! | **Landlock** ([`confine`]) | writes outside the workspace, `TMPDIR` and the toolchains' caches; reads of the home directory (`~/.ssh`, `~/.aws`, …); TCP unless [`ShellConfig::network`]; signals and `ptrace` (so `/proc/<pid>/environ`, `mem`) to any process outside the sandbox; making device files; device `ioctl`s; mounting | before Linux 5.13 or without `landlock` in the LSMs: nothing of this (ABI 4 adds TCP, ABI 6 signals); the first result says so |
+//! | **Namespaces of its own** (`namespaces`: user, PID, mount, IPC) | naming any process outside the call (the agent and the supervisor have no pid in the command's PID namespace, so `prlimit`, `renice`, `taskset`, `kill` of them cannot be written); seeing them (`/proc` is a new one showing only the call's processes); using a capability on the machine (they count only in its user namespace) | where user namespaces are forbidden (Docker's default seccomp profile, Ubuntu's AppArmor restriction): the command sees other processes in `/proc`, and the seccomp filter is what keeps it from acting on them |
+//! | **Capabilities** (`capabilities`) | a root command's `CAP_SYS_TIME`, `CAP_SYS_BOOT`, `CAP_MKNOD`, `CAP_LINUX_IMMUTABLE` (`chattr +i`), `CAP_SETUID`, `CAP_CHOWN`, `CAP_SYS_NICE`, `CAP_SYSLOG`, `CAP_DAC_READ_SEARCH` and the rest: only `CAP_DAC_OVERRIDE` and `CAP_FOWNER` are kept (the workspace's files stay writable whoever owns them); no new privileges, so no setuid program gives any back | never (cut with no new privileges even without `CAP_SETPCAP`) |
+//! | **seccomp** (`seccomp`) | typing into a terminal (`TIOCSTI`, `TIOCLINUX`); making device files; Unix sockets by path (the Docker socket, an SSH agent, D-Bus) unless [`ShellConfig::unix_sockets`]; keyrings; the kernel log; file handles; changing the machine's clock, host name, modules; without a PID namespace, `prlimit`, `setpriority`, `ioprio_set` and `sched_set*` on any process but its own | an architecture `seccompiler` does not know (x86-64, aarch64 and riscv64 are known) |
+//! | **A session of its own** (`setsid`) | the user's terminal: the command has no controlling terminal, `/dev/tty` names nothing, and standard input is `/dev/null` | never |
+//! | **A process limit** ([`ShellConfig::max_processes`], default 1,024 processes and threads) | fork bombs: a `fork` past it fails, and the result says the limit was reached | a root agent where no pids cgroup can be made (`/sys/fs/cgroup` read-only); an ordinary user's limit counts all the user's processes where there is no user namespace |
+//! | **A supervisor per call** (`supervisor`) | anything outliving the call: every process the command starts, in the background, under `setsid`, double-forked, is killed when the command exits, when the time limit passes, when the run is cancelled, when the call is dropped, and when the agent dies | never |
+//!
+//! Where a layer is missing, the first result of the process says what that leaves open;
+//! [`Confinement::Required`] refuses to run instead, naming the missing layer. The agent itself
+//! is made non-dumpable on the first call ([`harden_process`]).
+//!
+//! # The call
+//!
 //! - **Environment**: built from an allowlist ([`mod@env`]), never by filtering the agent's: `PATH`,
 //!   `HOME`, the locale, the terminal, the Rust toolchain's homes, plus what
 //!   [`ShellConfig::env_passthrough`] and [`ShellConfig::env`] add.
-//! - **Lifetime** (a supervisor process per call): every process the command starts — in the background, under
-//!   `setsid`, double-forked — is killed when the command exits, when the time limit passes, when
-//!   the run is cancelled, when the call is dropped, and when the agent dies. The result says
-//!   so. (A command that must leave a server running belongs to a service manager, not to a tool
-//!   call.)
 //! - **Time limit**: `timeout_ms` (default 120 s, at most 600 s; see [`ShellConfig`]).
 //! - **Output**: stdout and stderr are read concurrently while the command runs. Each is kept
 //!   within [`ShellConfig::max_output_chars`]: its head and tail, with the middle cut and
 //!   counted (`[... 12345 characters cut ...]`); memory stays bounded whatever the command prints.
 //! - Standard input is empty (`/dev/null`): a command that waits for input ends instead of hanging.
+//! - `TMPDIR` is private to the call and removed afterwards, however deep the command nested it.
+//! - Files: [`ShellConfig::max_file_size`] bounds each file a command writes (`RLIMIT_FSIZE`);
+//!   nothing bounds their sum but the disk (give the workspace a filesystem with a quota for that).
+//! - Process ids the command sees (`$!`, `$$`, `$PPID`) are its PID namespace's: `$$` is 1 and
+//!   `$PPID` is 0.
 //!
 //! What stays open even when confined: UDP (DNS lookups work; UDP traffic is not blocked before
-//! Landlock ABI 8), connecting to Unix sockets by path in readable folders, reading the
-//! system's configuration in `/etc`, and whatever the workspace itself holds (an `.env` file
-//! there is readable). Processes handed to another service (`systemd-run`, a container daemon)
-//! are that service's, not the call's.
+//! Landlock ABI 8), reading the system's configuration in `/etc`, git's configuration
+//! (`~/.gitconfig`), and whatever the workspace itself holds (an `.env` file there is readable,
+//! and files the agent keeps there, such as `.agent/memory.redb`, are writable). Processes
+//! handed to another service (`systemd-run`, a container daemon reached over TCP with the
+//! network allowed) are that service's, not the call's. 32-bit x86 programs do not run.
 
+mod capabilities;
 mod capture;
+mod cgroup;
+mod config;
 pub mod confine;
+mod enter;
 pub mod env;
+mod layers;
+mod namespaces;
+mod seccomp;
+mod spawn;
 mod supervisor;
+mod tmpdir;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -42,70 +64,9 @@ use agent_core::{SkillContext, SkillError, skill};
 
 use crate::sandbox::Workspace;
 use capture::Capture;
+pub use config::{Confinement, ShellConfig};
 pub use supervisor::harden_process;
-
-/// Whether `run_shell` confines its commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Confinement {
-    /// Confined with Landlock where the kernel offers it; where it does not, commands run
-    /// unconfined and the first result says so. The default.
-    #[default]
-    BestEffort,
-    /// Refuse to run a command the kernel cannot confine fully (files, network, signals).
-    Required,
-    /// No sandbox: commands run with the agent's rights. They still get the allowlisted
-    /// environment, and nothing they start outlives the call.
-    Off,
-}
-
-/// Limits and sandbox of `run_shell`. Put one in the context with
-/// [`SkillContext::with_extension`]; without one, [`ShellConfig::default`] applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellConfig {
-    /// The time limit when the call gives no `timeout_ms`. Default 120 s.
-    pub default_timeout: Duration,
-    /// The largest `timeout_ms` a call may ask for. Default 600 s.
-    pub max_timeout: Duration,
-    /// How many characters of stdout, and as many of stderr, the result keeps (half from the
-    /// start, half from the end). Default 7,500, so both fit the registry's default budget.
-    pub max_output_chars: usize,
-    /// Whether commands are sandboxed. Default [`Confinement::BestEffort`].
-    pub confinement: Confinement,
-    /// Whether commands may open TCP connections and listen on ports. Default `false`.
-    pub network: bool,
-    /// More folders (or files) commands may read and execute, beyond the system's and the
-    /// workspace.
-    pub read_paths: Vec<PathBuf>,
-    /// More folders (or files) commands may write, beyond the workspace and their temporary
-    /// directory.
-    pub write_paths: Vec<PathBuf>,
-    /// More variables of the agent's environment to hand to commands, by exact name, beyond
-    /// [`env::DEFAULT_ENV_ALLOWLIST`].
-    pub env_passthrough: Vec<String>,
-    /// Variables set for every command (they win over inherited ones).
-    pub env: Vec<(String, String)>,
-    /// Whether the first call makes the agent's process non-dumpable ([`harden_process`]), so
-    /// that commands cannot read its environment or memory through `/proc/<pid>/`. Default
-    /// `true` (ignored with [`Confinement::Off`]).
-    pub harden_agent: bool,
-}
-
-impl Default for ShellConfig {
-    fn default() -> Self {
-        ShellConfig {
-            default_timeout: Duration::from_secs(120),
-            max_timeout: Duration::from_secs(600),
-            max_output_chars: 7_500,
-            confinement: Confinement::BestEffort,
-            network: false,
-            read_paths: Vec::new(),
-            write_paths: Vec::new(),
-            env_passthrough: Vec::new(),
-            env: Vec::new(),
-            harden_agent: true,
-        }
-    }
-}
+use tmpdir::TempDir;
 
 /// How long output is still read after the command's processes are gone, or after they were
 /// killed.
@@ -116,6 +77,13 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Whether a result already said that commands run unconfined (said once per process).
 static UNCONFINED_NOTED: AtomicBool = AtomicBool::new(false);
+
+/// What a `fork` refused by the process limit makes programs print: `EAGAIN`'s text, and
+/// `dash`'s own words for it.
+const FORK_REFUSED: &[&str] = &["Resource temporarily unavailable", "Cannot fork"];
+
+/// Whether a result already said which other layers commands run without (once per process).
+static LAYERS_NOTED: AtomicBool = AtomicBool::new(false);
 
 /// Run a shell command (`sh -c`) in the workspace root and return its exit code, stdout and
 /// stderr. Long outputs keep their beginning and end. The command runs in a sandbox: it may
@@ -149,7 +117,7 @@ pub async fn run_shell(
     };
     let root = Workspace::from_context(ctx)?.root().to_path_buf();
     let tmp = TempDir::new()?;
-    let env = env::command_env(&config, tmp.path());
+    let env = env::command_env(&config, &tmp.path());
     let home = env
         .iter()
         .find(|(name, _)| name == "HOME")
@@ -178,7 +146,7 @@ pub async fn run_shell(
                 }
             }
             if abi > 0 {
-                confine::ruleset(&config, &root, tmp.path(), home.as_deref())
+                confine::ruleset(&config, &root, &tmp.path(), home.as_deref())
                     .map_err(SkillError::tool)?
             } else {
                 None
@@ -186,32 +154,11 @@ pub async fn run_shell(
         }
     };
 
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(&command)
-        .current_dir(&root)
-        .env_clear()
-        .envs(env)
-        .env("PWD", &root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        // The supervisor must not be killed outright: it is the one that kills the rest.
-        .kill_on_drop(false);
-    let plan = supervisor::Plan {
-        landlock: ruleset.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
-        drop_capabilities: config.confinement != Confinement::Off,
-    };
-    // SAFETY: `fork_supervised` makes only async-signal-safe system calls and allocates nothing;
-    // `plan` is plain integers copied into the closure.
-    unsafe {
-        cmd.pre_exec(move || supervisor::fork_supervised(plan));
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| SkillError::tool(format!("could not start `sh`: {e}")))?;
-    drop(ruleset);
+    let spawn::Started {
+        mut child,
+        layers,
+        cgroup,
+    } = spawn::start(&command, &root, env, &config, ruleset)?;
     let mut guard = StopGuard(child.id().map(|pid| pid as libc::pid_t));
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -244,6 +191,11 @@ pub async fn run_shell(
     let finished = tokio::time::timeout(timeout, run).await;
 
     let mut report = notes;
+    if let Some(gap) = layers.and_then(|layers| layers.gaps(config.max_processes))
+        && !LAYERS_NOTED.swap(true, Ordering::Relaxed)
+    {
+        report.push_str(&format!("note: {gap}\n"));
+    }
     match finished {
         Ok((status, drained)) => {
             guard.disarm();
@@ -274,6 +226,24 @@ pub async fn run_shell(
         }
     }
     let (out, err) = (out.render(), err.render());
+    let hit_limit = match &cgroup {
+        Some(cgroup) => cgroup.limit_was_hit(),
+        // RLIMIT_NPROC leaves no count: the error it causes is the sign.
+        None => {
+            layers.is_some_and(|l| l.contains(layers::Layers::PROCESS_LIMIT))
+                && FORK_REFUSED
+                    .iter()
+                    .any(|words| out.contains(words) || err.contains(words))
+        }
+    };
+    drop(cgroup);
+    if hit_limit {
+        report.push_str(&format!(
+            "note: the command reached its limit of {} processes and threads; forks past it \
+             failed (\"{}\")\n",
+            config.max_processes, FORK_REFUSED[0]
+        ));
+    }
     if out.is_empty() && err.is_empty() {
         report.push_str("(no output)");
     }
@@ -338,50 +308,5 @@ impl StopGuard {
 impl Drop for StopGuard {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-/// The call's private temporary directory (`TMPDIR`), removed when the call ends.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Result<TempDir, SkillError> {
-        use std::os::unix::fs::DirBuilderExt;
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        for _ in 0..16 {
-            let name = format!(
-                "eugene-shell-{}-{}-{:08x}",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.subsec_nanos())
-            );
-            let path = base.join(name);
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(TempDir(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(SkillError::tool(format!(
-                        "could not create a temporary directory in {}: {e}",
-                        base.display()
-                    )));
-                }
-            }
-        }
-        Err(SkillError::tool(
-            "could not create a temporary directory: every name was taken",
-        ))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

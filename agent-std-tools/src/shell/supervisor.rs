@@ -7,58 +7,43 @@
 //! 1. The supervisor makes itself a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): every process
 //!    the command orphans — a `setsid` daemon, a double-forked one — becomes its child instead of
 //!    `init`'s.
-//! 2. It forks the command, which moves to a process group of its own, enters the Landlock
-//!    sandbox and `exec`s `sh`.
+//! 2. It joins the call's pids cgroup, if there is one ([`super::cgroup`]), and starts the
+//!    command: in namespaces of its own where the kernel allows them ([`super::namespaces`]),
+//!    with a plain `fork` where it does not. The command enters its session and every layer of
+//!    the sandbox ([`super::enter`]) and `exec`s `sh`. In a PID namespace, `sh` is its process 1:
+//!    orphans go to it, and when it exits the kernel kills every process left in the namespace.
 //! 3. It waits. When the command's `sh` exits, or when the agent asks it to stop (`SIGTERM`: the
 //!    time limit passed, the run was cancelled, the call was dropped) or dies (`PR_SET_PDEATHSIG`),
 //!    it kills every process left: it lists its children from `/proc/thread-self/children`, kills
 //!    them, reaps them, and repeats until it has none — orphans of the killed ones come back to it
 //!    as children. Then it exits with the command's status.
 //!
-//! The supervisor stays outside the sandbox, so under Landlock (ABI 6) the command can neither
-//! signal it nor read its memory or environment. It is non-dumpable as well. Everything here runs
+//! The supervisor stays outside the sandbox and outside the command's PID namespace, so the
+//! command can neither name it, signal it (Landlock, ABI 6) nor read its memory or environment. It is non-dumpable as well. Everything here runs
 //! between `fork` and `exec` in a copy of a multi-threaded process, so it only makes
 //! async-signal-safe system calls: no allocation, no locks, no panics.
 
 use std::io;
-use std::os::fd::RawFd;
 
-/// What the command's side needs after `fork`: plain integers only.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Plan {
-    /// The Landlock ruleset to enter before `exec`, if the command runs confined.
-    pub landlock: Option<RawFd>,
-    /// Whether to drop [`DROPPED_CAPABILITIES`] from the command's bounding set.
-    pub drop_capabilities: bool,
-}
+use super::cgroup;
+use super::enter::{Plan, check, enter_command};
+use super::layers::Layers;
+use super::namespaces;
 
-/// Capabilities a confined command never gets, even when the agent runs as root: tracing or
-/// reading other processes (`CAP_SYS_PTRACE`, which would bypass the agent being
-/// non-dumpable), signalling any process (`CAP_KILL`), administering the system, its modules,
-/// raw devices, the network, BPF and performance counters. Dropped from the bounding set with no
-/// new privileges, so no program the command runs gets them back.
-/// (Numbers from `linux/capability.h`; the `libc` crate does not name them.)
-const DROPPED_CAPABILITIES: &[libc::c_int] = &[
-    5,  // CAP_KILL
-    12, // CAP_NET_ADMIN
-    13, // CAP_NET_RAW
-    16, // CAP_SYS_MODULE
-    17, // CAP_SYS_RAWIO
-    19, // CAP_SYS_PTRACE
-    21, // CAP_SYS_ADMIN
-    38, // CAP_PERFMON
-    39, // CAP_BPF
-];
-
-/// The body of `pre_exec`: forks the command and turns the spawned process into its supervisor.
+/// The body of `pre_exec`: starts the command and turns the spawned process into its supervisor.
 /// Returns (in the command's process) when the command may `exec`; never returns in the
 /// supervisor.
+///
+/// The supervisor first joins the call's pids cgroup, if there is one, then starts the command
+/// in namespaces of its own ([`namespaces::clone_isolated`]) when the plan asks for them, with a
+/// plain `fork` when they cannot be made (the command then reports that it has none, and refuses
+/// to run if they are required).
 ///
 /// # Safety
 /// Must only be called between `fork` and `exec` (from `CommandExt::pre_exec`).
 pub(super) unsafe fn fork_supervised(plan: Plan) -> io::Result<()> {
     // SAFETY (whole body): every call below is an async-signal-safe system call on memory this
-    // frame owns (a sigset, a status word) or on constants.
+    // frame owns (a sigset, a status word) or on the plan's, built before the fork.
     unsafe {
         let mut watched: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut watched);
@@ -72,48 +57,30 @@ pub(super) unsafe fn fork_supervised(plan: Plan) -> io::Result<()> {
             std::ptr::null_mut(),
         ))?;
         check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
-        let command = libc::fork();
+        let mut layers = Layers::default();
+        if let Some(procs) = plan.cgroup_procs
+            && cgroup::join(procs)
+        {
+            layers = layers.with(Layers::PROCESS_LIMIT).with(Layers::CGROUP);
+        }
+        let isolated = match plan.namespaces {
+            Some(maps) => namespaces::clone_isolated(maps).ok(),
+            None => None,
+        };
+        let command = match isolated {
+            Some(pid) => {
+                layers = layers.with(Layers::NAMESPACES);
+                pid
+            }
+            None => libc::fork(),
+        };
         if command < 0 {
             return Err(io::Error::last_os_error());
         }
         if command == 0 {
-            return enter_command(plan);
+            return enter_command(plan, layers);
         }
         supervise(command, &watched)
-    }
-}
-
-/// In the command's process: its own process group, no blocked signals, and the sandbox.
-unsafe fn enter_command(plan: Plan) -> io::Result<()> {
-    // SAFETY: async-signal-safe system calls on a local sigset.
-    unsafe {
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        check(libc::sigprocmask(
-            libc::SIG_SETMASK,
-            &none,
-            std::ptr::null_mut(),
-        ))?;
-        // Its own group, so `kill 0` in the command cannot reach the supervisor.
-        check(libc::setpgid(0, 0))?;
-        // If the supervisor is killed outright, the command goes with it.
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        if plan.drop_capabilities {
-            for &capability in DROPPED_CAPABILITIES {
-                // Fails with EPERM without CAP_SETPCAP (an ordinary user, who lacks these
-                // capabilities anyway) and EINVAL on kernels that do not know one: both fine.
-                libc::prctl(libc::PR_CAPBSET_DROP, capability, 0, 0, 0);
-            }
-            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-        }
-        if let Some(ruleset) = plan.landlock {
-            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-            let restricted = libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32);
-            if restricted != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        Ok(())
     }
 }
 
@@ -167,6 +134,10 @@ unsafe fn supervise(command: libc::pid_t, watched: &libc::sigset_t) -> ! {
 unsafe fn kill_all(command: libc::pid_t) {
     // SAFETY: async-signal-safe system calls on local buffers.
     unsafe {
+        // The command's process group first, at once: a fork bomb that stays in it cannot fork
+        // faster than this (the kernel refuses a fork whose parent has a kill pending). What left
+        // the group (`setsid`) was orphaned to this subreaper and is killed below.
+        libc::kill(-command, libc::SIGKILL);
         loop {
             if !kill_children() {
                 // No list of children (no /proc): the command's group is all that can be found.
@@ -183,6 +154,7 @@ unsafe fn kill_all(command: libc::pid_t) {
             {
                 return;
             }
+            while libc::waitpid(-1, &mut status, libc::WNOHANG) > 0 {}
         }
     }
 }
@@ -256,14 +228,6 @@ unsafe fn die_by(signal: libc::c_int) -> ! {
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::kill(libc::getpid(), signal);
         libc::_exit(128 + signal)
-    }
-}
-
-fn check(result: libc::c_int) -> io::Result<()> {
-    if result < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
     }
 }
 
