@@ -1242,7 +1242,11 @@ fn without_a_terminal_a_session_pauses_on_a_shell_command_and_approve_runs_it_on
         "{stderr}"
     );
     assert!(!runs.exists(), "nothing ran before the decision");
-    assert!(workspace.path().join(".agent/sessions.redb").is_file());
+    assert_eq!(support::session_files(workspace.path()).len(), 1);
+    assert!(
+        !workspace.path().join(".agent/sessions.redb").exists(),
+        "sessions are kept outside the workspace"
+    );
     assert_eq!(server.received().len(), 1);
 
     // Until it is decided, the session takes no question, and says how to go on.
@@ -1558,7 +1562,7 @@ fn session_flags_are_checked_before_anything_is_asked() {
     }
     assert!(server.received().is_empty());
     assert!(
-        !workspace.path().join(".agent").exists(),
+        support::session_files(workspace.path()).is_empty(),
         "no session was made"
     );
 }
@@ -1573,8 +1577,8 @@ fn help_describes_sessions_and_the_statuses_8_and_9() {
         "--approve <ID>",
         "--deny <ID>",
         "--reason <TEXT>",
-        ".agent/sessions.redb",
-        ".agent/memory.redb",
+        "$EUGENE_STATE_DIR/sessions/",
+        "~/.local/state/eugene/sessions/",
         "eugene --session NAME --approve ID",
         "eugene --session NAME --deny ID",
     ] {
@@ -1833,6 +1837,47 @@ fn skills_from_the_workspace_and_from_skills_reach_the_model_and_an_invalid_one_
         done.stderr.contains("→ load_skill(name=shout"),
         "{}",
         done.stderr
+    );
+}
+
+#[test]
+fn a_command_cannot_rewrite_a_paused_session_so_the_approval_runs_what_was_shown() {
+    // Session s1 waits on `x1` (add an `x` to runs.txt). In session s2 of the same workspace a
+    // command allowed with --yes tries to replace s1's store, knowing its path, so that the
+    // person's `--approve x1` would run something else: the store is out of its reach.
+    let workspace = project();
+    let server = Server::start([calls_answer(&[count_a_run()])]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "Count a run."]));
+    assert_eq!(done.code(), Some(8), "{done:?}");
+    let store = support::session_files(workspace.path()).pop().unwrap();
+    let before = std::fs::read(&store).unwrap();
+    let attack = format!(
+        "ls -l {store}; cp /dev/null {store}; echo truncate=$?; echo forged > {store}.new; \
+         mv {store}.new {store}; echo replace=$?",
+        store = store.display()
+    );
+    let server = Server::start([
+        tool_answer("a1", "run_shell", json!({ "command": attack })),
+        text_answer("done"),
+    ]);
+    let done = run(in_workspace(&server, &workspace).args(["--yes", "Tidy up."]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let output = result_of(&server.received()[1].json(), "a1");
+    assert!(output.contains("truncate=1"), "{output}");
+    assert!(output.contains("replace=1"), "{output}");
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "the store was changed"
+    );
+
+    let server = Server::start([text_answer("Counted.")]);
+    let done = run(in_workspace(&server, &workspace).args(["--session", "s1", "--approve", "x1"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("runs.txt")).unwrap(),
+        "x",
+        "the approved call ran once, as shown"
     );
 }
 

@@ -44,9 +44,10 @@ Exit statuses:
        result was not saved (the other's is kept; what this run's calls did stays done)
   130  cancelled with Ctrl-C
 
-Sessions (--session NAME): the conversation is kept in <workspace>/.agent/sessions.redb, beside
-the memory skill's .agent/memory.redb; each question continues it, in this process or a later
-one. On a terminal, calls that need permission are asked about as always ([y/N/a(lways)]).
+Sessions (--session NAME): the conversation is kept in
+$EUGENE_STATE_DIR/sessions/ (default ~/.local/state/eugene/sessions/, one file per workspace),
+outside the workspace, where the commands eugene runs cannot change what a paused run will do;
+each question continues it, in this process or a later one. On a terminal, calls that need permission are asked about as always ([y/N/a(lways)]).
 Without one (and without --yes) such a call pauses the run instead of being denied: eugene saves
 the session, prints the pending calls with the exact commands, and exits with status 8. Go on with
   eugene --session NAME --approve ID      (the call runs, once)
@@ -132,8 +133,8 @@ pub struct Args {
     /// Allow every skill without asking (writes, patches, shell).
     #[arg(long)]
     pub yes: bool,
-    /// Keep the conversation as session NAME in <workspace>/.agent/sessions.redb (beside the
-    /// memory skill's .agent/memory.redb): each question continues it, across runs of eugene.
+    /// Keep the conversation as session NAME in $EUGENE_STATE_DIR/sessions/ (default
+    /// ~/.local/state/eugene/sessions/): each question continues it, across runs of eugene.
     /// Without a terminal, a call that needs permission pauses the run (exit status 8) instead of
     /// being denied. NAME: 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a
     /// letter or digit. With --json-schema each answer is a typed value (give the same

@@ -25,7 +25,7 @@
 //! DIR`: the model sees their names and descriptions in `load_skill` and loads one when a question
 //! calls for it ([`skills`]).
 //!
-//! With `--session NAME` the conversation is kept in `<workspace>/.agent/sessions.redb` and each
+//! With `--session NAME` the conversation is kept outside the workspace (`sessions::store_path`) and each
 //! question continues it. Without a terminal, a call that needs permission then pauses the run
 //! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
 
@@ -110,10 +110,15 @@ async fn run(args: Args) -> Exit {
         Ok(path) => path,
         Err(message) => return config_error(&args, style, &message),
     };
-    let kept = args
+    let kept = match args
         .session
         .clone()
-        .map(|name| Kept::new(name, &workspace, args.workspace.is_some(), &args.skills));
+        .map(|name| Kept::new(name, &workspace, args.workspace.is_some(), &args.skills))
+        .transpose()
+    {
+        Ok(kept) => kept,
+        Err(message) => return config_error(&args, style, &message),
+    };
     // --approve / --deny: a decision for each call the session waits on, checked before anything
     // runs.
     let decided = match &kept {

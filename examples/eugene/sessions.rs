@@ -9,14 +9,64 @@ use eugene::{Decision, PendingCall, RedbSessionStore, RunState, SessionStore, St
 use crate::cli::{Args, Exit};
 use crate::output::{self, RunStats, Style, Summary, summarise_args};
 
-/// Where, in the workspace, sessions are kept: beside the memory skill's `.agent/memory.redb`.
-pub const STORE: &str = ".agent/sessions.redb";
+/// Where sessions are kept, as the help and the errors name it.
+pub const STORE: &str = "$EUGENE_STATE_DIR/sessions/ (default ~/.local/state/eugene/sessions/)";
+
+/// The file that keeps the sessions of `workspace`: outside the workspace, because the commands
+/// eugene runs may write everything in it, and a paused run's pending calls must be the ones the
+/// person approves (a command that rewrote them would pick what runs next). The shell's sandbox
+/// reads and writes neither the home directory nor the system's temporary directory.
+///
+/// `$EUGENE_STATE_DIR`, else `$XDG_STATE_HOME/eugene`, else `~/.local/state/eugene`; in it
+/// `sessions/<folder name>-<hash of the workspace's path>.redb`, one file per workspace.
+pub fn store_path(workspace: &Path) -> Result<PathBuf, String> {
+    let env = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let state = env("EUGENE_STATE_DIR")
+        .or_else(|| env("XDG_STATE_HOME").map(|dir| dir.join("eugene")))
+        .or_else(|| env("HOME").map(|home| home.join(".local/state/eugene")))
+        .ok_or(
+            "no place for sessions: set EUGENE_STATE_DIR (or HOME) to a folder eugene may write",
+        )?;
+    let workspace = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let name: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    Ok(state.join("sessions").join(format!(
+        "{name}-{:016x}.redb",
+        fnv1a(workspace.as_os_str().as_encoded_bytes())
+    )))
+}
+
+/// FNV-1a, 64 bits: a hash that stays the same across Rust versions, so a workspace finds its
+/// sessions again after eugene is rebuilt.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 
 /// The session of this eugene: its name, its store, and how a command names it.
 pub struct Kept {
     /// `--session`.
     pub name: String,
-    /// `<workspace>/.agent/sessions.redb`.
+    /// The workspace's sessions ([`store_path`]).
     pub store: RedbSessionStore,
     /// The workspace as the printed commands repeat it: when `--workspace` was given, absolute.
     workspace: Option<PathBuf>,
@@ -28,16 +78,21 @@ pub struct Kept {
 impl Kept {
     /// Session `name` of the store in `workspace` (absolute); `flag_given`: `--workspace` was
     /// given, so the commands repeat it, as they repeat each of `skills` (`--skills`).
-    pub fn new(name: String, workspace: &Path, flag_given: bool, skills: &[PathBuf]) -> Kept {
-        Kept {
+    pub fn new(
+        name: String,
+        workspace: &Path,
+        flag_given: bool,
+        skills: &[PathBuf],
+    ) -> Result<Kept, String> {
+        Ok(Kept {
             name,
-            store: RedbSessionStore::open(workspace.join(STORE)),
+            store: RedbSessionStore::open(store_path(workspace)?),
             workspace: flag_given.then(|| workspace.to_path_buf()),
             skills: skills
                 .iter()
                 .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
                 .collect(),
-        }
+        })
     }
 
     /// The paused run the session waits on, if it does (`None` too when there is no session).

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -252,12 +252,39 @@ pub fn eugene() -> Command {
     ] {
         cmd.env_remove(key);
     }
-    // Nothing listens on port 9 of loopback: no Ollama is found by accident.
+    // Nothing listens on port 9 of loopback: no Ollama is found by accident. Sessions go to a
+    // folder of this test process's, never the machine's own state folder.
     cmd.env("OLLAMA_HOST", "127.0.0.1:9")
+        .env("EUGENE_STATE_DIR", state_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// The `EUGENE_STATE_DIR` of every `eugene` this test process starts (sessions are kept per
+/// workspace inside it).
+pub fn state_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+/// The session files in [`state_dir`] whose name starts with `workspace`'s folder name.
+pub fn session_files(workspace: &Path) -> Vec<PathBuf> {
+    let name = workspace.canonicalize().unwrap();
+    let name = name.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::read_dir(state_dir().join("sessions"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|f| f.to_string_lossy().starts_with(&format!("{name}-")))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What a finished `eugene` printed.
