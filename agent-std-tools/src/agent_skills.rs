@@ -70,9 +70,9 @@ use std::sync::Arc;
 
 use agent_core::{AgentSkill, SkillError, SkillFiles};
 use agent_skills_spec::{Found, Invalid};
-use cap_std::fs::{OpenOptions, OpenOptionsExt};
+use cap_std::fs::OpenOptions;
 
-use crate::sandbox::{ContextError, Workspace, is_escape};
+use crate::sandbox::{ContextError, Links, NotRegular, Workspace, is_escape, open_regular};
 use crate::shell::ShellConfig;
 
 /// The largest file of a skill read by default: 1 MiB.
@@ -339,24 +339,14 @@ impl SkillFiles for DiskFiles {
 
     fn read(&self, path: &str) -> Result<Vec<u8>, SkillError> {
         let rel = self.listed(path)?;
-        let file = self
-            .workspace
-            .dir()
-            .open_with(
-                &rel,
-                OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY),
-            )
-            .map_err(|e| self.open_error(path, e))?;
+        let file = open_regular(
+            self.workspace.dir(),
+            &rel,
+            OpenOptions::new().read(true),
+            Links::Follow,
+        )
+        .map_err(|e| self.open_error(path, e))?;
         let meta = file.metadata().map_err(|e| self.io_error(path, e))?;
-        if !meta.is_file() {
-            return Err(SkillError::tool(format!(
-                "`{path}` of skill `{}` is not a regular file (a folder, pipe, socket or device); \
-                 only files are read",
-                self.name
-            )));
-        }
         if meta.len() > self.max_bytes {
             return Err(self.too_large(path, meta.len()));
         }
@@ -434,6 +424,12 @@ impl DiskFiles {
     /// An error opening a listed file: a symbolic link put there that leads out of the folder is
     /// a [`SkillError::Safety`].
     fn open_error(&self, path: &str, err: io::Error) -> SkillError {
+        if let Some(kind) = NotRegular::of(&err) {
+            return SkillError::tool(format!(
+                "`{path}` of skill `{}` is not a regular file but {kind}; only files are read",
+                self.name
+            ));
+        }
         // The sandbox's own test of an escape (cap-std refused to leave the folder), and a loop
         // of links, which is treated the same.
         if is_escape(&err) || err.raw_os_error() == Some(libc::ELOOP) {

@@ -27,9 +27,10 @@
 use std::io::{BufRead, BufReader};
 
 use agent_core::{SkillContext, SkillError, skill};
+use cap_std::fs::OpenOptions;
 
 use crate::blocking::{Stop, blocking, blocking_until_stopped};
-use crate::sandbox::Workspace;
+use crate::sandbox::{Links, NotRegular, Workspace, open_regular};
 use crate::walk::{display_name, display_rel, walker};
 
 /// Limits of the file skills. Put one in the context with
@@ -103,19 +104,21 @@ fn read_lines(
     max_chars: usize,
     stop: &Stop,
 ) -> Result<String, SkillError> {
-    // Checked before opening: opening a FIFO would wait for a writer forever.
-    let meta = ws.metadata(path)?;
-    if meta.is_dir() {
-        return Err(SkillError::tool(format!(
-            "`{path}` is a directory; use list_dir to see what is in it"
-        )));
-    }
-    if !meta.is_file() {
-        return Err(SkillError::tool(format!(
-            "`{path}` is not a regular file (a pipe, socket or device); read_file reads files only"
-        )));
-    }
-    let file = ws.open_file(path)?;
+    // Opened first and checked after (by the sandbox): a FIFO put in the file's place after a
+    // check would make the open wait for a writer forever.
+    let rel = ws.relative(path)?;
+    let file = open_regular(ws.dir(), &rel, OpenOptions::new().read(true), Links::Follow).map_err(
+        |e| match NotRegular::of(&e) {
+            Some(NotRegular::Directory) => SkillError::tool(format!(
+                "`{path}` is a directory; use list_dir to see what is in it"
+            )),
+            Some(kind) => SkillError::tool(format!(
+                "`{path}` is not a regular file but {kind}; read_file reads files only"
+            )),
+            None => ws.fs_error(path, e),
+        },
+    )?;
+    let meta = file.metadata().map_err(|e| ws.fs_error(path, e))?;
     let mut reader = BufReader::with_capacity(CHUNK_BYTES, file.into_std());
     let head = reader.fill_buf().map_err(|e| ws.fs_error(path, e))?;
     if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {

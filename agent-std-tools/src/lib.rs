@@ -62,7 +62,10 @@
 //!   search through the capability. (The walk itself goes by
 //!   path, from a directory the capability has checked: a directory swapped for a link *during*
 //!   a walk could show names from outside, never contents.)
-//! - Pipes, sockets and devices are refused rather than opened (opening a FIFO would hang).
+//! - Pipes, sockets and devices are refused, never waited on: every file is opened non-blocking
+//!   (`O_NONBLOCK | O_NOCTTY`) first and checked to be a regular file after (`fstat` of what was
+//!   opened), so one swapped in for a file at any moment is refused too, with an error that says
+//!   what it is (opening a FIFO for reading would wait for a writer forever).
 //! - `run_shell` runs `sh` in the workspace root inside a sandbox on Linux: Landlock (writes only
 //!   in the workspace and a private `TMPDIR`, no home directory, no TCP unless allowed, no
 //!   signals or `/proc` access to the agent, no device files), namespaces of its own (the agent

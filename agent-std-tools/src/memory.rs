@@ -8,7 +8,9 @@
 //!   `.agent` or at `memory.redb`, wherever it points (out of the workspace or to a file inside
 //!   it, which the store would overwrite). Such a link is a [`SkillError::Safety`] refusal that
 //!   says to remove it; a `.agent` that is not a directory, or a `memory.redb` that is not a
-//!   regular file, is refused too.
+//!   regular file, is refused too. The store is opened first and checked after (non-blocking,
+//!   then `fstat`), so a FIFO or device put in its place at any moment is refused, never handed
+//!   to redb; the same holds for a store at [`MemoryConfig::path`].
 //! - **Damaged**: a store redb cannot read (truncated, overwritten) is an error that names the
 //!   file, says it is damaged and that moving it away or deleting it starts a new store; the file
 //!   is kept, not reset. redb panics on some damage; those panics are caught.
@@ -36,7 +38,9 @@ use agent_core::{SkillContext, SkillError, skill};
 use redb::{Database, DatabaseError, ReadableTable, StorageError, TableDefinition, TableError};
 
 use crate::blocking::blocking;
-use crate::sandbox::{Workspace, open_dir_nofollow, open_nofollow};
+use crate::sandbox::{
+    Links, NotRegular, Workspace, open_dir_nofollow, open_regular, open_regular_ambient,
+};
 
 /// Where the memory lives. Put one in the context with [`SkillContext::with_extension`]; without
 /// one, the database is `<workspace>/.agent/memory.redb`.
@@ -403,9 +407,11 @@ fn open_default(ws: &Workspace, create: Create) -> Result<Option<File>, SkillErr
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         Err(e) => return Err(refuse(e)),
     }
+    // The check above words the usual refusals; this open is what keeps them: without following
+    // a link, and checked once opened, so a FIFO or device put there since is refused too.
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true).write(true).create(create == Create::Yes);
-    match open_nofollow(&dir, file_name, &mut options, 0) {
+    match open_regular(&dir, file_name, &mut options, Links::Refuse) {
         Ok(file) => Ok(Some(file.into_std())),
         Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => Ok(None),
         Err(e) => Err(refuse(e)),
@@ -422,6 +428,9 @@ fn not_openable(
     want_dir: bool,
     err: std::io::Error,
 ) -> SkillError {
+    if let Some(kind) = NotRegular::of(&err) {
+        return not_a_store(shown, &format!("not a regular file but {kind}"));
+    }
     let Ok(meta) = parent.symlink_metadata(name) else {
         return ws.fs_error(shown, err);
     };
@@ -443,12 +452,18 @@ fn not_openable(
         (meta.is_file(), "a regular file")
     };
     if !is_wanted {
-        return SkillError::tool(format!(
-            "`{shown}` is not {wanted}, so the memory store cannot be kept there; move it away \
-             and the next `remember` creates the store at `{DEFAULT_MEMORY_PATH}`"
-        ));
+        return not_a_store(shown, &format!("not {wanted}"));
     }
     ws.fs_error(shown, err)
+}
+
+/// The refusal of `shown` as the store's directory or file, because it `is` (`not a directory`,
+/// `not a regular file but a FIFO`, …).
+fn not_a_store(shown: &str, is: &str) -> SkillError {
+    SkillError::tool(format!(
+        "`{shown}` is {is}, so the memory store cannot be kept there; move it away and the next \
+         `remember` creates the store at `{DEFAULT_MEMORY_PATH}`"
+    ))
 }
 
 /// Opens the store at a path the user configured (not confined to the workspace). `None` when it
@@ -469,18 +484,25 @@ fn open_configured(path: &Path, shown: &str, create: Create) -> Result<Option<Fi
     {
         std::fs::create_dir_all(parent).map_err(SkillError::from_error)?;
     }
-    match std::fs::OpenOptions::new()
+    // Checked once opened too: a FIFO or device put there since the check above is refused
+    // without being waited on.
+    let mut options = std::fs::OpenOptions::new();
+    options
         .read(true)
         .write(true)
         .create(create == Create::Yes)
-        .truncate(false)
-        .open(path)
-    {
+        .truncate(false);
+    match open_regular_ambient(path, &mut options) {
         Ok(file) => Ok(Some(file)),
         Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => Ok(None),
-        Err(e) => Err(SkillError::tool(format!(
-            "cannot open the memory database `{shown}`: {e}"
-        ))),
+        Err(e) => match NotRegular::of(&e) {
+            Some(kind) => Err(SkillError::tool(format!(
+                "the memory store `{shown}` is not a regular file but {kind}"
+            ))),
+            None => Err(SkillError::tool(format!(
+                "cannot open the memory database `{shown}`: {e}"
+            ))),
+        },
     }
 }
 

@@ -4,8 +4,11 @@
 //! Results are `path:line:text`, paths relative to the workspace root, sorted by path and line so
 //! the same search gives the same answer. Like ripgrep: `.gitignore` is respected, hidden files
 //! and binary files are skipped, symbolic links are not followed. Every file searched is opened
-//! through the [`Workspace`] capability. The pattern is only ever a regex, never an option, so a
-//! pattern starting with `-` is just a pattern.
+//! through the [`Workspace`] capability, without following a link, and checked to be a regular
+//! file once opened, never before: a FIFO, socket or device put in a file's place while the
+//! search runs is skipped (named as the `path` to search, it is refused) without waiting on it.
+//! The pattern is only ever a regex, never an option, so a pattern starting with `-` is just a
+//! pattern.
 //!
 //! # Bounds
 //!
@@ -26,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{SkillContext, SkillError, skill};
+use cap_std::fs::OpenOptions;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
@@ -33,7 +37,7 @@ use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 
 use crate::blocking::{Stop, StopReader, blocking_until_stopped};
-use crate::sandbox::Workspace;
+use crate::sandbox::{Links, NotRegular, Workspace, open_regular};
 use crate::walk::{display_rel, walker};
 
 /// How many matching lines `search_files` returns when `max_results` is not given.
@@ -195,8 +199,23 @@ impl Search<'_> {
         let found = Found::default();
         let cap = max_results.max(COLLECT_CAP);
 
-        if meta.is_file() {
-            self.search_one(&mut self.searcher(), &target_rel, &found, cap);
+        if !meta.is_dir() {
+            // One file named: opened first and checked after, so a FIFO put in its place is
+            // refused instead of waited on.
+            let file = open_regular(
+                ws.dir(),
+                &target_rel,
+                OpenOptions::new().read(true),
+                Links::Refuse,
+            )
+            .map_err(|e| match NotRegular::of(&e) {
+                Some(kind) => SkillError::tool(format!(
+                    "`{path}` is not a regular file but {kind}; search_files searches files and \
+                     directories"
+                )),
+                None => ws.fs_error(path, e),
+            })?;
+            self.search_file(&mut self.searcher(), file, &target_rel, &found, cap);
         } else {
             let overrides = match glob {
                 Some(glob) => {
@@ -245,12 +264,33 @@ impl Search<'_> {
         Ok(report(ws, found, pattern, &target, &target_rel, glob, max_results) + &long_lines)
     }
 
-    /// Searches one file, `rel` to the workspace root, opened through the sandbox.
+    /// Searches one file the walk met, `rel` to the workspace root, opened through the sandbox
+    /// (without following a link, and only if it is still a regular file: a FIFO put in its
+    /// place since the walk saw it is skipped, as the walk skips FIFOs).
     fn search_one(&self, searcher: &mut Searcher, rel: &Path, found: &Found, cap: usize) {
-        let Ok(file) = self.ws.dir().open(rel) else {
-            found.unreadable.fetch_add(1, Ordering::Relaxed);
-            return;
-        };
+        match open_regular(
+            self.ws.dir(),
+            rel,
+            OpenOptions::new().read(true),
+            Links::Refuse,
+        ) {
+            Ok(file) => self.search_file(searcher, file, rel, found, cap),
+            Err(e) if NotRegular::of(&e).is_some() => {}
+            Err(_) => {
+                found.unreadable.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Searches `file`, opened at `rel` to the workspace root.
+    fn search_file(
+        &self,
+        searcher: &mut Searcher,
+        file: cap_std::fs::File,
+        rel: &Path,
+        found: &Found,
+        cap: usize,
+    ) {
         let file = StopReader {
             inner: file.into_std(),
             stop: self.stop,

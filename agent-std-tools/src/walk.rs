@@ -10,22 +10,25 @@
 //! - The directory asked for is always walked, even if it is hidden or ignored itself.
 //! - Ignore files are read here, through the [`Workspace`] capability, and only when they are
 //!   regular files (a `.git` only when it is a directory): the `ignore` crate would open them by
-//!   path, following a symbolic link out of the workspace or waiting forever on a pipe.
+//!   path, following a symbolic link out of the workspace or waiting forever on a pipe. Each is
+//!   opened without following a link and checked once opened, so a FIFO swapped in for one
+//!   after any check is skipped, not waited on.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_core::SkillError;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, OpenOptions};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 use ignore::{Match, WalkBuilder};
 
-use crate::sandbox::Workspace;
+use crate::sandbox::{Links, Workspace, open_regular};
 
 /// A walk of `target` (an absolute path inside `ws`), filtered by `overrides` (globs) if given.
 pub(crate) fn walker(
@@ -140,10 +143,20 @@ impl IgnoreFiles {
         };
         let abs = self.root.join(rel_dir);
         let rules = |name: &str, read: bool| {
-            if !(read && is(name, |m| m.is_file())) {
+            if !read {
                 return None;
             }
-            let bytes = dir.read(name).ok()?;
+            // Opened first and checked after: a link, a FIFO or a device (even one swapped in
+            // after a check) is skipped without being waited on.
+            let mut file = open_regular(
+                &dir,
+                Path::new(name),
+                OpenOptions::new().read(true),
+                Links::Refuse,
+            )
+            .ok()?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).ok()?;
             let text = String::from_utf8_lossy(&bytes);
             let mut builder = GitignoreBuilder::new(&abs);
             let from = Some(abs.join(name));

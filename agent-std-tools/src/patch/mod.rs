@@ -59,7 +59,7 @@ pub use apply::{apply_chunks, normalise, seek};
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
 
 use crate::blocking::{Stop, blocking_until_stopped};
-use crate::sandbox::{Staged, Workspace};
+use crate::sandbox::{Links, Staged, Workspace};
 
 /// Apply a patch in the V4A format to files in the workspace, all or nothing: if any part fails,
 /// no file is changed.
@@ -274,6 +274,9 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
 }
 
 /// Reads a file the patch changes or deletes; it must be a regular file, not a link or directory.
+/// What is at the path is looked at first only to word the refusal; the file is opened without
+/// following a link and checked once opened, so a link or a FIFO put in its place since is
+/// refused too, without waiting on it.
 fn read_regular(ws: &Workspace, path: &str) -> Result<Vec<u8>, SkillError> {
     match ws.symlink_metadata(path)? {
         None => {
@@ -289,10 +292,7 @@ fn read_regular(ws: &Workspace, path: &str) -> Result<Vec<u8>, SkillError> {
         Some(meta) if meta.is_dir() => Err(SkillError::tool(format!(
             "`{path}` is a directory, not a file"
         ))),
-        Some(meta) if !meta.is_file() => Err(SkillError::tool(format!(
-            "`{path}` is not a regular file (a pipe, socket or device)"
-        ))),
-        Some(_) => ws.read(path),
+        Some(_) => ws.read_regular(path, Links::Refuse),
     }
 }
 

@@ -8,14 +8,40 @@ use std::path::PathBuf;
 use agent_core::SkillError;
 
 use super::Workspace;
+use super::nofollow::Replaced;
+use super::regular::NotRegular;
 
 impl Workspace {
     /// Turns an I/O error on `path` into a [`SkillError`]: escapes, symbolic-link loops and
     /// dangling symbolic links become [`SkillError::Safety`] naming the path; the rest become
-    /// [`SkillError::Tool`] messages that name it too.
+    /// [`SkillError::Tool`] messages that name it too (a directory, FIFO, socket or device where
+    /// a regular file was wanted says which it is).
     pub fn fs_error(&self, path: &str, err: io::Error) -> SkillError {
         if is_escape(&err) {
             return self.escape(path);
+        }
+        match NotRegular::of(&err) {
+            Some(NotRegular::Directory) => {
+                return SkillError::from_error(ContextError {
+                    message: format!("`{path}` is a directory; give the path of a file"),
+                    source: err,
+                });
+            }
+            Some(kind) => {
+                return SkillError::from_error(ContextError {
+                    message: format!(
+                        "`{path}` is not a regular file but {kind}; only regular files are read \
+                         or written"
+                    ),
+                    source: err,
+                });
+            }
+            None => {}
+        }
+        if Replaced::is(&err) {
+            return SkillError::Transient(format!(
+                "`{path}` was replaced by another file while it was being opened; try again"
+            ));
         }
         if err.raw_os_error() == Some(libc::ELOOP) {
             return SkillError::Safety(format!(
@@ -62,6 +88,11 @@ impl Workspace {
                 message: format!("`{path}` is a directory; give the path of a file"),
                 source: err,
             }),
+            // What opening without waiting says of a file another process holds a lease on.
+            io::ErrorKind::WouldBlock => SkillError::Transient(format!(
+                "`{path}` is held by another process (a lease) and cannot be opened now; try \
+                 again"
+            )),
             _ => SkillError::from_error(ContextError {
                 message: format!("`{path}`: {err}"),
                 source: err,

@@ -27,24 +27,35 @@
 //! Directory walks (`list_dir`, `search_files`) use the `ignore` crate, which walks by path: they
 //! start from a directory the sandbox has checked, never follow symbolic links, and every file they
 //! read is opened through the sandbox again.
+//!
+//! Every file ([`Workspace::read`], [`Workspace::open_file`], and every file a skill reads) is
+//! opened before its type is known and checked after, never the other way round: opened with
+//! `O_NONBLOCK | O_NOCTTY`, the descriptor `fstat`ed, anything but a regular file refused with an
+//! error that says what it is (a directory, a FIFO, a Unix socket, a character or block device),
+//! then `O_NONBLOCK` cleared. A FIFO put in a file's place at any moment (checking first and
+//! opening after would wait on it forever) is refused without being waited on, and a terminal
+//! never becomes the controlling one. What remains: a device node at the path is opened and
+//! closed again, so its driver sees that.
 
 mod errors;
 mod nofollow;
 mod paths;
+mod regular;
 mod staged;
 mod tree;
 
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use agent_core::{SkillContext, SkillError};
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, File, Metadata};
+use cap_std::fs::{Dir, File, Metadata, OpenOptions};
 
 pub(crate) use errors::{ContextError, is_escape};
-pub(crate) use nofollow::{open_dir_nofollow, open_nofollow};
+pub(crate) use nofollow::open_dir_nofollow;
 use paths::check_relative;
 pub use paths::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
+pub(crate) use regular::{Links, NotRegular, open_regular, open_regular_ambient};
 pub use staged::Staged;
 pub use tree::MAX_OPEN_DIRS;
 
@@ -99,16 +110,36 @@ impl Workspace {
         check_relative(path)
     }
 
-    /// Reads a whole file.
+    /// Reads a whole regular file (following symbolic links that stay inside the workspace). A
+    /// directory, FIFO, socket or device is refused, without waiting on it, with an error that
+    /// says what it is.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, SkillError> {
-        let rel = self.relative(path)?;
-        self.dir.read(&rel).map_err(|e| self.fs_error(path, e))
+        self.read_regular(path, Links::Follow)
     }
 
-    /// Opens a file for reading (following symbolic links that stay inside the workspace).
+    /// [`Workspace::read`], following or refusing a symbolic link in the last place as `links`
+    /// says.
+    pub(crate) fn read_regular(&self, path: &str, links: Links) -> Result<Vec<u8>, SkillError> {
+        let mut file = self.open_regular(path, links)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| self.fs_error(path, e))?;
+        Ok(bytes)
+    }
+
+    /// Opens a regular file for reading (following symbolic links that stay inside the
+    /// workspace). A directory, FIFO, socket or device is refused, without waiting on it, with
+    /// an error that says what it is.
     pub fn open_file(&self, path: &str) -> Result<File, SkillError> {
+        self.open_regular(path, Links::Follow)
+    }
+
+    /// [`Workspace::open_file`], following or refusing a symbolic link in the last place as
+    /// `links` says.
+    pub(crate) fn open_regular(&self, path: &str, links: Links) -> Result<File, SkillError> {
         let rel = self.relative(path)?;
-        self.dir.open(&rel).map_err(|e| self.fs_error(path, e))
+        open_regular(&self.dir, &rel, OpenOptions::new().read(true), links)
+            .map_err(|e| self.fs_error(path, e))
     }
 
     /// The metadata of `path`, following symbolic links that stay inside the workspace.
