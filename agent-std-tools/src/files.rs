@@ -30,8 +30,9 @@ use agent_core::{SkillContext, SkillError, skill};
 use cap_std::fs::OpenOptions;
 
 use crate::blocking::{Stop, blocking, blocking_until_stopped};
+use crate::names::display_name;
 use crate::sandbox::{Links, NotRegular, Workspace, open_regular};
-use crate::walk::{display_name, display_rel, walker};
+use crate::walk::{display_rel, walker};
 
 /// Limits of the file skills. Put one in the context with
 /// [`SkillContext::with_extension`]; without one, [`FilesConfig::default`] applies.
@@ -104,16 +105,17 @@ fn read_lines(
     max_chars: usize,
     stop: &Stop,
 ) -> Result<String, SkillError> {
+    let shown = display_name(path);
     // Opened first and checked after (by the sandbox): a FIFO put in the file's place after a
     // check would make the open wait for a writer forever.
     let rel = ws.relative(path)?;
     let file = open_regular(ws.dir(), &rel, OpenOptions::new().read(true), Links::Follow).map_err(
         |e| match NotRegular::of(&e) {
             Some(NotRegular::Directory) => SkillError::tool(format!(
-                "`{path}` is a directory; use list_dir to see what is in it"
+                "`{shown}` is a directory; use list_dir to see what is in it"
             )),
             Some(kind) => SkillError::tool(format!(
-                "`{path}` is not a regular file but {kind}; read_file reads files only"
+                "`{shown}` is not a regular file but {kind}; read_file reads files only"
             )),
             None => ws.fs_error(path, e),
         },
@@ -123,12 +125,12 @@ fn read_lines(
     let head = reader.fill_buf().map_err(|e| ws.fs_error(path, e))?;
     if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(SkillError::tool(format!(
-            "`{path}` is a binary file ({} bytes); read_file shows text files only",
+            "`{shown}` is a binary file ({} bytes); read_file shows text files only",
             meta.len()
         )));
     }
     if head.is_empty() {
-        return Ok(format!("[`{path}` is empty]"));
+        return Ok(format!("[`{shown}` is empty]"));
     }
 
     // The file is read a chunk at a time; of each line only what the output could still show is
@@ -149,7 +151,7 @@ fn read_lines(
             break;
         }
     }
-    lines.finish(path)
+    lines.finish(&shown)
 }
 
 /// How much of the file is read at a time.
@@ -351,7 +353,8 @@ impl Lines {
         self.shown += 1;
     }
 
-    fn finish(mut self, path: &str) -> Result<String, SkillError> {
+    /// The answer; `shown` is the file's path as messages show it.
+    fn finish(mut self, shown: &str) -> Result<String, SkillError> {
         if self.in_line && self.to_end {
             self.end_line();
         }
@@ -359,7 +362,7 @@ impl Lines {
         if offset > total {
             return Err(SkillError::bad_args(
                 "offset",
-                format!("`{path}` has {total} lines; offset {offset} is past the end"),
+                format!("`{shown}` has {total} lines; offset {offset} is past the end"),
             ));
         }
         let last = offset + self.shown - 1;
@@ -435,9 +438,10 @@ pub async fn write_file(
     let ws = Workspace::from_context(ctx)?;
     blocking(move || {
         let created = ws.write_atomic(&path, content.as_bytes())?;
+        let shown = display_name(&path);
         let lines = content.lines().count();
         Ok(format!(
-            "{} `{path}` ({} bytes, {lines} line{})",
+            "{} `{shown}` ({} bytes, {lines} line{})",
             if created { "Created" } else { "Overwrote" },
             content.len(),
             if lines == 1 { "" } else { "s" }
@@ -448,9 +452,10 @@ pub async fn write_file(
 
 /// List the files and directories in a directory of the workspace, sorted, directories with a
 /// trailing `/` and symbolic links with a trailing `@`. Files ignored by `.gitignore` and hidden
-/// files are left out. Each entry is one line: control characters in a name are shown escaped
-/// (`\n`, `\r`, `\t`, others as `\u{1b}`), as are the line separators U+2028 and U+2029, and
-/// bytes that are not UTF-8 as `\xFF`.
+/// files are left out. Each entry is one line, every character visible: control and invisible
+/// characters in a name are shown escaped (`\n`, `\r`, `\t`, others as `\u{1b}`: line
+/// separators, bidirectional overrides such as `\u{202e}`, zero-width characters), and bytes that
+/// are not UTF-8 as `\xFF`.
 ///
 /// # Arguments
 /// * `path` - Directory, relative to the workspace root. Default: the root.
@@ -476,9 +481,10 @@ fn list(
     max_entries: usize,
 ) -> Result<String, SkillError> {
     let (target, _, meta) = ws.walk_root(path)?;
+    let shown = display_name(path);
     if !meta.is_dir() {
         return Err(SkillError::tool(format!(
-            "`{path}` is a file, not a directory; use read_file to read it"
+            "`{shown}` is a file, not a directory; use read_file to read it"
         )));
     }
     let mut builder = walker(ws, &target, None)?;
@@ -559,31 +565,32 @@ pub async fn delete_file(
     let _stop_when_dropped = stop.clone().drop_guard();
     blocking(move || {
         let rel = ws.relative(&path)?;
+        let shown = display_name(&path);
         if rel == std::path::Path::new(".") {
             return Err(SkillError::Safety(format!(
-                "`{path}` is the workspace root, which cannot be deleted"
+                "`{shown}` is the workspace root, which cannot be deleted"
             )));
         }
         let Some(meta) = ws.symlink_metadata(&path)? else {
-            return Err(SkillError::tool(format!("`{path}` does not exist")));
+            return Err(SkillError::tool(format!("`{shown}` does not exist")));
         };
         if meta.file_type().is_symlink() {
             ws.remove_file(&path)?;
             return Ok(format!(
-                "Deleted the symbolic link `{path}` (what it pointed to is untouched)"
+                "Deleted the symbolic link `{shown}` (what it pointed to is untouched)"
             ));
         }
         if meta.is_dir() {
             if !recursive {
                 return Err(SkillError::tool(format!(
-                    "`{path}` is a directory; pass `recursive: true` to delete it and everything in it"
+                    "`{shown}` is a directory; pass `recursive: true` to delete it and everything in it"
                 )));
             }
             ws.remove_dir_all_until(&path, || stop.is_cancelled())?;
-            return Ok(format!("Deleted the directory `{path}` and everything in it"));
+            return Ok(format!("Deleted the directory `{shown}` and everything in it"));
         }
         ws.remove_file(&path)?;
-        Ok(format!("Deleted `{path}`"))
+        Ok(format!("Deleted `{shown}`"))
     })
     .await
 }

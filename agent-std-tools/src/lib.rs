@@ -131,6 +131,7 @@ pub mod agent_skills;
 mod blocking;
 pub mod files;
 pub mod memory;
+mod names;
 pub mod patch;
 pub mod sandbox;
 pub mod search;

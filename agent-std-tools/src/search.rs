@@ -37,6 +37,7 @@ use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 
 use crate::blocking::{Stop, StopReader, blocking_until_stopped};
+use crate::names::display_name;
 use crate::sandbox::{Links, NotRegular, Workspace, open_regular};
 use crate::walk::{display_rel, walker};
 
@@ -210,8 +211,9 @@ impl Search<'_> {
             )
             .map_err(|e| match NotRegular::of(&e) {
                 Some(kind) => SkillError::tool(format!(
-                    "`{path}` is not a regular file but {kind}; search_files searches files and \
-                     directories"
+                    "`{}` is not a regular file but {kind}; search_files searches files and \
+                     directories",
+                    display_name(path)
                 )),
                 None => ws.fs_error(path, e),
             })?;
@@ -295,7 +297,7 @@ impl Search<'_> {
             inner: file.into_std(),
             stop: self.stop,
         };
-        let shown: Arc<str> = Arc::from(crate::walk::display_name(rel));
+        let shown: Arc<str> = Arc::from(display_name(rel));
         let mut local: Vec<Hit> = Vec::new();
         let result = searcher.search_reader(
             self.matcher,

@@ -15,10 +15,7 @@
 //!   after any check is skipped, not waited on.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::fmt::Write as _;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +25,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 use ignore::{Match, WalkBuilder};
 
+use crate::names::display_name;
 use crate::sandbox::{Links, Workspace, open_regular};
 
 /// A walk of `target` (an absolute path inside `ws`), filtered by `overrides` (globs) if given.
@@ -187,61 +185,5 @@ pub(crate) fn display_rel(ws: &Workspace, path: &Path) -> String {
         text
     } else {
         text.replace(std::path::MAIN_SEPARATOR, "/")
-    }
-}
-
-/// A file name (or a path) as `list_dir` and `search_files` show it: on one line, whatever it
-/// holds. Names are raw bytes on Unix and may contain anything but `/` and NUL, so a name with a
-/// newline would otherwise fake further lines of output (more entries, or matches in other
-/// files). Shown escaped:
-///
-/// - `\n`, `\r` and `\t` for newline, carriage return and tab;
-/// - `\u{..}` (hexadecimal code point, as in Rust) for every other control character (C0, DEL,
-///   C1) and for the Unicode line and paragraph separators U+2028 and U+2029;
-/// - `\xNN` for each byte that is not part of valid UTF-8.
-///
-/// Everything else, other Unicode included, is shown as it is. A backslash is not escaped, so a
-/// name that already holds the text `\n` looks like one holding a newline; the guarantee is that
-/// one entry is one line.
-pub(crate) fn display_name(name: impl AsRef<OsStr>) -> String {
-    let bytes = name.as_ref().as_bytes();
-    let mut out = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
-                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        for byte in chunk.invalid() {
-            let _ = write!(out, "\\x{byte:02X}");
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::display_name;
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-
-    #[test]
-    fn names_are_shown_on_one_line() {
-        let shown = |bytes: &[u8]| display_name(OsStr::from_bytes(bytes));
-        assert_eq!(shown(b"plain name.txt"), "plain name.txt");
-        assert_eq!(shown(b"a\nb\rc\td"), "a\\nb\\rc\\td");
-        assert_eq!(shown(b"\x1b[31m\x00\x7f"), "\\u{1b}[31m\\u{0}\\u{7f}");
-        assert_eq!(
-            shown("\u{85}\u{2028}\u{2029}é".as_bytes()),
-            "\\u{85}\\u{2028}\\u{2029}é"
-        );
-        assert_eq!(shown(b"bad\xff\xfe.txt"), "bad\\xFF\\xFE.txt");
-        assert_eq!(shown(b"dir/sub\\x"), "dir/sub\\x");
     }
 }

@@ -59,6 +59,7 @@ pub use apply::{apply_chunks, normalise, seek};
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
 
 use crate::blocking::{Stop, blocking_until_stopped};
+use crate::names::display_name;
 use crate::sandbox::{Links, Staged, Workspace};
 
 /// Apply a patch in the V4A format to files in the workspace, all or nothing: if any part fails,
@@ -153,6 +154,7 @@ fn check_distinct_paths(ws: &Workspace, patch: &Patch) -> Result<(), SkillError>
         for path in paths {
             let rel = ws.relative(path)?;
             if !seen.insert(identity(ws, &rel)) {
+                let path = display_name(path);
                 return Err(SkillError::bad_args(
                     "patch",
                     format!(
@@ -200,9 +202,10 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
         }
         match hunk {
             Hunk::Add { path, content } => {
+                let shown = display_name(path);
                 if ws.symlink_metadata(path)?.is_some() {
                     return Err(SkillError::tool(format!(
-                        "`{path}` already exists; use `*** Update File: {path}` to change it"
+                        "`{shown}` already exists; use `*** Update File: {shown}` to change it"
                     )));
                 }
                 ops.push(Op::Write {
@@ -211,7 +214,7 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
                     original: None,
                     permissions: None,
                 });
-                summary.push(format!("A {path}"));
+                summary.push(format!("A {shown}"));
             }
             Hunk::Delete { path } => {
                 let original = read_regular(ws, path)?;
@@ -219,17 +222,18 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
                     path: path.clone(),
                     original,
                 });
-                summary.push(format!("D {path}"));
+                summary.push(format!("D {}", display_name(path)));
             }
             Hunk::Update {
                 path,
                 move_to,
                 chunks,
             } => {
+                let shown = display_name(path);
                 let original = read_regular(ws, path)?;
                 let text = std::str::from_utf8(&original).map_err(|_| {
                     SkillError::tool(format!(
-                        "`{path}` is not UTF-8 text; apply_patch only edits text files"
+                        "`{shown}` is not UTF-8 text; apply_patch only edits text files"
                     ))
                 })?;
                 let new = apply_chunks_until(text, path, chunks, &|| stop.is_set()).map_err(
@@ -240,9 +244,11 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
                 )?;
                 match move_to {
                     Some(dest) => {
+                        let dest_shown = display_name(dest);
                         if ws.symlink_metadata(dest)?.is_some() {
                             return Err(SkillError::tool(format!(
-                                "cannot move `{path}` to `{dest}`: `{dest}` already exists"
+                                "cannot move `{shown}` to `{dest_shown}`: `{dest_shown}` already \
+                                 exists"
                             )));
                         }
                         ops.push(Op::Write {
@@ -255,7 +261,7 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
                             path: path.clone(),
                             original,
                         });
-                        summary.push(format!("M {dest} (moved from {path})"));
+                        summary.push(format!("M {dest_shown} (moved from {shown})"));
                     }
                     None => {
                         ops.push(Op::Write {
@@ -264,7 +270,7 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
                             original: Some(original),
                             permissions: None,
                         });
-                        summary.push(format!("M {path}"));
+                        summary.push(format!("M {shown}"));
                     }
                 }
             }
@@ -278,19 +284,20 @@ fn plan(ws: &Workspace, patch: &Patch, stop: &Stop) -> Result<(Vec<Op>, Vec<Stri
 /// following a link and checked once opened, so a link or a FIFO put in its place since is
 /// refused too, without waiting on it.
 fn read_regular(ws: &Workspace, path: &str) -> Result<Vec<u8>, SkillError> {
+    let shown = display_name(path);
     match ws.symlink_metadata(path)? {
         None => {
             // Names a dangling link or a missing parent precisely.
             Err(ws
                 .read(path)
                 .err()
-                .unwrap_or_else(|| SkillError::tool(format!("`{path}` does not exist"))))
+                .unwrap_or_else(|| SkillError::tool(format!("`{shown}` does not exist"))))
         }
         Some(meta) if meta.file_type().is_symlink() => Err(SkillError::Safety(format!(
-            "`{path}` is a symbolic link; patch the file it points to instead"
+            "`{shown}` is a symbolic link; patch the file it points to instead"
         ))),
         Some(meta) if meta.is_dir() => Err(SkillError::tool(format!(
-            "`{path}` is a directory, not a file"
+            "`{shown}` is a directory, not a file"
         ))),
         Some(_) => ws.read_regular(path, Links::Refuse),
     }

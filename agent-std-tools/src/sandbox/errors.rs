@@ -1,6 +1,7 @@
 //! How an I/O error on a workspace path becomes a [`SkillError`] that names the path: escapes,
 //! symbolic-link loops and dangling links as [`SkillError::Safety`], the rest with the OS's words
-//! kept as the source.
+//! kept as the source. Paths and link targets are shown as listings show names (control and
+//! invisible characters escaped).
 
 use std::io;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ use agent_core::SkillError;
 use super::Workspace;
 use super::nofollow::Replaced;
 use super::regular::NotRegular;
+use crate::names::display_name;
 
 impl Workspace {
     /// Turns an I/O error on `path` into a [`SkillError`]: escapes, symbolic-link loops and
@@ -17,20 +19,21 @@ impl Workspace {
     /// [`SkillError::Tool`] messages that name it too (a directory, FIFO, socket or device where
     /// a regular file was wanted says which it is).
     pub fn fs_error(&self, path: &str, err: io::Error) -> SkillError {
+        let shown = display_name(path);
         if is_escape(&err) {
             return self.escape(path);
         }
         match NotRegular::of(&err) {
             Some(NotRegular::Directory) => {
                 return SkillError::from_error(ContextError {
-                    message: format!("`{path}` is a directory; give the path of a file"),
+                    message: format!("`{shown}` is a directory; give the path of a file"),
                     source: err,
                 });
             }
             Some(kind) => {
                 return SkillError::from_error(ContextError {
                     message: format!(
-                        "`{path}` is not a regular file but {kind}; only regular files are read \
+                        "`{shown}` is not a regular file but {kind}; only regular files are read \
                          or written"
                     ),
                     source: err,
@@ -40,12 +43,12 @@ impl Workspace {
         }
         if Replaced::is(&err) {
             return SkillError::Transient(format!(
-                "`{path}` was replaced by another file while it was being opened; try again"
+                "`{shown}` was replaced by another file while it was being opened; try again"
             ));
         }
         if err.raw_os_error() == Some(libc::ELOOP) {
             return SkillError::Safety(format!(
-                "`{path}` goes through a loop of symbolic links (or a symbolic link where none is allowed)"
+                "`{shown}` goes through a loop of symbolic links (or a symbolic link where none is allowed)"
             ));
         }
         if matches!(
@@ -56,53 +59,54 @@ impl Workspace {
             let target = self
                 .dir
                 .read_link_contents(&link)
-                .map(|t| format!(" (to `{}`)", t.display()))
+                .map(|t| format!(" (to `{}`)", display_name(t)))
                 .unwrap_or_default();
             return if link == self.relative(path).unwrap_or_default() {
                 SkillError::Safety(format!(
-                    "`{path}` is a dangling symbolic link{target}: what it points to does not exist"
+                    "`{shown}` is a dangling symbolic link{target}: what it points to does not exist"
                 ))
             } else {
                 SkillError::Safety(format!(
-                    "`{path}` goes through `{}`, a dangling symbolic link{target}: what it points to does not exist",
-                    link.display()
+                    "`{shown}` goes through `{}`, a dangling symbolic link{target}: what it points to does not exist",
+                    display_name(&link)
                 ))
             };
         }
         match err.kind() {
             io::ErrorKind::NotFound => SkillError::from_error(ContextError {
-                message: format!("`{path}` does not exist"),
+                message: format!("`{shown}` does not exist"),
                 source: err,
             }),
             io::ErrorKind::PermissionDenied => SkillError::from_error(ContextError {
-                message: format!("`{path}`: permission denied"),
+                message: format!("`{shown}`: permission denied"),
                 source: err,
             }),
             _ if err.raw_os_error() == Some(libc::ENOTDIR) => {
                 SkillError::from_error(ContextError {
-                    message: format!("`{path}`: a component of the path is not a directory"),
+                    message: format!("`{shown}`: a component of the path is not a directory"),
                     source: err,
                 })
             }
             _ if err.raw_os_error() == Some(libc::EISDIR) => SkillError::from_error(ContextError {
-                message: format!("`{path}` is a directory; give the path of a file"),
+                message: format!("`{shown}` is a directory; give the path of a file"),
                 source: err,
             }),
             // What opening without waiting says of a file another process holds a lease on.
             io::ErrorKind::WouldBlock => SkillError::Transient(format!(
-                "`{path}` is held by another process (a lease) and cannot be opened now; try \
+                "`{shown}` is held by another process (a lease) and cannot be opened now; try \
                  again"
             )),
             _ => SkillError::from_error(ContextError {
-                message: format!("`{path}`: {err}"),
+                message: format!("`{shown}`: {err}"),
                 source: err,
             }),
         }
     }
 
     pub(super) fn escape(&self, path: &str) -> SkillError {
+        let shown = display_name(path);
         SkillError::Safety(format!(
-            "`{path}` leads outside the workspace through a symbolic link (absolute links count as outside); only files inside the workspace can be used"
+            "`{shown}` leads outside the workspace through a symbolic link (absolute links count as outside); only files inside the workspace can be used"
         ))
     }
 

@@ -5,6 +5,8 @@ use std::path::{Component, Path, PathBuf};
 
 use agent_core::SkillError;
 
+use crate::names::display_name;
+
 /// The longest path a skill accepts, in bytes (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 
@@ -22,7 +24,7 @@ pub(super) fn check_relative(path: &str) -> Result<PathBuf, SkillError> {
     if path.len() > MAX_PATH_BYTES {
         return Err(SkillError::Safety(format!(
             "`{}…` is {} bytes long; paths may be at most {MAX_PATH_BYTES} bytes",
-            prefix_chars(path, 60),
+            display_name(prefix_chars(path, 60)),
             path.len()
         )));
     }
@@ -31,12 +33,14 @@ pub(super) fn check_relative(path: &str) -> Result<PathBuf, SkillError> {
         match component {
             Component::Prefix(_) | Component::RootDir => {
                 return Err(SkillError::Safety(format!(
-                    "`{path}` is an absolute path; give a path relative to the workspace root"
+                    "`{}` is an absolute path; give a path relative to the workspace root",
+                    display_name(path)
                 )));
             }
             Component::ParentDir => {
                 return Err(SkillError::Safety(format!(
-                    "`{path}` contains `..`; paths may not climb out of the workspace"
+                    "`{}` contains `..`; paths may not climb out of the workspace",
+                    display_name(path)
                 )));
             }
             Component::CurDir => {}
@@ -44,7 +48,7 @@ pub(super) fn check_relative(path: &str) -> Result<PathBuf, SkillError> {
                 if name.len() > MAX_COMPONENT_BYTES {
                     return Err(SkillError::Safety(format!(
                         "`{}…` has a component of {} bytes; file names may be at most {MAX_COMPONENT_BYTES} bytes",
-                        prefix_chars(path, 60),
+                        display_name(prefix_chars(path, 60)),
                         name.len()
                     )));
                 }

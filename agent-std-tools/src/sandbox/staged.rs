@@ -9,6 +9,7 @@ use agent_core::SkillError;
 use cap_std::fs::{Dir, OpenOptions};
 
 use super::Workspace;
+use crate::names::display_name;
 
 impl Workspace {
     /// Writes `bytes` to `path` atomically: a temporary file in the same directory is written,
@@ -34,21 +35,22 @@ impl Workspace {
         created_dirs: &mut Vec<PathBuf>,
     ) -> Result<Staged, SkillError> {
         let rel = self.relative(path)?;
+        let shown = display_name(path);
         if path.ends_with('/') || path.ends_with("/.") {
             // `Path` drops the ending, which would write a file named like the directory.
             return Err(SkillError::bad_args(
                 "path",
                 format!(
-                    "`{path}` ends with `/`, so it names a directory; give the path of a file in \
+                    "`{shown}` ends with `/`, so it names a directory; give the path of a file in \
                      it (for example `{}file.txt`)",
-                    path.trim_end_matches('.')
+                    shown.trim_end_matches('.')
                 ),
             ));
         }
         let Some(name) = rel.file_name().map(|n| n.to_owned()) else {
             return Err(SkillError::bad_args(
                 "path",
-                format!("`{path}` names the workspace root, not a file"),
+                format!("`{shown}` names the workspace root, not a file"),
             ));
         };
         let parent = rel.parent().unwrap_or(Path::new(""));
@@ -73,7 +75,7 @@ impl Workspace {
             }
             if meta.is_dir() {
                 return Err(SkillError::tool(format!(
-                    "`{path}` is a directory; give the path of a file"
+                    "`{shown}` is a directory; give the path of a file"
                 )));
             }
         }
@@ -122,6 +124,7 @@ impl Workspace {
         parent: &Path,
         created: &mut Vec<PathBuf>,
     ) -> Result<(), SkillError> {
+        let shown = display_name(path);
         let mut prefix = PathBuf::new();
         for component in parent.components() {
             prefix.push(component);
@@ -129,8 +132,8 @@ impl Workspace {
                 Ok(meta) if meta.is_dir() => continue,
                 Ok(_) => {
                     return Err(SkillError::tool(format!(
-                        "cannot create `{path}`: `{}` is a file, not a directory",
-                        prefix.display()
+                        "cannot create `{shown}`: `{}` is a file, not a directory",
+                        display_name(&prefix)
                     )));
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -149,17 +152,18 @@ impl Workspace {
 
     /// Why a write to the symbolic link at `path` is refused: writes never go through links.
     fn symlink_refusal(&self, path: &str) -> SkillError {
+        let shown = display_name(path);
         let Ok(rel) = self.relative(path) else {
             return self.escape(path);
         };
         let target = self.dir.read_link_contents(&rel).ok();
         match (target, self.dir.metadata(&rel)) {
             (Some(target), Ok(_)) => SkillError::Safety(format!(
-                "`{path}` is a symbolic link (to `{}`); write to the file it points to instead",
-                target.display()
+                "`{shown}` is a symbolic link (to `{}`); write to the file it points to instead",
+                display_name(target)
             )),
             _ => SkillError::Safety(format!(
-                "`{path}` is a dangling or outside-pointing symbolic link; it cannot be written through"
+                "`{shown}` is a dangling or outside-pointing symbolic link; it cannot be written through"
             )),
         }
     }

@@ -11,7 +11,7 @@ use cap_std::fs::Dir;
 use super::Workspace;
 use super::errors::ContextError;
 use super::nofollow::open_dir_nofollow;
-use crate::walk::display_name;
+use crate::names::display_name;
 
 impl Workspace {
     /// Removes the directory at `path` and everything in it, without following symbolic links
@@ -36,9 +36,10 @@ impl Workspace {
         mut stop: impl FnMut() -> bool,
     ) -> Result<(), SkillError> {
         let rel = self.relative(path)?;
+        let shown = display_name(path);
         let (Some(name), Some(parent)) = (rel.file_name(), rel.parent()) else {
             return Err(SkillError::Safety(format!(
-                "`{path}` is the workspace root, which cannot be deleted"
+                "`{shown}` is the workspace root, which cannot be deleted"
             )));
         };
         // The directory's parent is reached as any path is (links that stay inside followed);
@@ -59,7 +60,7 @@ impl Workspace {
         };
         tree.remove(&mut stop).map_err(|failure| match failure {
             TreeFailure::Stopped => SkillError::tool(format!(
-                "stopped while deleting `{path}` (cancelled or out of time): {} entries were \
+                "stopped while deleting `{shown}` (cancelled or out of time): {} entries were \
                  deleted, the rest is still there",
                 tree.deleted
             )),
@@ -72,7 +73,7 @@ impl Workspace {
                 };
                 SkillError::from_error(ContextError {
                     message: format!(
-                        "cannot delete everything in `{path}`: `{}`, {depth} level{} down: \
+                        "cannot delete everything in `{shown}`: `{}`, {depth} level{} down: \
                          {what}; {} entries were deleted, the rest is still there",
                         display_name(&name),
                         if depth == 1 { "" } else { "s" },
