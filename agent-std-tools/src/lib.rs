@@ -94,7 +94,7 @@
 //!
 //! | type | for | defaults |
 //! |---|---|---|
-//! | [`FilesConfig`] | `read_file`, `list_dir` | 15,000 characters a read, 1,000 entries a listing |
+//! | [`FilesConfig`] | `read_file`, `list_dir`, `write_file`, `apply_patch` | 15,000 characters a read, 1,000 entries a listing, 10 MiB a write or patch |
 //! | [`SearchConfig`] | `search_files` | a compiled pattern of at most 1 MiB, an 8 MiB DFA cache, lines of at most 4 MiB |
 //! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr, confined where the kernel allows, no network |
 //! | [`WebConfig`] | `web_fetch` | public addresses only, 30 s, 2 MiB, 15,000 characters, 5 redirects |

@@ -47,15 +47,46 @@ pub struct FilesConfig {
     pub max_read_chars: usize,
     /// The most entries `list_dir` returns. Default 1,000.
     pub max_list_entries: usize,
+    /// The most bytes one call may bring to the workspace: the `content` of a `write_file`, the
+    /// text of an `apply_patch` (which a patch's new lines come from). Over it, the call is a bad
+    /// argument and nothing is written. Nothing else bounds them: they are the model's output,
+    /// as long as its provider sends. Default [`DEFAULT_MAX_WRITE_BYTES`] (10 MiB, some twenty
+    /// times the longest answer models give today).
+    pub max_write_bytes: usize,
 }
+
+/// The default of [`FilesConfig::max_write_bytes`]: 10 MiB.
+pub const DEFAULT_MAX_WRITE_BYTES: usize = 10 * 1024 * 1024;
 
 impl Default for FilesConfig {
     fn default() -> Self {
         FilesConfig {
             max_read_chars: 15_000,
             max_list_entries: 1_000,
+            max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
         }
     }
+}
+
+/// `BadArgs` on `arg` if `len` bytes are more than one call may write (`max`), saying so, that
+/// nothing was written, and what to do (`hint`); `skill` names the call.
+pub(crate) fn check_write_size(
+    skill: &str,
+    arg: &str,
+    len: usize,
+    max: usize,
+    hint: &str,
+) -> Result<(), SkillError> {
+    if len <= max {
+        return Ok(());
+    }
+    Err(SkillError::bad_args(
+        arg,
+        format!(
+            "{len} bytes, but one {skill} call writes at most {max} bytes \
+             (FilesConfig::max_write_bytes), so nothing was written. {hint}"
+        ),
+    ))
 }
 
 /// How many bytes at the start of a file are checked for NUL bytes (git and ripgrep do the same).
@@ -159,6 +190,7 @@ fn read_lines(
 
 /// Write a text file in the workspace, replacing it if it exists and creating missing parent
 /// directories. The write is atomic: the file holds the old content or the new, never a mix.
+/// One call writes at most 10 MiB unless configured otherwise.
 ///
 /// # Arguments
 /// * `path` - File path, relative to the workspace root.
@@ -169,6 +201,14 @@ pub async fn write_file(
     path: String,
     content: String,
 ) -> Result<String, SkillError> {
+    check_write_size(
+        "write_file",
+        "content",
+        content.len(),
+        config(ctx).max_write_bytes,
+        "Write a smaller file, or write it in parts: the first with write_file, the rest added \
+         with apply_patch",
+    )?;
     let ws = Workspace::from_context(ctx)?;
     blocking(move || {
         let created = ws.write_atomic(&path, content.as_bytes())?;

@@ -17,6 +17,10 @@
 //! codex's standalone `apply_patch` writes file by file and leaves earlier files changed when a
 //! later hunk fails; this one does not.
 //!
+//! The `apply_patch` skill takes a patch of at most [`FilesConfig::max_write_bytes`] (10 MiB by
+//! default), which bounds what it adds to the workspace; a longer one is a bad argument and
+//! changes nothing. ([`apply_patch_in`] itself takes any length.)
+//!
 //! The work of step 2 is bounded (see [`apply_chunks`]: indexed search, a work budget) and the
 //! skill's blocking thread stops between files and hunks when its call is dropped (a time limit
 //! passed, the run was cancelled) or the context's token fires; until the commit starts nothing
@@ -59,6 +63,7 @@ pub use apply::{apply_chunks, normalise, seek};
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
 
 use crate::blocking::{Stop, blocking_until_stopped};
+use crate::files::{DEFAULT_MAX_WRITE_BYTES, FilesConfig, check_write_size};
 use crate::names::display_name;
 use crate::sandbox::{Links, Staged, Workspace};
 
@@ -87,6 +92,16 @@ use crate::sandbox::{Links, Staged, Workspace};
 /// * `patch` - The whole patch text, from `*** Begin Patch` to `*** End Patch`.
 #[skill]
 pub async fn apply_patch(ctx: &SkillContext, patch: String) -> Result<String, SkillError> {
+    let max = ctx
+        .extension::<FilesConfig>()
+        .map_or(DEFAULT_MAX_WRITE_BYTES, |c| c.max_write_bytes);
+    check_write_size(
+        "apply_patch",
+        "patch",
+        patch.len(),
+        max,
+        "Split it into smaller patches",
+    )?;
     let ws = Workspace::from_context(ctx)?;
     blocking_until_stopped(ctx, move |stop| apply_patch_until(&ws, &patch, stop)).await
 }
