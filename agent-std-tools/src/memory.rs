@@ -402,7 +402,15 @@ fn open_default(ws: &Workspace, create: Create) -> Result<Option<File>, SkillErr
     let refuse = |e| not_openable(ws, &dir, file_name, DEFAULT_MEMORY_PATH, false, e);
     match dir.symlink_metadata(file_name) {
         Ok(meta) if meta.is_file() => {}
-        Ok(_) => return Err(refuse(std::io::Error::from_raw_os_error(libc::ELOOP))),
+        // Worded from what was seen: it may be something else by the time the refusal is.
+        Ok(meta) => {
+            use cap_std::fs::MetadataExt;
+            let seen = match NotRegular::from_mode(meta.mode()) {
+                Some(kind) if !meta.file_type().is_symlink() => kind.into(),
+                _ => std::io::Error::from_raw_os_error(libc::ELOOP),
+            };
+            return Err(refuse(seen));
+        }
         Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => return Ok(None),
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         Err(e) => return Err(refuse(e)),

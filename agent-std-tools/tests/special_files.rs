@@ -304,24 +304,24 @@ fn remember_and_recall_return_while_a_fifo_is_swapped_in_for_the_store() {
         ],
         100,
     );
-    let mut recalled = 0;
+    // Every call returned; each answer is the value, or says what the path is (how many of each
+    // depends on the scheduling: the store is written to disk on every `remember`).
+    assert_eq!(answers.len(), 200);
     for (name, answer) in &answers {
         let text = &answer.text;
         match (name.as_str(), answer.is_error) {
-            ("recall", false) => {
-                assert_eq!(text, "v");
-                recalled += 1;
-            }
+            ("recall", false) => assert_eq!(text, "v"),
             ("remember", false) => assert!(text.starts_with("Remembered `k`"), "{text}"),
             // Seen before opening, or once opened: either way, said so, and redb never gets it.
             _ => assert!(
-                text.starts_with("`.agent/memory.redb` is not a regular file")
-                    || text.contains("was replaced by another file while it was being opened"),
+                text.starts_with(
+                    "`.agent/memory.redb` is not a regular file but a FIFO (a named pipe), so the \
+                     memory store cannot be kept there"
+                ),
                 "{name}: {text}"
             ),
         }
     }
-    assert!(recalled > 0, "{answers:?}");
 }
 
 // ---------------------------------------------------------------- in place from the start

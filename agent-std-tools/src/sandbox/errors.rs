@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use agent_core::SkillError;
 
 use super::Workspace;
-use super::nofollow::Replaced;
 use super::regular::NotRegular;
 use crate::names::display_name;
 
@@ -40,11 +39,6 @@ impl Workspace {
                 });
             }
             None => {}
-        }
-        if Replaced::is(&err) {
-            return SkillError::Transient(format!(
-                "`{shown}` was replaced by another file while it was being opened; try again"
-            ));
         }
         if err.raw_os_error() == Some(libc::ELOOP) {
             return SkillError::Safety(format!(

@@ -29,7 +29,7 @@ use std::path::Path;
 
 use cap_std::fs::{Dir, File, MetadataExt, OpenOptions, OpenOptionsExt};
 
-use super::nofollow::check_opened_is_named;
+use super::nofollow::open_nofollow;
 
 /// Whether the last component of a path may be a symbolic link (one that stays where the
 /// capability allows).
@@ -60,7 +60,7 @@ pub(crate) enum NotRegular {
 
 impl NotRegular {
     /// What the file type bits of a `st_mode` name, or `None` for a regular file.
-    fn from_mode(mode: u32) -> Option<NotRegular> {
+    pub(crate) fn from_mode(mode: u32) -> Option<NotRegular> {
         Some(match mode & libc::S_IFMT {
             libc::S_IFREG => return None,
             libc::S_IFDIR => NotRegular::Directory,
@@ -115,12 +115,11 @@ pub(crate) fn open_regular(
     options: &mut OpenOptions,
     links: Links,
 ) -> io::Result<File> {
-    let nofollow = if links == Links::Refuse {
-        libc::O_NOFOLLOW
-    } else {
-        0
+    let opened = match links {
+        Links::Follow => dir.open_with(path, options.custom_flags(FLAGS)),
+        Links::Refuse => open_nofollow(dir, path, options, FLAGS),
     };
-    let file = match dir.open_with(path, options.custom_flags(FLAGS | nofollow)) {
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
             return Err(there(dir.symlink_metadata(path).map(|m| m.mode()), e));
@@ -130,9 +129,6 @@ pub(crate) fn open_regular(
     let opened = file.metadata()?;
     if let Some(kind) = NotRegular::from_mode(opened.mode()) {
         return Err(kind.into());
-    }
-    if links == Links::Refuse {
-        check_opened_is_named(dir, path, &opened)?;
     }
     blocking_again(&file)?;
     Ok(file)
