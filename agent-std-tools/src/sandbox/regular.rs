@@ -8,7 +8,8 @@
 //!
 //! - It is opened with `O_NONBLOCK`, so a FIFO opens at once instead of waiting for its other end
 //!   and a device does not wait for a carrier, and `O_NOCTTY`, so a terminal never becomes the
-//!   process's controlling terminal. With [`Links::Refuse`], `O_NOFOLLOW` too.
+//!   process's controlling terminal. With [`Links::Refuse`], cap-std is told not to follow a
+//!   symbolic link in the last place (`O_NOFOLLOW`; `ELOOP`).
 //! - The descriptor opened is then `fstat`ed, and anything but a regular file (a directory, a
 //!   FIFO, a socket, a device) is closed again and refused with a [`NotRegular`] error that says
 //!   what it is. Nothing is read from it or written to it.
@@ -122,7 +123,11 @@ pub(crate) fn open_regular(
     let file = match opened {
         Ok(file) => file,
         Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
-            return Err(there(dir.symlink_metadata(path).map(|m| m.mode()), e));
+            let seen = match links {
+                Links::Follow => dir.metadata(path),
+                Links::Refuse => dir.symlink_metadata(path),
+            };
+            return Err(there(seen.map(|m| m.mode()), e));
         }
         Err(e) => return Err(e),
     };
