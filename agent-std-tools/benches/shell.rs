@@ -19,7 +19,11 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let registry = Registry::discover().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let call = [ToolCall::new("1", "run_shell", json!({ "command": "true" }))];
+    let call = [ToolCall::new(
+        "1",
+        "run_shell",
+        json!({ "command": "true" }),
+    )];
     let confined = SkillContext::new(workspace.path());
     let off = SkillContext::new(workspace.path()).with_extension(ShellConfig {
         confinement: Confinement::Off,
@@ -27,7 +31,11 @@ fn bench(c: &mut Criterion) {
     });
     // Checked before timing: every layer is in place, so the number below is the full sandbox's.
     let first = runtime.block_on(registry.run_many(&call, &confined));
-    assert_eq!(first[0].content(), "exit code: 0\n(no output)", "a layer is missing here");
+    assert_eq!(
+        first[0].content(),
+        "exit code: 0\n(no output)",
+        "a layer is missing here"
+    );
 
     let mut group = c.benchmark_group("run_shell_true");
     group.sample_size(30);
