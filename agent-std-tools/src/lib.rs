@@ -72,8 +72,8 @@
 //!   cannot even be named, `/proc` shows only the call's processes), two capabilities at most, a
 //!   seccomp filter (no terminal injection, no Unix sockets, no keyrings) and a process limit,
 //!   with an allowlisted environment; every process it starts is killed when the call ends.
-//!   Where the kernel lacks a layer, the first result says what ran unconfined. See [`shell`]. It is still `destructive` inside the workspace:
-//!   gate it with a hook or a permission gate.
+//!   Where the kernel lacks a layer, the first result says what ran unconfined. See [`shell`].
+//!   It is still `destructive` inside the workspace: gate it with a hook or a permission gate.
 //!
 //! # Agent Skills from folders
 //!

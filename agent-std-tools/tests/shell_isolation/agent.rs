@@ -53,6 +53,16 @@ pub struct Start {
     pub terminal: Option<std::os::fd::RawFd>,
 }
 
+impl Start {
+    /// Started as `user` (`None`: as this process's user), with no terminal.
+    pub fn as_user(user: Option<u32>) -> Start {
+        Start {
+            user,
+            ..Start::default()
+        }
+    }
+}
+
 /// This test binary, copied where every user may read and run it.
 fn agent_binary() -> &'static Path {
     static COPY: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();

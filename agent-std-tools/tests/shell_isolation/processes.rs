@@ -33,13 +33,7 @@ fn attack_the_agent(user: Option<u32>, no_user_namespaces: bool) -> Report {
         no_user_namespaces,
         ..Plan::default()
     };
-    agent::run(
-        &plan,
-        Start {
-            user,
-            ..Start::default()
-        },
-    )
+    agent::run(&plan, Start::as_user(user))
 }
 
 fn assert_agent_untouched(report: &Report, who: &str) {
@@ -126,13 +120,7 @@ fn a_call_cannot_have_more_processes_than_its_limit() {
             max_processes: Some(32),
             ..Plan::default()
         };
-        let report = agent::run(
-            &plan,
-            Start {
-                user,
-                ..Start::default()
-            },
-        );
+        let report = agent::run(&plan, Start::as_user(user));
         let text = &report.answers[0].1;
         let live = live_count(text);
         assert!(live <= 32, "{user:?}: {live} processes ran at once: {text}");
@@ -163,13 +151,7 @@ fn a_fork_bomb_ends_at_the_time_limit_and_leaves_nothing() {
             max_processes: Some(64),
             ..Plan::default()
         };
-        let report = agent::run(
-            &plan,
-            Start {
-                user,
-                ..Start::default()
-            },
-        );
+        let report = agent::run(&plan, Start::as_user(user));
         let bomb = &report.answers[0].1;
         assert!(bomb.contains("timed out after 3s"), "{user:?}: {bomb}");
         assert!(
