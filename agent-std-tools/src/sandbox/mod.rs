@@ -37,6 +37,7 @@
 //! never becomes the controlling one. What remains: a device node at the path is opened and
 //! closed again, so its driver sees that.
 
+mod aside;
 mod errors;
 mod nofollow;
 mod paths;
@@ -51,6 +52,7 @@ use agent_core::{SkillContext, SkillError};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, OpenOptions};
 
+pub use aside::SetAside;
 pub(crate) use errors::{ContextError, is_escape};
 pub(crate) use nofollow::open_dir_nofollow;
 use paths::check_relative;

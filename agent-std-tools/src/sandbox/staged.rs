@@ -230,7 +230,8 @@ impl Drop for Staged {
     }
 }
 
-fn temp_name() -> String {
+/// A fresh hidden name for a temporary file (`.eugene-<pid>-<n>.tmp`).
+pub(super) fn temp_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     format!(
         ".eugene-{}-{}.tmp",
