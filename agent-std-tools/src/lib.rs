@@ -143,7 +143,7 @@ pub mod web;
 pub use agent_skills::{AgentSkills, LoadedSkills, SkillsError, Unreadable};
 pub use files::{DeleteFileSkill, FilesConfig, ListDirSkill, ReadFileSkill, WriteFileSkill};
 pub use memory::{MemoryConfig, RecallSkill, RememberSkill};
-pub use patch::ApplyPatchSkill;
+pub use patch::{ApplyPatchSkill, PatchConfig};
 pub use sandbox::Workspace;
 pub use search::{SearchConfig, SearchFilesSkill};
 pub use shell::{Confinement, RunShellSkill, ShellConfig, harden_process};

@@ -2,6 +2,8 @@
 //! `Registry::run_many`, as an agent would use them.
 #![allow(dead_code)]
 
+pub mod child;
+
 use std::path::Path;
 use std::sync::OnceLock;
 
