@@ -1,6 +1,7 @@
 //! The memory store's file, attacked: symbolic links at `.agent` and `.agent/memory.redb` that
-//! stay inside the workspace, a damaged (truncated) database, and a `recall` before anything was
-//! remembered. Real redb files in temp dirs, through `Registry::run_many`.
+//! stay inside the workspace, a hard link from `.agent/memory.redb` to a file outside, a damaged
+//! (truncated) database, and a `recall` before anything was remembered. Real redb files in temp
+//! dirs, through `Registry::run_many`.
 
 mod common;
 
@@ -77,6 +78,64 @@ async fn a_store_linked_to_another_store_inside_is_refused() {
         .await
         .assert_safety(".agent/memory.redb");
     assert_eq!(call(&other, "recall", json!({})).await.expect_ok(), "mine");
+}
+
+// ---- hard links ----
+
+#[tokio::test]
+async fn a_store_hard_linked_to_a_file_outside_is_refused_and_the_file_is_untouched() {
+    let outside = tempfile::tempdir().unwrap();
+    // A file redb would fill (an empty one), and another workspace's real store.
+    let empty = outside.path().join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    let (other_tmp, other) = ws();
+    call(
+        &other,
+        "remember",
+        json!({"key": "theirs", "value": "secret"}),
+    )
+    .await
+    .expect_ok();
+    let theirs = other_tmp.path().join(".agent/memory.redb");
+    wait_until_closed(&theirs).await;
+    for target in [&empty, &theirs] {
+        let (tmp, ctx) = ws();
+        std::fs::create_dir(tmp.path().join(".agent")).unwrap();
+        std::fs::hard_link(target, tmp.path().join(".agent/memory.redb")).unwrap();
+        let before = std::fs::read(target).unwrap();
+        for (skill, args) in [
+            ("remember", json!({"key": "k", "value": "v".repeat(1000)})),
+            ("recall", json!({})),
+            ("recall", json!({"key": "theirs"})),
+            ("recall", json!({"query": "secret"})),
+        ] {
+            let answer = call(&ctx, skill, args).await;
+            answer.assert_safety(".agent/memory.redb");
+            assert!(
+                answer.text.contains("hard link")
+                    && answer.text.contains("Delete `.agent/memory.redb`"),
+                "the refusal should say what is wrong and what to do: {}",
+                answer.text
+            );
+            assert!(!answer.text.contains("secret"), "{}", answer.text);
+        }
+        assert_eq!(
+            std::fs::read(target).unwrap(),
+            before,
+            "`{}` changed through the link",
+            target.display()
+        );
+        // Deleting the link, as the refusal says, starts a store of this workspace's own.
+        std::fs::remove_file(tmp.path().join(".agent/memory.redb")).unwrap();
+        call(&ctx, "remember", json!({"key": "k", "value": "v"}))
+            .await
+            .expect_ok();
+        assert_eq!(std::fs::read(target).unwrap(), before);
+    }
+    assert_eq!(
+        call(&other, "recall", json!({})).await.expect_ok(),
+        "theirs"
+    );
 }
 
 // ---- recall of an absent store ----

@@ -11,6 +11,14 @@
 //!   regular file, is refused too. The store is opened first and checked after (non-blocking,
 //!   then `fstat`), so a FIFO or device put in its place at any moment is refused, never handed
 //!   to redb; the same holds for a store at [`MemoryConfig::path`].
+//! - **Never through a hard link**: a default store whose file has other names (`st_nlink` > 1)
+//!   is refused the same way, for `recall` too: the other name may be a file outside the
+//!   workspace, and redb writes to a file it opens even to read it (it marks the file in use, and
+//!   repairs one that was not closed cleanly). The refusal says to delete the name in `.agent`,
+//!   which leaves the other file as it is. (A store at [`MemoryConfig::path`] is the user's
+//!   choice and is opened as it is, links included.) The other skills that write files
+//!   (`write_file`, `apply_patch`) write a temporary file and rename it into place, which
+//!   replaces a hard link's name rather than writing into the file it shares.
 //! - **Damaged**: a store redb cannot read (truncated, overwritten) is an error that names the
 //!   file, says it is damaged and that moving it away or deleting it starts a new store; the file
 //!   is kept, not reset. redb panics on some damage; those panics are caught.

@@ -1,10 +1,12 @@
-//! The memory store's file: found and opened (never through a link at the default place), opened
-//! as a redb database (waiting for another process that holds it, damage reported as such), and
-//! shared by the calls of this process, one at a time, closed [`LINGER`] after the last one.
+//! The memory store's file: found and opened (never through a symbolic or hard link at the
+//! default place), opened as a redb database (waiting for another process that
+//! holds it, damage reported as such), and shared by the calls of this process, one at a time,
+//! closed [`LINGER`] after the last one.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::ErrorKind;
+use std::os::unix::fs::MetadataExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -172,8 +174,9 @@ impl DbFile {
 }
 
 /// Opens the default store, `.agent/memory.redb` in the workspace, never through a symbolic link
-/// (at `.agent` or at `memory.redb`, wherever it would lead). `None` when it does not exist and
-/// `create` is [`Create::No`]; then nothing is created.
+/// (at `.agent` or at `memory.redb`, wherever it would lead) nor a hard link (a `memory.redb` that
+/// has other names). `None` when it does not exist and `create` is [`Create::No`]; then nothing
+/// is created.
 fn open_default(ws: &Workspace, create: Create) -> Result<Option<File>, SkillError> {
     let path = Path::new(DEFAULT_MEMORY_PATH);
     let (dir_name, file_name) = (
@@ -218,11 +221,25 @@ fn open_default(ws: &Workspace, create: Create) -> Result<Option<File>, SkillErr
     // a link, and checked once opened, so a FIFO or device put there since is refused too.
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true).write(true).create(create == Create::Yes);
-    match open_regular(&dir, file_name, &mut options, Links::Refuse) {
-        Ok(file) => Ok(Some(file.into_std())),
-        Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => Ok(None),
-        Err(e) => Err(refuse(e)),
+    let file = match open_regular(&dir, file_name, &mut options, Links::Refuse) {
+        Ok(file) => file.into_std(),
+        Err(e) if e.kind() == ErrorKind::NotFound && create == Create::No => return Ok(None),
+        Err(e) => return Err(refuse(e)),
+    };
+    // Checked on the file opened, which is the one redb gets: a name given to it later is a new
+    // name for this store, not a file that was elsewhere before.
+    let links = file.metadata().map_err(refuse)?.nlink();
+    if links > 1 {
+        return Err(SkillError::Safety(format!(
+            "`{DEFAULT_MEMORY_PATH}` is one of {links} names of the same file (hard links), so \
+             the file is also elsewhere, perhaps outside the workspace; the memory store is never \
+             opened through a hard link (redb writes to a file it opens, even to read it), so \
+             nothing was read or written. Delete `{DEFAULT_MEMORY_PATH}` (the file keeps its \
+             other names and its content) and the next `remember` creates a new store there; \
+             to keep memory elsewhere, set `MemoryConfig::path`"
+        )));
     }
+    Ok(Some(file))
 }
 
 /// Why `name` in `parent` (shown as `shown`) cannot be the store's directory (`want_dir`) or
@@ -342,7 +359,6 @@ fn close_when_idle(slot: &Mutex<Slot>) {
 
 /// The slot of a database file (by device and inode) in this process.
 fn slot_for(file: &File) -> Result<Arc<Mutex<Slot>>, SkillError> {
-    use std::os::unix::fs::MetadataExt;
     type Slots = HashMap<(u64, u64), Arc<Mutex<Slot>>>;
     static SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
     let meta = file.metadata().map_err(SkillError::from_error)?;
