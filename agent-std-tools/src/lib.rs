@@ -136,6 +136,7 @@ pub mod patch;
 pub mod sandbox;
 pub mod search;
 pub mod shell;
+mod units;
 mod walk;
 #[cfg(feature = "web")]
 pub mod web;

@@ -19,6 +19,23 @@
 //!   choice and is opened as it is, links included.) The other skills that write files
 //!   (`write_file`, `apply_patch`) write a temporary file and rename it into place, which
 //!   replaces a hard link's name rather than writing into the file it shares.
+//! - **Limits**: a key is at most [`MAX_KEY_BYTES`] (512), a value [`MAX_VALUE_BYTES`]
+//!   (100,000); a store holds at most [`MemoryConfig::max_keys`] keys (default [`MAX_KEYS`],
+//!   10,000) and takes nothing more once its file has reached [`MemoryConfig::max_store_bytes`]
+//!   (default [`MAX_STORE_BYTES`], 64 MiB). redb grows a full file by doubling it (when a write
+//!   needs room, and when it closes the file), so the write that crosses the limit can take the
+//!   file to about twice the limit, and no further; filled with memories of 30 KB or of 100 KB,
+//!   stores stopped at 72 MB and at 68 MB. A
+//!   `remember` past a limit is refused before anything is written, with an error that gives the
+//!   limit and what to do (replace what an existing key holds; ask the user to move the full
+//!   store away).
+//! - **Bounded answers**: `recall` reads the store one memory at a time and keeps only what its
+//!   answer shows, at most [`MemoryConfig::max_recall_chars`] (default 15,000); past that a
+//!   search only counts what else matches, and the answer ends with a notice of how many did.
+//!   With one value (which `recall` by `key` returns whole) and redb's cache of
+//!   [`CACHE_BYTES`] (4 MiB), that is all it holds, so a store of any size, such as one an older
+//!   version let grow to a gigabyte, is read in bounded memory. The time a search takes grows
+//!   with the store; it stops when the call's time limit passes or its run is cancelled.
 //! - **Damaged**: a store redb cannot read (truncated, overwritten) is an error that names the
 //!   file, says it is damaged and that moving it away or deleting it starts a new store; the file
 //!   is kept, not reset. redb panics on some damage; those panics are caught.
@@ -34,20 +51,23 @@
 //!
 //! [redb]: https://docs.rs/redb
 
+mod answer;
 mod store;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_core::{SkillContext, SkillError, skill};
-use redb::{ReadableTable, TableDefinition, TableError};
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, TableError};
 
-use crate::blocking::blocking;
-pub use store::LINGER;
+use crate::blocking::{blocking, blocking_until_stopped};
+use crate::units::binary_size;
+pub use store::{CACHE_BYTES, LINGER};
 use store::{Create, DbFile, store_error};
 
-/// Where the memory lives. Put one in the context with [`SkillContext::with_extension`]; without
-/// one, the database is `<workspace>/.agent/memory.redb`.
+/// Where the memory lives, and its limits. Put one in the context with
+/// [`SkillContext::with_extension`]; without one, the database is
+/// `<workspace>/.agent/memory.redb` and the limits are the defaults below.
 ///
 /// ```
 /// use agent_core::SkillContext;
@@ -65,6 +85,16 @@ pub struct MemoryConfig {
     /// How long a call waits for another process that has the database open before it fails
     /// with a [`SkillError::Transient`] error (which the registry retries). Default 5 s.
     pub lock_wait: Duration,
+    /// The most keys a store holds; a `remember` of a new key past it is refused (one that
+    /// replaces what a key holds is not). Default [`MAX_KEYS`].
+    pub max_keys: usize,
+    /// The size of the store's file, in bytes, from which it takes nothing more. Default
+    /// [`MAX_STORE_BYTES`].
+    pub max_store_bytes: u64,
+    /// The most characters a `recall` of many memories (a listing or a search) shows; a notice
+    /// says how many there were in all. Default 15,000, so that the answer with its notice fits
+    /// the registry's default budget of 16,000.
+    pub max_recall_chars: usize,
 }
 
 impl Default for MemoryConfig {
@@ -72,6 +102,9 @@ impl Default for MemoryConfig {
         MemoryConfig {
             path: None,
             lock_wait: Duration::from_secs(5),
+            max_keys: MAX_KEYS,
+            max_store_bytes: MAX_STORE_BYTES,
+            max_recall_chars: 15_000,
         }
     }
 }
@@ -95,6 +128,15 @@ pub const MAX_KEY_BYTES: usize = 512;
 /// The longest value, in bytes.
 pub const MAX_VALUE_BYTES: usize = 100_000;
 
+/// The most keys a store holds, by default ([`MemoryConfig::max_keys`]). A listing of them all
+/// would be 5 MB at most.
+pub const MAX_KEYS: usize = 10_000;
+
+/// The size of a store's file from which it takes nothing more, by default
+/// ([`MemoryConfig::max_store_bytes`]): 64 MiB, room for 10,000 memories of 4 KB or some 300 of
+/// the longest (each takes a page of 128 KiB).
+pub const MAX_STORE_BYTES: u64 = 64 << 20;
+
 const TABLE: TableDefinition<&str, &str> = TableDefinition::new("memory");
 
 /// Remember a piece of information across sessions under a key, replacing what was stored under
@@ -115,23 +157,43 @@ pub async fn remember(
         return Err(SkillError::bad_args(
             "value",
             format!(
-                "is {} bytes; at most {MAX_VALUE_BYTES} can be remembered under one key",
+                "is {} bytes; at most {MAX_VALUE_BYTES} can be remembered under one key; \
+                 remember a summary, or keep the text in a file with write_file and remember \
+                 its path",
                 value.len()
             ),
         ));
     }
+    let config = config(ctx);
     let Some(file) = DbFile::for_context(ctx, Create::Yes)? else {
         return Err(SkillError::tool("the memory store could not be created"));
     };
     blocking(move || {
-        file.with_db(|db| {
+        file.with_db(|db, file| {
+            // Checked with the store open, so no other caller writes in between.
+            let len = file.len()?;
+            if len >= config.max_store_bytes {
+                return Err(full(file.shown(), len, config.max_store_bytes));
+            }
             let txn = db.begin_write().map_err(store_error)?;
             let replaced = {
                 let mut table = txn.open_table(TABLE).map_err(store_error)?;
-                let old = table
+                let exists = table.get(key.as_str()).map_err(store_error)?.is_some();
+                let keys = table.len().map_err(store_error)?;
+                if !exists && keys >= config.max_keys as u64 {
+                    // Dropping the transaction aborts it: nothing was written.
+                    return Err(SkillError::tool(format!(
+                        "the memory store `{}` holds {keys} keys, the most it may hold; nothing \
+                         was remembered. Store this under a key that exists instead, to replace \
+                         what it holds (recall without arguments lists the keys, a `query` finds \
+                         them)",
+                        file.shown()
+                    )));
+                }
+                table
                     .insert(key.as_str(), value.as_str())
                     .map_err(store_error)?;
-                old.is_some()
+                exists
             };
             txn.commit().map_err(store_error)?;
             Ok(if replaced {
@@ -163,51 +225,47 @@ pub async fn recall(
         ));
     }
     let key = key.map(|k| check_key(&k, "key")).transpose()?;
+    let max_chars = config(ctx).max_recall_chars;
     // Reading creates nothing: no store yet means nothing was remembered.
     let Some(file) = DbFile::for_context(ctx, Create::No)? else {
         return Ok(NOTHING_YET.to_owned());
     };
-    blocking(move || {
-        file.with_db(|db| {
+    blocking_until_stopped(ctx, move |stop| {
+        file.with_db(|db, _| {
             let txn = db.begin_read().map_err(store_error)?;
             let table = match txn.open_table(TABLE) {
-                Ok(table) => Some(table),
-                Err(TableError::TableDoesNotExist(_)) => None,
+                Ok(table) => table,
+                Err(TableError::TableDoesNotExist(_)) => return Ok(NOTHING_YET.to_owned()),
                 Err(e) => return Err(store_error(e)),
             };
-            let Some(table) = table else {
-                return Ok(NOTHING_YET.to_owned());
-            };
-            if let Some(key) = key {
-                return Ok(match table.get(key.as_str()).map_err(store_error)? {
+            match (key, query) {
+                (Some(key), _) => Ok(match table.get(key.as_str()).map_err(store_error)? {
                     Some(value) => value.value().to_owned(),
                     None => format!(
                         "Nothing is remembered under `{key}`. Call recall without arguments to list the keys."
                     ),
-                });
+                }),
+                (None, Some(query)) => answer::search(&table, &query, max_chars, stop),
+                (None, None) => answer::list_keys(&table, max_chars, stop),
             }
-            let mut lines = Vec::new();
-            let needle = query.as_deref().map(str::to_lowercase);
-            for entry in table.iter().map_err(store_error)? {
-                let (k, v) = entry.map_err(store_error)?;
-                let (k, v) = (k.value(), v.value());
-                match &needle {
-                    None => lines.push(k.to_owned()),
-                    Some(needle) => {
-                        if k.to_lowercase().contains(needle) || v.to_lowercase().contains(needle) {
-                            lines.push(format!("{k}: {v}"));
-                        }
-                    }
-                }
-            }
-            Ok(match (&query, lines.is_empty()) {
-                (None, true) => NOTHING_YET.to_owned(),
-                (Some(q), true) => format!("No memory contains `{q}`."),
-                _ => lines.join("\n"),
-            })
         })
     })
     .await
+}
+
+fn config(ctx: &SkillContext) -> MemoryConfig {
+    ctx.extension::<MemoryConfig>().cloned().unwrap_or_default()
+}
+
+/// The refusal of a `remember` on a store whose file is `len` bytes, `max` or more.
+fn full(shown: &str, len: u64, max: u64) -> SkillError {
+    SkillError::tool(format!(
+        "the memory store `{shown}` is {len} bytes, at or over its limit of {max} bytes ({}); \
+         nothing was remembered. What it holds can still be recalled. To make room, the user can \
+         move the file away or delete it (the next `remember` starts a new, empty store), or \
+         raise `MemoryConfig::max_store_bytes`",
+        binary_size(max)
+    ))
 }
 
 fn check_key(key: &str, field: &str) -> Result<String, SkillError> {

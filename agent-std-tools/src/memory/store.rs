@@ -1,5 +1,5 @@
 //! The memory store's file: found and opened (never through a symbolic or hard link at the
-//! default place), opened as a redb database (waiting for another process that
+//! default place), opened as a redb database with a small cache (waiting for another process that
 //! holds it, damage reported as such), and shared by the calls of this process, one at a time,
 //! closed [`LINGER`] after the last one.
 
@@ -98,7 +98,7 @@ impl DbFile {
     /// last one, which lets other processes in.
     pub(super) fn with_db<T>(
         self,
-        work: impl FnOnce(&Database) -> Result<T, SkillError>,
+        work: impl FnOnce(&Database, &DbFile) -> Result<T, SkillError>,
     ) -> Result<T, SkillError> {
         let slot = slot_for(&self.file)?;
         let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
@@ -107,7 +107,7 @@ impl DbFile {
         }
         let db = guard.db.as_ref().expect("opened above");
         // redb may panic on a file damaged in a way it does not check for.
-        let result = match catch_unwind(AssertUnwindSafe(|| work(db))) {
+        let result = match catch_unwind(AssertUnwindSafe(|| work(db, &self))) {
             Ok(result) => result,
             Err(_) => {
                 // Whatever state the handle is in, it is not used again.
@@ -125,6 +125,16 @@ impl DbFile {
         result
     }
 
+    /// The store as messages name it.
+    pub(super) fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The size of the store's file now, in bytes.
+    pub(super) fn len(&self) -> Result<u64, SkillError> {
+        Ok(self.file.metadata().map_err(SkillError::from_error)?.len())
+    }
+
     /// Opens the database, waiting up to `lock_wait` for another process that holds it.
     fn open(&self) -> Result<Database, SkillError> {
         let deadline = Instant::now() + self.lock_wait;
@@ -133,7 +143,9 @@ impl DbFile {
             let attempt = self.file.try_clone().map_err(SkillError::from_error)?;
             // redb checks much of a file as it opens it, and panics on some damage it finds.
             let opened = catch_unwind(AssertUnwindSafe(|| {
-                redb::Builder::new().create_file(attempt)
+                redb::Builder::new()
+                    .set_cache_size(CACHE_BYTES)
+                    .create_file(attempt)
             }))
             .map_err(|_| damaged(&self.shown, INCONSISTENT))?;
             match opened {
@@ -329,6 +341,11 @@ fn open_configured(path: &Path, shown: &str, create: Create) -> Result<Option<Fi
         },
     }
 }
+
+/// The memory redb may use to cache the store's pages (4 MiB; redb's default is 1 GiB, which a
+/// `recall` over a large store would fill). Pages past it are read again from the file (and the
+/// operating system's cache).
+pub const CACHE_BYTES: usize = 4 << 20;
 
 /// How long an open database stays open after its last call.
 pub const LINGER: Duration = Duration::from_secs(1);

@@ -93,6 +93,7 @@ use crate::blocking::{Stop, blocking_until_stopped};
 use crate::files::{DEFAULT_MAX_WRITE_BYTES, FilesConfig, check_write_size};
 use crate::names::display_name;
 use crate::sandbox::{Links, NotRegular, Workspace};
+use crate::units::binary_size;
 use commit::{Op, commit};
 
 /// The largest file, in bytes, that `apply_patch` changes (4 MiB): see the
@@ -455,16 +456,5 @@ impl Reads<'_> {
             )));
         }
         Ok(())
-    }
-}
-
-/// `bytes` in the largest binary unit that divides it (`4 MiB`, `512 KiB`, `1000 bytes`).
-fn binary_size(bytes: u64) -> String {
-    match bytes {
-        0 => "0 bytes".to_owned(),
-        b if b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} bytes"),
     }
 }
