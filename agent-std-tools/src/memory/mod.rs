@@ -133,8 +133,8 @@ pub const MAX_VALUE_BYTES: usize = 100_000;
 pub const MAX_KEYS: usize = 10_000;
 
 /// The size of a store's file from which it takes nothing more, by default
-/// ([`MemoryConfig::max_store_bytes`]): 64 MiB, room for 10,000 memories of 4 KB or some 300 of
-/// the longest (each takes a page of 128 KiB).
+/// ([`MemoryConfig::max_store_bytes`]): 64 MiB, room for [`MAX_KEYS`] memories of 1 KB (a
+/// 17 MB file) or for some 250 of the longest (each takes a page of 128 KiB).
 pub const MAX_STORE_BYTES: u64 = 64 << 20;
 
 const TABLE: TableDefinition<&str, &str> = TableDefinition::new("memory");

@@ -419,8 +419,8 @@ impl Reads<'_> {
             .take(max.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| ws.fs_error(path, e))?;
-        let grown = (bytes.len() as u64).saturating_sub(meta.len());
-        if grown > 0 {
+        if bytes.len() as u64 > meta.len() {
+            // It grew since its size was checked: counted again, as read.
             self.total -= meta.len();
             self.admit(path, bytes.len() as u64)?;
         }
