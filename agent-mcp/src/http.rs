@@ -40,8 +40,26 @@
 //!
 //! And every connection:
 //!
-//! - At most [`McpServer::max_connections`] are open; past the cap the server stops accepting
-//!   and new connections wait in the kernel's backlog until one closes (they are not refused).
+//! - A connection is **pending** until one of its requests passes the first two checks (and
+//!   asks for `/mcp`), which **admits** it; a server without a token admits on the `Origin`
+//!   check alone. At most [`McpServer::max_pending_connections`] connections are pending and
+//!   at most [`McpServer::max_connections`] admitted, so connections without the token never
+//!   take an admitted slot. Any answer on a pending connection (`401`, `403`, `404`) carries
+//!   `Connection: close` and ends it: keep-alive is offered to admitted connections only.
+//! - New connections are accepted and read as they come, however many pending ones sit
+//!   silent or send half a head. When the pending pool is full, the oldest pending connection
+//!   that **waits on its client** (the server read everything it sent and found no whole
+//!   request head) is closed, without an answer, to make room. One whose bytes have not been
+//!   read yet is never chosen; and one told to close reads what it was sent first, so a
+//!   request with the token that had arrived is still served. When no pending connection can
+//!   be chosen (all are still to be read, or wait for an admitted slot), accepting pauses
+//!   until one can, and new connections wait in the kernel's listen queue
+//!   ([`LISTEN_BACKLOG`] with [`McpServer::serve_http`] and [`bind`]).
+//! - A pending connection has half of [`McpServer::header_read_timeout`] (5 s by default) to
+//!   send its first request head; clients send it as soon as they connect.
+//! - An admitted connection keeps its slot until it closes. A request that passes the checks
+//!   while every slot is taken waits for one; its connection stays counted as pending but is
+//!   never closed to make room.
 //! - A request's head may have at most 64 KiB (`431` past it) and must arrive within
 //!   [`McpServer::header_read_timeout`], counted from when the server starts waiting for it:
 //!   on a new connection and after each response on a kept-alive one, so the same limit closes
@@ -49,33 +67,62 @@
 //!   is not limited.
 //! - An error from `accept()` (out of file descriptors, say) is logged and retried after a
 //!   pause that doubles from 10 ms to 1 s; it never ends [`McpServer::serve_http`].
+//!
+//! So connections without the token hold at most `max_pending_connections` places (plus the
+//! connection just accepted, and those told to close that have not closed yet), each with at
+//! most 64 KiB of head, for one head each; and they cannot keep a client with the token from
+//! being read, admitted and served: 4,000 of them, reopened as soon as the server closes them
+//! (silent, half a head, requests without or with a wrong token), leave every request of
+//! three clients with the token, each on a fresh connection, answered in about a second (4 s
+//! at worst; a debug build on two cores shared with the attacker, `tests/http_churn.rs`),
+//! where each used to wait for a token-less connection's head timeout. Connections closed
+//! without an answer are reset, so the server keeps no `TIME_WAIT` for them.
+//!
+//! Limits:
+//!
+//! - More token-less connection attempts at once than `max_pending_connections` plus the
+//!   listen queue fill the queue, and the kernel drops new attempts, the client's with them;
+//!   clients retry after 1, 3, 7 s. Floods that large need a firewall (connections per
+//!   address).
+//! - A head sent in pieces may be closed between two of them while the pending pool is full
+//!   of connections waiting on their clients. Clients send a head at once, on connecting.
+//! - Nothing is counted per address: an attacker on the same host or behind the same proxy
+//!   has the client's address, and one with many addresses would not be slowed by it.
+//! - Clients with the token compete with each other for the admitted slots, and with everyone
+//!   for the CPU that reading heads takes.
+//! - Without a token ([`McpServer::without_auth`], loopback only), every request that passes
+//!   the `Origin` check admits its connection, so any local process that sends requests takes
+//!   admitted slots as a client would; silent and half-sent connections still cannot keep a
+//!   new one from being read.
 
-use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::StreamableHttpService;
-use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::auth::{self, Auth};
+use crate::connections::{self, HttpResponse, Limits};
+pub use crate::connections::{LISTEN_BACKLOG, bind};
 use crate::error::McpError;
 use crate::jsonrpc;
 use crate::origin::Origins;
 use crate::server::{HTTP_PATH, McpServer};
 use crate::sessions::{BoundedSessions, SessionError};
 
-/// How many connections [`McpServer::serve_http`] keeps open at once unless
-/// [`McpServer::max_connections`] says otherwise.
+/// How many admitted connections (that sent a request with the token) [`McpServer::serve_http`]
+/// keeps open at once unless [`McpServer::max_connections`] says otherwise.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// How many connections not admitted yet [`McpServer::serve_http`] keeps open at once unless
+/// [`McpServer::max_pending_connections`] says otherwise.
+pub const DEFAULT_MAX_PENDING_CONNECTIONS: usize = 256;
 
 /// How long a client has to send a request's head (and how long a kept-alive connection may sit
 /// idle) unless [`McpServer::header_read_timeout`] says otherwise.
@@ -97,17 +144,13 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// a hundred megabytes before any of them is authenticated.
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-/// The first pause after a failed `accept()`; each further failure doubles it.
-const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
-/// The longest pause after a failed `accept()`.
-const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
-
 /// The HTTP settings of an [`McpServer`].
 #[derive(Debug, Clone)]
 pub(crate) struct HttpSettings {
     auth: Auth,
     allowed_origins: Vec<String>,
     max_connections: usize,
+    max_pending_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_sessions: usize,
@@ -120,6 +163,7 @@ impl Default for HttpSettings {
             auth: Auth::default(),
             allowed_origins: Vec::new(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_pending_connections: DEFAULT_MAX_PENDING_CONNECTIONS,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
@@ -161,17 +205,30 @@ impl McpServer {
         self
     }
 
-    /// At most `max` (at least 1) connections open at once; past it new connections wait
-    /// unaccepted until one closes. Default [`DEFAULT_MAX_CONNECTIONS`]. Each MCP client
-    /// usually holds two (its requests and its event stream).
+    /// At most `max` (at least 1) admitted connections open at once: connections that sent a
+    /// request with the token (or, without auth, any request that passed the checks). Past
+    /// it, such a request waits until an admitted connection closes. Default
+    /// [`DEFAULT_MAX_CONNECTIONS`]. Each MCP client usually holds two (its requests and its
+    /// event stream). Connections without the token never take one; see the
+    /// [module docs](self).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.http.max_connections = max;
         self
     }
 
+    /// At most `max` (at least 1) connections open at once that have not sent a request with
+    /// the token yet; past it, the oldest of them that waits on its client (everything it sent
+    /// was read, and is no whole request head) is closed. Default
+    /// [`DEFAULT_MAX_PENDING_CONNECTIONS`]. See the [module docs](self).
+    pub fn max_pending_connections(mut self, max: usize) -> Self {
+        self.http.max_pending_connections = max;
+        self
+    }
+
     /// How long a client has to send a request's head, counted from when the server starts
-    /// waiting for it, so it also closes a kept-alive connection idle that long. Default
-    /// [`DEFAULT_HEADER_READ_TIMEOUT`]; must not be zero.
+    /// waiting for it, so it also closes a kept-alive connection idle that long; a new
+    /// connection has half of it for its first head. Default [`DEFAULT_HEADER_READ_TIMEOUT`];
+    /// must not be zero.
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.http.header_read_timeout = timeout;
         self
@@ -211,13 +268,11 @@ impl McpServer {
     /// limit), and with [`McpError::Io`] when `addr` cannot be bound. Once serving, it does not
     /// return.
     pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), McpError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|e| McpError::io("binding the MCP HTTP server", e))?;
-        self.serve_http_on(listener).await
+        self.serve_http_on(bind(addr).await?).await
     }
 
-    /// Like [`McpServer::serve_http`] on a listener bound already (to port 0 in tests, say).
+    /// Like [`McpServer::serve_http`] on a listener bound already (to port 0 in tests, say);
+    /// [`bind`] binds one as `serve_http` does.
     pub async fn serve_http_on(self, listener: TcpListener) -> Result<(), McpError> {
         let bound = listener
             .local_addr()
@@ -228,29 +283,15 @@ impl McpServer {
             endpoint.sessions.clone(),
             settings.session_idle_timeout,
         )));
-        let slots = Arc::new(Semaphore::new(settings.max_connections));
-        let mut backoff = ACCEPT_BACKOFF_MIN;
-        loop {
-            // The semaphore is never closed, so this always gets a permit.
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                return Ok(());
-            };
-            match listener.accept().await {
-                Ok((stream, _peer)) => {
-                    backoff = ACCEPT_BACKOFF_MIN;
-                    tokio::spawn(serve_connection(endpoint.clone(), stream, slot));
-                }
-                Err(error) if is_per_connection(&error) => {
-                    tracing::debug!(%error, "an MCP HTTP connection failed while being accepted");
-                }
-                Err(error) => {
-                    tracing::warn!(%error, ?backoff, "accepting an MCP HTTP connection failed; retrying");
-                    drop(slot);
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
-                }
-            }
-        }
+        let limits = Limits {
+            max_admitted: settings.max_connections,
+            max_pending: settings.max_pending_connections,
+            first_head_timeout: settings.header_read_timeout / 2,
+            header_read_timeout: settings.header_read_timeout,
+            max_header_bytes: MAX_HEADER_BYTES,
+        };
+        connections::accept_forever(listener, endpoint, limits).await;
+        Ok(())
     }
 }
 
@@ -262,15 +303,6 @@ pub(crate) fn is_loopback(ip: IpAddr) -> bool {
             v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
     }
-}
-
-/// Errors of one connection that `accept()` reports; the listener itself is fine.
-fn is_per_connection(error: &std::io::Error) -> bool {
-    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted};
-    matches!(
-        error.kind(),
-        ConnectionAborted | ConnectionReset | Interrupted
-    )
 }
 
 /// Aborts a background task when dropped.
@@ -290,15 +322,12 @@ async fn reap_idle_sessions(sessions: Arc<BoundedSessions>, idle: Duration) {
     }
 }
 
-type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
-
 /// What every connection of one server shares.
 struct Endpoint {
     service: StreamableHttpService<McpServer, BoundedSessions>,
     sessions: Arc<BoundedSessions>,
     token: Option<Arc<str>>,
     origins: Origins,
-    header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_body_bytes: usize,
     sessions_enabled: bool,
@@ -310,6 +339,10 @@ impl Endpoint {
         let settings = server.http.clone();
         for (name, zero) in [
             ("max_connections", settings.max_connections == 0),
+            (
+                "max_pending_connections",
+                settings.max_pending_connections == 0,
+            ),
             ("max_sessions", settings.max_sessions == 0),
             (
                 "header_read_timeout",
@@ -362,26 +395,14 @@ impl Endpoint {
             sessions,
             token,
             origins,
-            header_read_timeout: settings.header_read_timeout,
             body_read_timeout: settings.body_read_timeout,
             max_body_bytes: config.max_request_body_bytes,
             sessions_enabled: config.legacy_session_mode,
         })
     }
 
-    /// One request: the checks of the [module docs](self), then rmcp.
+    /// The body checks of the [module docs](self), then rmcp.
     async fn handle(&self, request: Request<Incoming>) -> HttpResponse {
-        if request.uri().path() != HTTP_PATH {
-            return not_found();
-        }
-        if let Err(forbidden) = self.origins.check(request.headers()) {
-            return *forbidden;
-        }
-        if let Some(token) = &self.token
-            && let Err(unauthorized) = auth::check(request.headers(), token)
-        {
-            return *unauthorized;
-        }
         if request.method() != Method::POST || !is_json(request.headers()) {
             // rmcp answers these itself (a GET event stream, a DELETE, a wrong media type).
             return self.service.handle(request).await;
@@ -454,20 +475,22 @@ impl Endpoint {
     }
 }
 
-/// Serves one connection while holding one of the connection slots.
-async fn serve_connection(endpoint: Arc<Endpoint>, stream: TcpStream, _slot: OwnedSemaphorePermit) {
-    let header_read_timeout = endpoint.header_read_timeout;
-    let handler = hyper::service::service_fn(move |request| {
-        let endpoint = endpoint.clone();
-        async move { Ok::<_, Infallible>(endpoint.handle(request).await) }
-    });
-    let connection = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(header_read_timeout)
-        .max_header_size(MAX_HEADER_BYTES)
-        .serve_connection(TokioIo::new(stream), handler);
-    if let Err(error) = connection.await {
-        tracing::debug!(%error, "MCP HTTP connection ended with an error");
+impl connections::Service for Endpoint {
+    /// The path, the `Origin` and the token: what a request must pass before anything of it
+    /// but its head is read, and what admits its connection.
+    fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<HttpResponse>> {
+        if request.uri().path() != HTTP_PATH {
+            return Err(Box::new(not_found()));
+        }
+        self.origins.check(request.headers())?;
+        match &self.token {
+            Some(token) => auth::check(request.headers(), token),
+            None => Ok(()),
+        }
+    }
+
+    async fn serve(&self, request: Request<Incoming>) -> HttpResponse {
+        self.handle(request).await
     }
 }
 
@@ -556,6 +579,7 @@ mod tests {
             McpServer::new(Registry::new()).bearer_token("short"),
             server().allowed_origins(["app.example.com"]),
             server().max_connections(0),
+            server().max_pending_connections(0),
             server().max_sessions(0),
             server().header_read_timeout(Duration::ZERO),
             server().body_read_timeout(Duration::ZERO),

@@ -76,8 +76,10 @@
 
 #![warn(missing_docs)]
 
+mod admission;
 pub mod auth;
 pub mod client;
+mod connections;
 pub mod error;
 pub mod http;
 mod jsonrpc;

@@ -1,0 +1,291 @@
+//! The connections of the HTTP server: binding the listener, accepting, moving each
+//! connection through the pools of [`crate::admission`], and serving it with hyper. What this
+//! guarantees, and its limits, are in the docs of [`crate::http`]; here is how.
+//!
+//! - [`accept_forever`] accepts a connection, then enters it in the pending pool
+//!   ([`Pools::enter`], which closes the oldest connection that waits on its client when the
+//!   pool is full, and waits while none does), then serves it on a task of its own.
+//! - A connection's socket is wrapped in [`Watched`]: a read that finds nothing more to read
+//!   while the connection is pending marks it as waiting on its client
+//!   ([`Admission::waits_on_client`]); until then it cannot be closed to make room.
+//! - [`serve`] polls hyper's connection before the notice to close and the first-head timer
+//!   (`biased`), so what the client sent is read, and a request with the token admitted,
+//!   before the connection may be closed. A connection closed that way is reset (`SO_LINGER`
+//!   0): it has nothing to deliver, and the server keeps no `TIME_WAIT` for it.
+//! - [`answer`] runs the checks of a [`Service`]; passing them admits the connection
+//!   ([`Admission::admit`]) before the request is served. An answer on a connection that is
+//!   not admitted gets `Connection: close`, so hyper closes it after the answer.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper::header::{CONNECTION, HeaderValue};
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpSocket, TcpStream, ToSocketAddrs};
+use tokio::sync::oneshot;
+
+use crate::admission::{Admission, Pools};
+use crate::error::McpError;
+
+/// A response of the HTTP server.
+pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// How many established connections the kernel queues for
+/// [`McpServer::serve_http`](crate::McpServer::serve_http) (and [`bind`]) until the server
+/// accepts them; Linux caps it at `net.core.somaxconn` (4096 by default since Linux 5.4).
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// The first pause after a failed `accept()`; each further failure doubles it.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+/// The longest pause after a failed `accept()`.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// What answers the requests of a connection.
+pub(crate) trait Service: Send + Sync + 'static {
+    /// The checks whose passing admits a connection (the path, the `Origin`, the token), or
+    /// the answer that refuses the request.
+    fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<HttpResponse>>;
+
+    /// Answers a request that passed [`Service::admit`].
+    fn serve(&self, request: Request<Incoming>) -> impl Future<Output = HttpResponse> + Send;
+}
+
+/// The bounds on connections.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Connections admitted at once.
+    pub(crate) max_admitted: usize,
+    /// Connections pending (not admitted yet) at once.
+    pub(crate) max_pending: usize,
+    /// How long a connection has to send its first head.
+    pub(crate) first_head_timeout: Duration,
+    /// How long any head may take, counted from when the server starts waiting for it.
+    pub(crate) header_read_timeout: Duration,
+    /// The largest request head.
+    pub(crate) max_header_bytes: usize,
+}
+
+/// A listener on `addr` as [`McpServer::serve_http`](crate::McpServer::serve_http) binds it:
+/// on the first address `addr` resolves to that can be bound, with `SO_REUSEADDR` on Unix
+/// (as [`TcpListener::bind`] sets it) and a listen queue of [`LISTEN_BACKLOG`].
+pub async fn bind(addr: impl ToSocketAddrs) -> Result<TcpListener, McpError> {
+    let failed = |e| McpError::io("binding the MCP HTTP server", e);
+    let mut last = None;
+    for addr in tokio::net::lookup_host(addr).await.map_err(failed)? {
+        let bound = (|| {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()?
+            } else {
+                TcpSocket::new_v6()?
+            };
+            #[cfg(unix)]
+            socket.set_reuseaddr(true)?;
+            socket.bind(addr)?;
+            socket.listen(LISTEN_BACKLOG)
+        })();
+        match bound {
+            Ok(listener) => return Ok(listener),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(failed(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolved to no socket address",
+        )
+    })))
+}
+
+/// Accepts connections on `listener` and serves each with `service`, forever.
+pub(crate) async fn accept_forever<S: Service>(
+    listener: TcpListener,
+    service: Arc<S>,
+    limits: Limits,
+) {
+    let pools = Pools::new(limits.max_pending, limits.max_admitted);
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    loop {
+        match listener.accept().await {
+            Ok((stream, _peer)) => {
+                backoff = ACCEPT_BACKOFF_MIN;
+                let (admission, told) = Pools::enter(&pools).await;
+                tokio::spawn(serve(service.clone(), stream, admission, told, limits));
+            }
+            Err(error) if is_per_connection(&error) => {
+                tracing::debug!(%error, "an MCP HTTP connection failed while being accepted");
+            }
+            Err(error) => {
+                tracing::warn!(%error, ?backoff, "accepting an MCP HTTP connection failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+            }
+        }
+    }
+}
+
+/// Errors of one connection that `accept()` reports; the listener itself is fine.
+fn is_per_connection(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted};
+    matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionReset | Interrupted
+    )
+}
+
+/// Serves one connection until it closes, or, while pending, is told to close or sends no
+/// head in time.
+async fn serve<S: Service>(
+    service: Arc<S>,
+    stream: TcpStream,
+    admission: Admission,
+    mut told: oneshot::Receiver<()>,
+    limits: Limits,
+) {
+    let admission = Arc::new(admission);
+    let handler = {
+        let admission = admission.clone();
+        hyper::service::service_fn(move |request| {
+            let (service, admission) = (service.clone(), admission.clone());
+            async move { Ok::<_, Infallible>(answer(&*service, &admission, request).await) }
+        })
+    };
+    let reset = Arc::new(AtomicBool::new(false));
+    let io = Watched {
+        io: TokioIo::new(stream),
+        admission: admission.clone(),
+        reset: reset.clone(),
+    };
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_header_size(limits.max_header_bytes)
+        .serve_connection(io, handler);
+    let mut connection = pin!(connection);
+    let first_head = tokio::time::sleep(limits.first_head_timeout);
+    let mut first_head = pin!(first_head);
+    let (mut listening, mut timing) = (true, true);
+    let result = loop {
+        tokio::select! {
+            // The connection first: what the client sent is read before it may be closed.
+            biased;
+            result = connection.as_mut() => break result,
+            closing = &mut told, if listening => {
+                listening = false;
+                // `Err`: the sender was dropped, the connection is no longer closable.
+                if closing.is_ok() && admission.is_pending() {
+                    tracing::debug!("closed a pending MCP HTTP connection to make room");
+                    reset.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+            () = first_head.as_mut(), if timing => {
+                timing = false;
+                if admission.is_pending() {
+                    tracing::debug!("closed an MCP HTTP connection that sent no request in time");
+                    reset.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    };
+    if let Err(error) = result {
+        tracing::debug!(%error, "MCP HTTP connection ended with an error");
+    }
+}
+
+/// One request: admitted and served, or refused; any answer on a connection that is not
+/// admitted closes it.
+async fn answer<S: Service>(
+    service: &S,
+    admission: &Admission,
+    request: Request<Incoming>,
+) -> HttpResponse {
+    let mut response = match service.admit(&request) {
+        Err(refused) => *refused,
+        Ok(()) => {
+            admission.admit().await;
+            service.serve(request).await
+        }
+    };
+    if !admission.is_admitted() {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// A connection's socket that tells its [`Admission`] when a read finds nothing more to read,
+/// and is reset when it closes if `reset` says so.
+struct Watched {
+    io: TokioIo<TcpStream>,
+    admission: Arc<Admission>,
+    reset: Arc<AtomicBool>,
+}
+
+impl Drop for Watched {
+    /// A connection closed without an answer has nothing left to deliver: a reset leaves no
+    /// `TIME_WAIT` on the server's side, where thousands a second would pile up (and turn
+    /// away a client's new connection that reuses the same ports).
+    fn drop(&mut self) {
+        if self.reset.load(Ordering::Relaxed) {
+            let _ = self.io.inner().set_zero_linger();
+        }
+    }
+}
+
+impl Read for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let read = Pin::new(&mut this.io).poll_read(cx, buf);
+        if read.is_pending() {
+            this.admission.waits_on_client();
+        }
+        read
+    }
+}
+
+impl Write for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+}
