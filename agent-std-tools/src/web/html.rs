@@ -4,26 +4,14 @@
 //! more than about twice that depth of open elements, so its work per tag stays bounded.
 //!
 //! Its reading of the input is an approximation of HTML's tokenizer; where they differ on odd
-//! markup only the rendering suffers, never the bound: the output is written here, tag by tag.
+//! markup only the rendering suffers, never the bound: the output is written by
+//! [`super::writer`], tag by tag.
 
+use super::writer::{Flat, Writer};
 use crate::blocking::Stop;
-
-/// The rewritten HTML, and whether anything was nested too deep.
-pub(super) struct Flat {
-    /// Well-formed HTML, nested at most the depth asked for.
-    pub(super) html: String,
-    /// Whether tags nested deeper than the limit were dropped.
-    pub(super) flattened: bool,
-}
 
 /// How many tags are read between two looks at the stop flag.
 const CHECK_EVERY_TAGS: usize = 4096;
-
-/// Elements without content.
-const VOID: &[&str] = &[
-    "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
-    "keygen", "link", "meta", "param", "source", "track", "wbr",
-];
 
 /// Elements whose content is raw text up to their end tag, and which are left out with it.
 const RAW_DROPPED: &[&str] = &["iframe", "noembed", "noframes", "script", "style", "title"];
@@ -80,154 +68,10 @@ const BREAKOUT: &[&str] = &[
     "var",
 ];
 
-/// Start tags that close an open `p` first.
-const CLOSES_P: &[&str] = &[
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "center",
-    "details",
-    "dialog",
-    "dir",
-    "div",
-    "dl",
-    "dd",
-    "dt",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "header",
-    "hgroup",
-    "hr",
-    "li",
-    "listing",
-    "main",
-    "menu",
-    "nav",
-    "ol",
-    "p",
-    "pre",
-    "search",
-    "section",
-    "summary",
-    "table",
-    "ul",
-];
-
 /// The attributes kept: those `html2text` renders.
 const KEPT_ATTRIBUTES: &[&str] = &[
     "alt", "colspan", "href", "id", "rowspan", "src", "start", "title",
 ];
-
-struct Writer {
-    out: String,
-    /// The open elements written, outermost first.
-    open: Vec<String>,
-    /// How many start tags past the depth limit are open (dropped, with their end tags).
-    overflow: usize,
-    flattened: bool,
-    max_depth: usize,
-}
-
-impl Writer {
-    fn text(&mut self, text: &str) {
-        for (i, part) in text.split('<').enumerate() {
-            if i > 0 {
-                self.out.push_str("&lt;");
-            }
-            self.out.push_str(part);
-        }
-    }
-
-    fn close_top(&mut self) {
-        if let Some(name) = self.open.pop() {
-            self.out.push_str("</");
-            self.out.push_str(&name);
-            self.out.push('>');
-        }
-    }
-
-    fn top_is(&self, names: &[&str]) -> bool {
-        self.open
-            .last()
-            .is_some_and(|top| names.contains(&top.as_str()))
-    }
-
-    fn start(&mut self, name: &str, attributes: &[(&str, &str)]) {
-        let void = VOID.contains(&name);
-        if !void && self.overflow > 0 {
-            self.overflow += 1;
-            return;
-        }
-        if !void {
-            // What the HTML parser would close implicitly, kept in step here.
-            if CLOSES_P.contains(&name) && self.top_is(&["p"]) {
-                self.close_top();
-            }
-            match name {
-                "li" if self.top_is(&["li"]) => self.close_top(),
-                "dd" | "dt" if self.top_is(&["dd", "dt"]) => self.close_top(),
-                "td" | "th" if self.top_is(&["td", "th"]) => self.close_top(),
-                "option" if self.top_is(&["option"]) => self.close_top(),
-                "tr" | "thead" | "tbody" | "tfoot" | "optgroup" => {
-                    let nested: &[&str] = match name {
-                        "tr" => &["td", "th", "tr"],
-                        "optgroup" => &["option", "optgroup"],
-                        _ => &["td", "th", "tr", "thead", "tbody", "tfoot"],
-                    };
-                    while self.top_is(nested) {
-                        self.close_top();
-                    }
-                }
-                _ => {}
-            }
-            if self.open.len() >= self.max_depth {
-                self.overflow = 1;
-                self.flattened = true;
-                return;
-            }
-        }
-        self.out.push('<');
-        self.out.push_str(name);
-        for (key, value) in attributes {
-            self.out.push(' ');
-            self.out.push_str(key);
-            self.out.push_str("=\"");
-            for (i, part) in value.split('"').enumerate() {
-                if i > 0 {
-                    self.out.push_str("&quot;");
-                }
-                self.out.push_str(part);
-            }
-            self.out.push('"');
-        }
-        self.out.push('>');
-        if !void {
-            self.open.push(name.to_owned());
-        }
-    }
-
-    fn end(&mut self, name: &str) {
-        if self.overflow > 0 {
-            self.overflow -= 1;
-            return;
-        }
-        if let Some(at) = self.open.iter().rposition(|open| open == name) {
-            while self.open.len() > at {
-                self.close_top();
-            }
-        }
-    }
-}
 
 /// A start or end tag as read.
 struct Tag<'a> {
@@ -357,13 +201,7 @@ fn raw_text_end(b: &[u8], from: usize, name: &str) -> (usize, usize) {
 /// set meanwhile.
 pub(super) fn flatten(html: &str, max_depth: usize, stop: &Stop) -> Option<Flat> {
     let b = html.as_bytes();
-    let mut w = Writer {
-        out: String::with_capacity(html.len().min(1 << 20)),
-        open: Vec::new(),
-        overflow: 0,
-        flattened: false,
-        max_depth: max_depth.max(1),
-    };
+    let mut w = Writer::new(html.len(), max_depth);
     // Inside SVG or MathML: how many of its elements are open (their content is left out).
     let mut foreign = 0usize;
     let mut tags = 0usize;
@@ -476,13 +314,7 @@ pub(super) fn flatten(html: &str, max_depth: usize, stop: &Stop) -> Option<Flat>
         }
         w.start(name, &tag.attributes);
     }
-    while !w.open.is_empty() {
-        w.close_top();
-    }
-    Some(Flat {
-        html: w.out,
-        flattened: w.flattened,
-    })
+    Some(w.finish())
 }
 
 #[cfg(test)]

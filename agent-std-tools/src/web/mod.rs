@@ -24,9 +24,11 @@
 //!   repeated: every message shows the URL without them.
 
 mod address;
+mod elements;
 mod fetch;
 mod html;
 mod text;
+mod writer;
 
 use std::time::Duration;
 
