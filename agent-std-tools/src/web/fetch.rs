@@ -61,15 +61,22 @@ pub(super) async fn fetch(
             config.max_bytes
         ));
     }
-    let text = to_text(ctx, body, &content_type, &url, &mut notes).await?;
-    let mut text = text.trim().to_owned();
-    if let Some((at, _)) = text.char_indices().nth(config.max_chars) {
-        let total = config.max_chars + text[at..].chars().count();
+    let text = to_text(ctx, body, &content_type, &url, config.max_chars, &mut notes).await?;
+    let more = text.more;
+    let mut text = if more == 0 {
+        text.text.trim()
+    } else {
+        text.text.trim_start()
+    }
+    .to_owned();
+    // The HTML converter keeps only what can be shown and counts the rest (`more`).
+    let cut = text.char_indices().nth(config.max_chars).map(|(at, _)| at);
+    if cut.is_some() || more > 0 {
+        let at = cut.unwrap_or(text.len());
+        let shown = text[..at].chars().count();
+        let total = shown + text[at..].chars().count() + more;
         text.truncate(at);
-        notes.push(format!(
-            "showing {} of {total} characters of text",
-            config.max_chars
-        ));
+        notes.push(format!("showing {shown} of {total} characters of text"));
     }
     if !status.is_success() {
         let excerpt: String = text.chars().take(2_000).collect();

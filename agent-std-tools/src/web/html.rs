@@ -1,13 +1,14 @@
 //! A linear pass that rewrites HTML before `html2text` sees it: well-formed (every element
 //! closed, in order), nested at most a given depth, without scripts, styles, comments or
-//! SVG/MathML, and with only the attributes the converter renders. The parser then never holds
-//! more than about twice that depth of open elements, so its work per tag stays bounded.
+//! SVG/MathML, with only the attributes the converter renders, its tables bounded and the whole
+//! cut into pieces converted one at a time ([`super::writer`]). The parser then never holds more
+//! than about twice that depth of open elements, so its work per tag stays bounded.
 //!
 //! Its reading of the input is an approximation of HTML's tokenizer; where they differ on odd
-//! markup only the rendering suffers, never the bound: the output is written by
-//! [`super::writer`], tag by tag.
+//! markup only the rendering suffers, never the bound: the output is written by the writer, tag
+//! by tag.
 
-use super::writer::{Flat, Writer};
+use super::writer::{Flat, PIECE_BYTES, Writer};
 use crate::blocking::Stop;
 
 /// How many tags are read between two looks at the stop flag.
@@ -197,11 +198,21 @@ fn raw_text_end(b: &[u8], from: usize, name: &str) -> (usize, usize) {
     (b.len(), b.len())
 }
 
-/// Rewrites `html` (see the module docs), in time linear in its length; `None` when `stop` was
-/// set meanwhile.
+/// Rewrites `html` (see the module docs), in time linear in its length, cut into pieces of about
+/// [`PIECE_BYTES`]; `None` when `stop` was set meanwhile.
 pub(super) fn flatten(html: &str, max_depth: usize, stop: &Stop) -> Option<Flat> {
+    flatten_in_pieces(html, max_depth, PIECE_BYTES, stop)
+}
+
+/// [`flatten`] with pieces of about `piece_bytes`.
+fn flatten_in_pieces(
+    html: &str,
+    max_depth: usize,
+    piece_bytes: usize,
+    stop: &Stop,
+) -> Option<Flat> {
     let b = html.as_bytes();
-    let mut w = Writer::new(html.len(), max_depth);
+    let mut w = Writer::new(html.len(), max_depth, piece_bytes);
     // Inside SVG or MathML: how many of its elements are open (their content is left out).
     let mut foreign = 0usize;
     let mut tags = 0usize;
@@ -371,6 +382,85 @@ mod tests {
         assert_eq!(flat("<textarea><b>x</b></textarea>", 8), "&lt;b>x&lt;/b>");
     }
 
+    #[test]
+    fn tables_follow_the_parser_and_their_budgets() {
+        // A cell without a row gets one; table parts outside a table are dropped.
+        assert_eq!(
+            flat("<table><td>a<td>b</table><td>x</td>", 8),
+            "<table><tr><td>a</td><td>b</td></tr></table>x"
+        );
+        // An end tag does not reach past a cell; a table where a row is expected ends the last.
+        assert_eq!(
+            flat("<div><table><tr><td>x</div>y</table>z", 8),
+            "<div><table><tr><td>xy</td></tr></table>z</div>"
+        );
+        assert_eq!(
+            flat("<table><tr><table><tr><td>x", 8),
+            "<table><tr></tr></table><table><tr><td>x</td></tr></table>"
+        );
+        // Spans as the converter reads them, within the standard's limits and cut at the last
+        // row; no column groups; captions and footers where the converter shows them.
+        assert_eq!(
+            flat(
+                "<table><colgroup><col span=3></colgroup><caption>c</caption><tfoot><tr><td colspan=0 rowspan=99999 id=i>f<tr><td rowspan=2 colspan=9>g<td rowspan=1>h",
+                8
+            ),
+            r#"<table><div>c</div><tbody><tr><td rowspan="00002" id="i">f</td></tr><tr><td rowspan="00001" colspan="9">g</td><td>h</td></tr></tbody></table>"#
+        );
+        // Past a budget: lines, in full.
+        let html = format!(
+            "<table>{}</table>",
+            "<tr><td rowspan=65534>a<td>b".repeat(60)
+        );
+        let out = flatten(&html, 8, &Stop::never()).unwrap();
+        assert_eq!(out.linearized, 1);
+        assert_eq!(
+            out.html,
+            format!("<div>{}</div>", "<div>a | b</div>".repeat(60))
+        );
+        // Tables nested deeper than the grids allow are lines from their start.
+        let nested = "<table><tr><td>".repeat(10);
+        let out = flatten(&nested, 64, &Stop::never()).unwrap();
+        assert_eq!(out.linearized, 2);
+        assert_eq!(out.html.matches("<table>").count(), 8);
+    }
+
+    #[test]
+    fn pieces_are_cut_between_blocks_and_lists_go_on_counting() {
+        let html = format!("<ol start=3>{}</ol>", "<li>item</li>".repeat(20));
+        let out = flatten_in_pieces(&html, 8, 64, &Stop::never()).unwrap();
+        let pieces: Vec<&str> = out.pieces().collect();
+        assert!(pieces.len() > 2, "{pieces:?}");
+        assert_eq!(pieces.concat(), out.html);
+        let mut next = 3;
+        for piece in &pieces {
+            let start = format!(r#"<ol start="{next}">"#);
+            assert!(
+                piece.starts_with(&start) || (next == 3 && piece.starts_with("<ol>")),
+                "{piece}"
+            );
+            assert!(piece.ends_with("</ol>"), "{piece}");
+            next += piece.matches("<li>").count();
+        }
+        assert_eq!(next, 23);
+        // A long text is cut too, outside grids.
+        let out = flatten_in_pieces(
+            &format!("<p>{}</p>", "word ".repeat(100)),
+            8,
+            64,
+            &Stop::never(),
+        )
+        .unwrap();
+        assert!(out.pieces().count() > 2);
+        assert!(
+            out.pieces()
+                .all(|p| p.starts_with("<p>") && p.ends_with("</p>"))
+        );
+        let grid = format!("<table><tr><td>{}</table>", "word ".repeat(100));
+        let out = flatten_in_pieces(&grid, 8, 64, &Stop::never()).unwrap();
+        assert_eq!(out.pieces().count(), 1);
+    }
+
     proptest::proptest! {
         #[test]
         fn flattened_html_is_well_formed_and_shallow(
@@ -381,31 +471,38 @@ mod tests {
                     "</svg>", "<path/>", "<script>", "</script>", "<!--", "-->", "<", ">",
                     "text", "<a href='x>y'>", "</a>", "<x-y>", "</x-y>", "<textarea>",
                     "</textarea>", "<?x>", "</>", "&amp;", "<B>", "</B >", "<!doctype html>",
+                    "<th>", "</td>", "</tr>", "<tbody>", "</tbody>", "<tfoot>", "<caption>",
+                    "</caption>", "<col>", "<colgroup>", "</colgroup>", "<td rowspan=3 colspan=2>",
+                    "<ol start=5>", "</ol>", "<ol>", "long text with words in it",
                 ]),
                 0..80,
             ),
             depth in 1usize..6,
+            piece_bytes in 4usize..64,
         ) {
-            let out = flat(&parts.concat(), depth);
-            // Every tag written is `<name ...>` or `</name>`; check nesting with a stack.
-            let mut open: Vec<String> = Vec::new();
-            let mut rest = out.as_str();
-            while let Some(at) = rest.find('<') {
-                let end = rest[at..].find('>').unwrap() + at;
-                let tag = &rest[at + 1..end];
-                rest = &rest[end + 1..];
-                if let Some(name) = tag.strip_prefix('/') {
-                    let top = open.pop();
-                    proptest::prop_assert_eq!(top.as_deref(), Some(name));
-                } else {
-                    let name = tag.split(' ').next().unwrap();
-                    if !["br", "img", "hr"].contains(&name) {
-                        open.push(name.to_owned());
-                        proptest::prop_assert!(open.len() <= depth, "{out}");
+            let flat = flatten_in_pieces(&parts.concat(), depth, piece_bytes, &Stop::never()).unwrap();
+            proptest::prop_assert_eq!(flat.pieces().collect::<String>(), flat.html.clone());
+            for piece in flat.pieces() {
+                // Every tag written is `<name ...>` or `</name>`; check nesting with a stack.
+                let mut open: Vec<String> = Vec::new();
+                let mut rest = piece;
+                while let Some(at) = rest.find('<') {
+                    let end = rest[at..].find('>').unwrap() + at;
+                    let tag = &rest[at + 1..end];
+                    rest = &rest[end + 1..];
+                    if let Some(name) = tag.strip_prefix('/') {
+                        let top = open.pop();
+                        proptest::prop_assert_eq!(top.as_deref(), Some(name));
+                    } else {
+                        let name = tag.split(' ').next().unwrap();
+                        if !["br", "img", "hr"].contains(&name) {
+                            open.push(name.to_owned());
+                            proptest::prop_assert!(open.len() <= depth, "{}", flat.html);
+                        }
                     }
                 }
+                proptest::prop_assert!(open.is_empty(), "{}", flat.html);
             }
-            proptest::prop_assert!(open.is_empty(), "{out}");
         }
     }
 }
