@@ -331,6 +331,7 @@ fn flatten_in_pieces(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::web::tables::MAX_PAGE_CELLS;
 
     fn flat(html: &str, depth: usize) -> String {
         let flat = flatten(html, depth, &Stop::never()).unwrap();
@@ -418,6 +419,13 @@ mod tests {
             out.html,
             format!("<div>{}</div>", "<div>a | b</div>".repeat(60))
         );
+        // Past the page's budget of grid cells, tables are lines (3 cells and rows each here).
+        let many = "<table><tr><td>a<td>b</table>".repeat(30_000);
+        let out = flatten(&many, 8, &Stop::never()).unwrap();
+        assert_eq!(out.linearized, 30_000 - MAX_PAGE_CELLS / 3);
+        assert!(
+            out.html.starts_with("<table>") && out.html.ends_with("<div><div>a | b</div></div>")
+        );
         // Tables nested deeper than the grids allow are lines from their start.
         let nested = "<table><tr><td>".repeat(10);
         let out = flatten(&nested, 64, &Stop::never()).unwrap();
@@ -456,6 +464,16 @@ mod tests {
             out.pieces()
                 .all(|p| p.starts_with("<p>") && p.ends_with("</p>"))
         );
+        // A grid's placeholders count toward its piece, though they have no HTML: tables of 50
+        // cells spanning 78 empty rows (1.5 KB, 4,028 cells and rows each) are a piece each.
+        let table = format!(
+            "<table><tr>{}{}</table>",
+            "<td rowspan=99>x".repeat(50),
+            "<tr>".repeat(78)
+        );
+        let out = flatten(&table.repeat(10), 8, &Stop::never()).unwrap();
+        assert_eq!(out.linearized, 0);
+        assert_eq!(out.pieces().count(), 10);
         let grid = format!("<table><tr><td>{}</table>", "word ".repeat(100));
         let out = flatten_in_pieces(&grid, 8, 64, &Stop::never()).unwrap();
         assert_eq!(out.pieces().count(), 1);

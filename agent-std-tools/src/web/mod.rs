@@ -22,21 +22,21 @@
 //!   3 GB.)
 //! - **Tables** are laid out as grids only within budgets: at most 4,096 cells and rows (the
 //!   places that cells spanning rows cover included), 50 columns, 64 KiB of HTML, 8 tables
-//!   nested; `colspan` and `rowspan` are read as the converter reads them, within the HTML
-//!   standard's limits (1,000 and 65,534), and cut at the table's last row. A table past a
-//!   budget is shown as lines, a row to a line and its cells separated by ` | `, and the answer
-//!   says so. (The converter's memory follows a table's grid, not its HTML: 40,000 rows of
-//!   `<tr><td rowspan=65534>a<td>b` (1.7 MB) took it past 6 GB, one row of 2 MiB of cells
-//!   446 MB.) Should the converter still panic on a table, that part of the page is converted
-//!   again with its tables as lines.
+//!   nested, and about 65,536 cells and rows in all the page's grids together; `colspan` and
+//!   `rowspan` are read as the converter reads them, within the HTML standard's limits (1,000
+//!   and 65,534), and cut at the table's last row. A table past a budget is shown as lines, a
+//!   row to a line and its cells separated by ` | `, and the answer says so. (The converter's
+//!   memory follows a table's grid, not its HTML: 40,000 rows of `<tr><td rowspan=65534>a<td>b`
+//!   (1.7 MB) took it past 6 GB, one row of 2 MiB of cells 446 MB.) Should the converter still
+//!   panic on a table, that part of the page is converted again with its tables as lines.
 //! - **Conversion** runs on a blocking thread, in pieces of about 32 KiB of HTML, each parsed,
 //!   laid out and rendered on its own (a piece is cut between blocks, and never inside a table
 //!   laid out as a grid). The fetch's time limit and cancellation are checked while a piece is
 //!   read and between the steps and the pieces, so a conversion stops within one piece's work
 //!   once the call has answered. Only the first [`WebConfig::max_chars`] characters of text are
-//!   kept; the rest is converted only to be counted. Converting any 2 MiB of HTML was measured
-//!   to raise the peak memory by at most 15 MB (a debug build; it took up to 1.1 GB before
-//!   tables were bounded, and past 6 GB with spanning rows).
+//!   kept; the rest is converted only to be counted. Converting the worst 2 MiB pages found
+//!   raised the peak memory by at most 10 MiB and took at most 1.5 s (an optimized build; they
+//!   took up to 1.4 GB and 13 s before tables were bounded, and past 6 GB with spanning rows).
 //! - **Credentials** in a URL (`https://user:password@host/`) are sent as the URL says, but never
 //!   repeated: every message shows the URL without them.
 

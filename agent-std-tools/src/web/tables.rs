@@ -12,7 +12,9 @@
 //! placeholders, the same merging of columns), and says when the table passes a budget:
 //! [`MAX_TABLE_CELLS`] cells, placeholders and rows, [`MAX_TABLE_COLUMNS`] columns; with
 //! [`MAX_TABLE_BYTES`] of HTML and [`MAX_GRID_NESTING`] (checked by the writer), that bounds a
-//! table's layout to a few megabytes. Where `html2text` 0.17 would misplace cells spanning rows
+//! table's layout to a few megabytes, and [`MAX_PAGE_CELLS`] for all of a page's grids bounds
+//! their time (a placeholder costs no HTML: 2 MiB of small tables of cells spanning 78 empty
+//! rows took 13 s). Where `html2text` 0.17 would misplace cells spanning rows
 //! (and then panic on some tables), [`Table`], a table as the writer writes it, makes the table
 //! regular first: it cuts such cells at the table's last row (else `html2text` adds rows below
 //! the table for them) and ends a row shorter than the cells hanging into it with blank cells
@@ -24,6 +26,11 @@ use std::collections::HashSet;
 /// The most cells, placeholders left by cells spanning rows, and rows a table laid out as a grid
 /// may have; past it the table is written as lines.
 pub(crate) const MAX_TABLE_CELLS: usize = 4096;
+
+/// The most cells, placeholders and rows all the tables of a page laid out as grids may have
+/// together (about: tables open inside one another are counted as they end); the tables past
+/// it are written as lines.
+pub(crate) const MAX_PAGE_CELLS: usize = 65_536;
 
 /// The most columns a table laid out as a grid may have (at 100 characters to a line, more never
 /// fit side by side).
@@ -49,6 +56,8 @@ type Hanging = (usize, usize, usize);
 pub(crate) struct Grid {
     /// Cells, placeholders and rows so far.
     cells: usize,
+    /// The most it may have.
+    limit: usize,
     /// Rows so far.
     rows: usize,
     /// Where the next cell of the current row starts, if a row is open.
@@ -62,10 +71,12 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
-    /// An empty table.
-    pub(crate) fn new() -> Grid {
+    /// An empty table that may have `limit` cells, placeholders and rows (at most
+    /// [`MAX_TABLE_CELLS`]).
+    pub(crate) fn new(limit: usize) -> Grid {
         Grid {
             cells: 0,
+            limit: limit.min(MAX_TABLE_CELLS),
             rows: 0,
             col: None,
             hanging: Vec::new(),
@@ -76,7 +87,7 @@ impl Grid {
 
     /// Whether the table is within its budgets so far.
     pub(crate) fn fits(&self) -> bool {
-        self.cells <= MAX_TABLE_CELLS && self.ends.len() <= MAX_TABLE_COLUMNS + 1
+        self.cells <= self.limit && self.ends.len() <= MAX_TABLE_COLUMNS + 1
     }
 
     /// A row starts; whether the table still fits.
@@ -190,12 +201,21 @@ pub(crate) enum Table {
 }
 
 impl Table {
-    /// A table laid out as a grid, starting at byte `start` of the output.
-    pub(crate) fn grid(start: usize) -> Table {
+    /// A table laid out as a grid, starting at byte `start` of the output, that may have `limit`
+    /// cells, placeholders and rows (at most [`MAX_TABLE_CELLS`]).
+    pub(crate) fn grid(start: usize, limit: usize) -> Table {
         Table::Grid {
             start,
-            grid: Box::new(Grid::new()),
+            grid: Box::new(Grid::new(limit)),
             spans: Vec::new(),
+        }
+    }
+
+    /// The cells, placeholders and rows of a table laid out as a grid so far.
+    pub(crate) fn cells(&self) -> usize {
+        match self {
+            Table::Grid { grid, .. } => grid.cells,
+            Table::Lines { .. } => 0,
         }
     }
 
@@ -412,7 +432,7 @@ mod tests {
 
     #[test]
     fn spans_are_followed_as_html2text_lays_them_out() {
-        let mut grid = Grid::new();
+        let mut grid = Grid::new(MAX_TABLE_CELLS);
         // Each row starts one column further right, under the cells spanning down from above:
         // row n has n + 2 columns.
         for _ in 0..MAX_TABLE_COLUMNS - 1 {
@@ -425,7 +445,7 @@ mod tests {
         assert!(!grid.cell(1, 1), "{} columns", MAX_TABLE_COLUMNS + 1);
 
         // Wide spans merge into the columns the table really has.
-        let mut grid = Grid::new();
+        let mut grid = Grid::new(MAX_TABLE_CELLS);
         for _ in 0..100 {
             grid.row();
             assert!(grid.cell(1000, 1) && grid.cell(1, 1));
@@ -433,13 +453,13 @@ mod tests {
         assert!(grid.finish());
 
         // Many rows of one cell each.
-        let mut grid = Grid::new();
+        let mut grid = Grid::new(MAX_TABLE_CELLS);
         for _ in 0..MAX_TABLE_CELLS / 2 {
             grid.row();
             grid.cell(1, 1);
         }
         assert!(grid.finish());
-        grid = Grid::new();
+        grid = Grid::new(MAX_TABLE_CELLS);
         for _ in 0..MAX_TABLE_CELLS / 2 + 1 {
             grid.row();
             grid.cell(1, 1);

@@ -14,7 +14,9 @@ use html2text::config::Config;
 use reqwest::Url;
 
 use super::links::Links;
-use super::tables::{self, MAX_GRID_NESTING, MAX_TABLE_BYTES, MAX_TABLE_CELLS, MAX_TABLE_COLUMNS};
+use super::tables::{
+    self, MAX_GRID_NESTING, MAX_PAGE_CELLS, MAX_TABLE_BYTES, MAX_TABLE_CELLS, MAX_TABLE_COLUMNS,
+};
 use super::{MAX_HTML_BYTES, MAX_HTML_DEPTH, html, shown};
 use crate::blocking::{Stop, StopReader, blocking_until_stopped};
 
@@ -95,7 +97,7 @@ fn html_to_text(body: &[u8], keep: usize, stop: &Stop) -> Result<(Text, Vec<Stri
             n => (format!("{n} tables were"), "they are"),
         };
         notes.push(format!(
-            "{count} too large or too irregular to lay out as a grid (at most {MAX_TABLE_CELLS} cells and rows, {MAX_TABLE_COLUMNS} columns, {} KiB of HTML, {MAX_GRID_NESTING} tables nested): {were} shown as lines, a row to a line, cells separated by ` | `",
+            "{count} too large or too irregular to lay out as a grid (at most {MAX_TABLE_CELLS} cells and rows, {MAX_TABLE_COLUMNS} columns, {} KiB of HTML, {MAX_GRID_NESTING} tables nested, {MAX_PAGE_CELLS} cells in all the page's grids): {were} shown as lines, a row to a line, cells separated by ` | `",
             MAX_TABLE_BYTES / 1024
         ));
     }

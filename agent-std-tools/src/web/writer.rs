@@ -9,19 +9,25 @@
 //!   cell with no row gets one, a table started where a row is expected ends the current table,
 //!   table parts outside any table and end tags that would reach past a cell or table are dropped
 //!   (the parser ignores them). So the tables the converter finds are the ones counted here.
-//! - **Pieces**: once a piece holds [`PIECE_BYTES`], it is cut between two blocks (every element
-//!   open is a container such as `div`, `section` or `ul`); once it holds twice that, anywhere
-//!   outside a table laid out as a grid. A cut closes the open elements and opens them again
+//! - **Pieces**: once a piece holds [`PIECE_BYTES`] (a grid's cells, placeholders and rows
+//!   counting 16 bytes each), it is cut between two blocks (every element open is a container
+//!   such as `div`, `section` or `ul`); once it holds twice that, anywhere outside a table laid
+//!   out as a grid. A cut closes the open elements and opens them again
 //!   (an `ol` goes on counting), so each piece is well-formed on its own. Text is written in
 //!   chunks, so that a piece can also be cut inside a long text.
 
 use super::elements::{CLOSES_P, CONTAINERS, TABLE_PARTS, VOID, is_block};
 use super::tables::{
-    self, MAX_COLSPAN, MAX_GRID_NESTING, MAX_ROWSPAN, MAX_TABLE_BYTES, ROWSPAN_DIGITS, Table,
+    self, MAX_COLSPAN, MAX_GRID_NESTING, MAX_PAGE_CELLS, MAX_ROWSPAN, MAX_TABLE_BYTES,
+    ROWSPAN_DIGITS, Table,
 };
 
 /// About how many bytes of HTML each piece converted on its own holds (see the module docs).
 pub(crate) const PIECE_BYTES: usize = 32 * 1024;
+
+/// How many bytes of HTML a cell, placeholder or row of a grid counts for in its piece: the
+/// converter's work for a placeholder has no HTML of its own.
+const CELL_BYTES: usize = 16;
 
 /// The longest start tag written again as it was after a cut; longer ones lose their attributes.
 const MAX_REOPENED_TAG: usize = 256;
@@ -72,6 +78,9 @@ pub(crate) struct Writer {
     max_depth: usize,
     /// The open tables laid out as grids, by their index in `open`, outermost first.
     grids: Vec<usize>,
+    /// The cells, placeholders and rows of the grids ended so far, and of those in this piece.
+    grid_cells: usize,
+    piece_cells: usize,
     linearized: usize,
     cuts: Vec<usize>,
     /// How many open elements are not containers.
@@ -95,6 +104,8 @@ impl Writer {
             flattened: false,
             max_depth: max_depth.max(1),
             grids: Vec::new(),
+            grid_cells: 0,
+            piece_cells: 0,
             linearized: 0,
             cuts: Vec::new(),
             non_containers: 0,
@@ -178,8 +189,10 @@ impl Writer {
             self.out.push_str(&open.tag);
             self.out.push('>');
         }
-        if open.table.as_ref().is_some_and(|t| t.start().is_some()) {
+        if let Some(table) = open.table.as_ref().filter(|t| t.start().is_some()) {
             self.grids.pop();
+            self.grid_cells += table.cells();
+            self.piece_cells += table.cells();
         }
         if !CONTAINERS.contains(&open.name.as_str()) {
             self.non_containers -= 1;
@@ -296,13 +309,18 @@ impl Writer {
             fits = table.part(name, colspan, rowspan, &mut self.out);
         }
         let tag = match name {
-            "table" if self.grids.len() >= MAX_GRID_NESTING => {
+            "table"
+                if self.grids.len() >= MAX_GRID_NESTING || self.grid_cells >= MAX_PAGE_CELLS =>
+            {
                 self.linearized += 1;
                 new_table = Some(Table::Lines { row_cells: 0 });
                 "div"
             }
             "table" => {
-                new_table = Some(Table::grid(self.out.len()));
+                new_table = Some(Table::grid(
+                    self.out.len(),
+                    MAX_PAGE_CELLS - self.grid_cells,
+                ));
                 "table"
             }
             "caption" => "div",
@@ -479,7 +497,8 @@ impl Writer {
         if !self.grids.is_empty() {
             return;
         }
-        let piece = self.out.len() - self.cuts.last().copied().unwrap_or(0);
+        let piece =
+            self.out.len() - self.cuts.last().copied().unwrap_or(0) + self.piece_cells * CELL_BYTES;
         let clean = (block || self.after_block) && self.non_containers == 0;
         if piece < self.piece_bytes || (!clean && piece < 2 * self.piece_bytes) {
             return;
@@ -492,6 +511,7 @@ impl Writer {
             }
         }
         self.cuts.push(self.out.len());
+        self.piece_cells = 0;
         for (i, open) in self.open.iter().enumerate() {
             if open.name == "ol" {
                 // The item open in it, if any, goes on with the same number.
