@@ -1,6 +1,6 @@
 //! The stages on real folders: the public skills of `fixtures/agent-skills/anthropics`, the
 //! bad skills of the facade's compile-fail cases, and temporary folders. The compile errors
-//! themselves, as a user sees them, are pinned by `tests/ui/agent_skills/` in the facade.
+//! themselves, as a user sees them, are pinned by `ui-tests/tests/ui/agent_skills/`.
 
 use std::path::{Path, PathBuf};
 
@@ -129,12 +129,15 @@ fn the_public_skills_pass() {
 /// relative to the crate; every bad skill of the folder is reported, not only the first.
 #[test]
 fn violations_name_the_file_line_and_rule() {
-    let messages = messages("tests/ui/agent_skills/two_bad_skills.rs", "two_bad_skills");
+    let messages = messages(
+        "ui-tests/tests/ui/agent_skills/two_bad_skills.rs",
+        "two_bad_skills",
+    );
     let expected = [
-        "tests/ui/agent_skills/two_bad_skills/misnamed/SKILL.md:2: name \"Misnamed\" may only have lowercase ASCII letters, digits and hyphens, not 'M' (rule `name-characters`)",
-        "tests/ui/agent_skills/two_bad_skills/misnamed/SKILL.md:2: name \"Misnamed\" must equal the name of the folder that holds SKILL.md, \"misnamed\" (rule `name-matches-folder`)",
-        "tests/ui/agent_skills/two_bad_skills/misnamed/SKILL.md:3: `description` is blank: it must say what the skill does and when to use it (rule `description-required`)",
-        "tests/ui/agent_skills/two_bad_skills/unversioned/SKILL.md:5: metadata `version` must be a string, but it is the number 2; quote it: `version: \"2\"` (rule `metadata-strings`)",
+        "ui-tests/tests/ui/agent_skills/two_bad_skills/misnamed/SKILL.md:2: name \"Misnamed\" may only have lowercase ASCII letters, digits and hyphens, not 'M' (rule `name-characters`)",
+        "ui-tests/tests/ui/agent_skills/two_bad_skills/misnamed/SKILL.md:2: name \"Misnamed\" must equal the name of the folder that holds SKILL.md, \"misnamed\" (rule `name-matches-folder`)",
+        "ui-tests/tests/ui/agent_skills/two_bad_skills/misnamed/SKILL.md:3: `description` is blank: it must say what the skill does and when to use it (rule `description-required`)",
+        "ui-tests/tests/ui/agent_skills/two_bad_skills/unversioned/SKILL.md:5: metadata `version` must be a string, but it is the number 2; quote it: `version: \"2\"` (rule `metadata-strings`)",
     ];
     assert_eq!(messages, expected);
 }

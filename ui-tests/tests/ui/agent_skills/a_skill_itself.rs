@@ -2,6 +2,6 @@
 // to write.
 use eugene::agent_skills;
 
-agent_skills!("../../../fixtures/agent-skills/anthropics/mcp-builder");
+agent_skills!("../../../../fixtures/agent-skills/anthropics/mcp-builder");
 
 fn main() {}
