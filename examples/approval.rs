@@ -122,7 +122,7 @@ async fn resume(
         MockReply::text("Done."),
     ];
     let outcome = runtime(workdir, replies)
-        .resume_state(state, [("write_1", decision)])
+        .continue_paused(state, [("write_1", decision)])
         .await?;
     println!("finish {:?}", outcome.finish);
     println!("answer {}", outcome.final_text.unwrap_or_default());

@@ -126,7 +126,9 @@ fn a_state_of_another_version_is_refused_and_nothing_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (state, _) = pause(dir.path());
     let text = std::fs::read_to_string(&state).unwrap();
-    let forged = text.replacen("\"version\": 1", "\"version\": 2", 1);
+    let version = format!("\"version\": {}", eugene::RUN_STATE_VERSION);
+    let other = format!("\"version\": {}", eugene::RUN_STATE_VERSION + 1);
+    let forged = text.replacen(&version, &other, 1);
     assert_ne!(forged, text, "the state starts with its version");
     std::fs::write(&state, forged).unwrap();
     let work = dir.path().to_string_lossy().into_owned();
@@ -137,7 +139,8 @@ fn a_state_of_another_version_is_refused_and_nothing_runs() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("format version 2") && stderr.contains("reads only version 1"),
+        stderr.contains(&format!("format version {}", eugene::RUN_STATE_VERSION + 1))
+            && stderr.contains(&format!("reads only version {}", eugene::RUN_STATE_VERSION)),
         "{stderr}"
     );
     assert_eq!(runs(dir.path()), 0);

@@ -240,14 +240,14 @@ pub use registry::{Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use runtime::{
     AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, OutputMode,
-    OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState, TranscriptLimit,
-    TypedOutcome,
+    OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState, TranscriptLimit,
+    TypedOutcome, TypedRunRequest,
 };
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
 pub use schema::ToolDefinition;
 #[cfg(feature = "redb")]
 pub use session::RedbSessionStore;
-pub use session::{Loaded, MemorySessionStore, Session, SessionData, SessionStore, StoreError};
+pub use session::{Loaded, MemorySessionStore, SessionData, SessionStore, StoreError};
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 

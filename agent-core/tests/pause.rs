@@ -124,7 +124,7 @@ async fn a_pause_lists_the_waiting_call_and_keeps_the_turns_other_results() {
 
     assert_eq!(wipes("/pause"), 0);
     let done = runtime
-        .resume_state(state, [("c2", Decision::Approve)])
+        .continue_paused(state, [("c2", Decision::Approve)])
         .await
         .unwrap();
     assert_eq!(wipes("/pause"), 1, "ran exactly once");
@@ -161,7 +161,7 @@ async fn a_denial_is_read_by_the_model_and_counts_toward_the_denial_limit() {
     let runtime = AgentRuntime::new(mock.clone(), registry()).permission_denial_limit(1);
     let (_, state) = paused(&runtime).await;
     let done = runtime
-        .resume_state(state, [("c1", Decision::Deny("keep /a".into()))])
+        .continue_paused(state, [("c1", Decision::Deny("keep /a".into()))])
         .await
         .unwrap();
     assert_eq!(wipes("/deny"), 0);
@@ -183,7 +183,7 @@ async fn an_edit_runs_with_new_arguments_validated_like_a_hooks_change() {
     let runtime = AgentRuntime::new(mock.clone(), registry());
     let (_, state) = paused(&runtime).await;
     let done = runtime
-        .resume_state(
+        .continue_paused(
             state.clone(),
             [("c1", Decision::Edit(json!({"dir": "/edit/only"})))],
         )
@@ -201,7 +201,7 @@ async fn an_edit_runs_with_new_arguments_validated_like_a_hooks_change() {
     let mock = MockProvider::new([MockReply::text("ok")]);
     let runtime = AgentRuntime::new(mock, registry());
     let done = runtime
-        .resume_state(state, [("c1", Decision::Edit(json!({"folder": 1})))])
+        .continue_paused(state, [("c1", Decision::Edit(json!({"folder": 1})))])
         .await
         .unwrap();
     assert_eq!(wipes("/edit"), 0);
@@ -225,13 +225,16 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
     let runtime = AgentRuntime::new(mock, registry());
     let (_, state) = paused(&runtime).await;
     let none: [(&str, Decision); 0] = [];
-    let error = runtime.resume_state(state.clone(), none).await.unwrap_err();
+    let error = runtime
+        .continue_paused(state.clone(), none)
+        .await
+        .unwrap_err();
     assert!(
         matches!(&error, AgentError::Resume(m) if m.contains("no decision for the pending call `c1`")),
         "{error}"
     );
     let error = runtime
-        .resume_state(
+        .continue_paused(
             state.clone(),
             [("c1", Decision::Approve), ("c9", Decision::Approve)],
         )
@@ -242,7 +245,7 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
         "{error}"
     );
     let error = runtime
-        .resume_state(
+        .continue_paused(
             state.clone(),
             [("c1", Decision::Approve), ("c1", Decision::Approve)],
         )
@@ -252,7 +255,7 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
     // A runtime whose registry lacks the skill cannot run it.
     let empty = AgentRuntime::new(MockProvider::new([]), Registry::new());
     let error = empty
-        .resume_state(state, [("c1", Decision::Approve)])
+        .continue_paused(state, [("c1", Decision::Approve)])
         .await
         .unwrap_err();
     assert!(error.to_string().contains("does not have"), "{error}");
@@ -272,7 +275,7 @@ async fn budgets_continue_across_the_pause() {
     assert_eq!(state.steps, 2);
     assert_eq!(state.usage.total(), 30);
     let done = runtime
-        .resume_state(state, [("c2", Decision::Approve)])
+        .continue_paused(state, [("c2", Decision::Approve)])
         .await
         .unwrap();
     assert_eq!(
@@ -299,7 +302,7 @@ async fn skills_loaded_by_tool_search_before_the_pause_are_offered_after_it() {
     let (_, state) = paused(&runtime).await;
     assert_eq!(state.loaded_skills, ["archive"]);
     runtime
-        .resume_state(state, [("c1", Decision::Approve)])
+        .continue_paused(state, [("c1", Decision::Approve)])
         .await
         .unwrap();
     let after = &mock.requests()[2];
@@ -323,7 +326,7 @@ async fn a_skill_may_ask_itself_and_sees_the_approval_when_it_runs_again() {
     };
     assert_eq!(pending[0].reason, "publishing is public");
     let done = runtime
-        .resume_state(state, [("p1", Decision::Approve)])
+        .continue_paused(state, [("p1", Decision::Approve)])
         .await
         .unwrap();
     let result = done
@@ -362,7 +365,7 @@ async fn an_approved_call_still_meets_hooks_that_deny() {
     let runtime = AgentRuntime::new(mock, registry);
     let (_, state) = paused(&runtime).await;
     let done = runtime
-        .resume_state(state, [("c1", Decision::Edit(json!({"dir": "/"})))])
+        .continue_paused(state, [("c1", Decision::Edit(json!({"dir": "/"})))])
         .await
         .unwrap();
     assert_eq!(wipes("/"), 0);
@@ -377,9 +380,14 @@ async fn an_approved_call_still_meets_hooks_that_deny() {
 
 #[test]
 fn a_state_of_another_version_or_a_forged_shape_is_an_error_not_a_misread() {
-    let mut value = json!({"version": 2, "transcript": []});
+    let mut value = json!({"version": agent_core::RUN_STATE_VERSION + 1, "transcript": []});
     let error = serde_json::from_value::<RunState>(value.clone()).unwrap_err();
-    assert!(error.to_string().contains("format version 2"), "{error}");
+    let other = format!("format version {}", agent_core::RUN_STATE_VERSION + 1);
+    assert!(error.to_string().contains(&other), "{error}");
+    // A state written by the first version (a snapshot taken at a pause) is refused by name.
+    value["version"] = json!(1);
+    let error = serde_json::from_value::<RunState>(value.clone()).unwrap_err();
+    assert!(error.to_string().contains("format version 1"), "{error}");
     value["version"] = json!("1");
     assert!(serde_json::from_value::<RunState>(value).is_err());
     assert!(serde_json::from_str::<RunState>("{}").is_err());

@@ -199,7 +199,9 @@ async fn a_stop_other_than_end_turn_without_tool_calls_is_a_provider_stop() {
         .unwrap();
     assert_eq!(
         outcome.finish,
-        FinishReason::ProviderStop(StopReason::MaxTokens)
+        FinishReason::ProviderStop {
+            stop: StopReason::MaxTokens
+        }
     );
 }
 
@@ -563,7 +565,7 @@ async fn in_plan_mode_an_answer_cut_off_or_refused_is_a_provider_stop_not_a_plan
             .run("tidy up")
             .await
             .unwrap();
-        assert_eq!(outcome.finish, FinishReason::ProviderStop(stop));
+        assert_eq!(outcome.finish, FinishReason::ProviderStop { stop });
     }
 }
 

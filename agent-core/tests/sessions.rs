@@ -35,16 +35,16 @@ async fn a_conversation_continues_in_a_new_runtime(store: &dyn SessionStore) {
         Registry::new(),
     );
     first
-        .session(store, "s1")
         .run("Remember 42.")
+        .in_session(store, "s1")
         .await
         .unwrap();
     drop(first);
     let mock = MockProvider::new([MockReply::text("It was 42.")]);
     let second = AgentRuntime::new(mock.clone(), Registry::new());
     let outcome = second
-        .session(store, "s1")
         .run("What was it?")
+        .in_session(store, "s1")
         .await
         .unwrap();
     assert_eq!(outcome.final_text.as_deref(), Some("It was 42."));
@@ -66,8 +66,8 @@ async fn a_paused_session_is_resumed_by_id(store: &dyn SessionStore) {
         gated(),
     );
     let outcome = pausing
-        .session(store, "ops")
         .run("Drop users.")
+        .in_session(store, "ops")
         .await
         .unwrap();
     assert!(matches!(
@@ -76,30 +76,25 @@ async fn a_paused_session_is_resumed_by_id(store: &dyn SessionStore) {
     ));
     // Asking more before deciding is refused, naming what waits.
     let error = pausing
-        .session(store, "ops")
         .run("And more?")
+        .in_session(store, "ops")
         .await
         .unwrap_err();
     assert!(error.to_string().contains("`d1` (drop_table)"), "{error}");
     let resuming = AgentRuntime::new(MockProvider::new([MockReply::text("Dropped.")]), gated());
     let done = resuming
-        .session(store, "ops")
-        .resume([("d1", Decision::Approve)])
+        .decide([("d1", Decision::Approve)])
+        .in_session(store, "ops")
         .await
         .unwrap();
     assert_eq!(done.final_text.as_deref(), Some("Dropped."));
-    let kept = resuming
-        .session(store, "ops")
-        .load()
-        .await
-        .unwrap()
-        .unwrap();
+    let kept = store.load("ops").await.unwrap().unwrap().data;
     assert!(kept.paused.is_none());
     assert!(kept.transcript.iter().any(|m| m.content == "dropped users"));
     // Nothing waits any more.
     let error = resuming
-        .session(store, "ops")
-        .resume([("d1", Decision::Approve)])
+        .decide([("d1", Decision::Approve)])
+        .in_session(store, "ops")
         .await
         .unwrap_err();
     assert!(error.to_string().contains("no run waiting"), "{error}");
@@ -169,7 +164,7 @@ async fn a_run_whose_session_changed_meanwhile_is_not_saved_over_it() {
     let store = MemorySessionStore::default();
     let mock = MockProvider::new([MockReply::text("first"), MockReply::text("second")]);
     let runtime = AgentRuntime::new(mock, Registry::new());
-    runtime.session(&store, "x").run("one").await.unwrap();
+    runtime.run("one").in_session(&store, "x").await.unwrap();
     // A store that changes the session between this run's load and its save.
     struct Meddling<'a>(&'a MemorySessionStore);
     #[agent_core::async_trait]
@@ -191,8 +186,8 @@ async fn a_run_whose_session_changed_meanwhile_is_not_saved_over_it() {
         }
     }
     let error = runtime
-        .session(&Meddling(&store), "x")
         .run("two")
+        .in_session(&Meddling(&store), "x")
         .await
         .unwrap_err();
     assert!(
@@ -280,8 +275,8 @@ async fn two_processes_approving_one_pause_run_the_call_once() {
         registry(),
     );
     pausing
-        .session(&inner, "twice")
         .run("Drop orders.")
+        .in_session(&inner, "twice")
         .await
         .unwrap();
     let store = Arc::new(BothLoadFirst {
@@ -297,8 +292,8 @@ async fn two_processes_approving_one_pause_run_the_call_once() {
                     registry,
                 );
                 runtime
-                    .session(&*store, "twice")
-                    .resume([("d1", Decision::Approve)])
+                    .decide([("d1", Decision::Approve)])
+                    .in_session(&*store, "twice")
                     .await
             })
         })

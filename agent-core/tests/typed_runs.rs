@@ -79,7 +79,7 @@ async fn tool_mode_ends_when_final_answer_passes_the_check() {
         MockReply::tool_calls([final_call("c2", good())]),
     ]);
     let runtime = AgentRuntime::new(mock.clone(), registry_with_tool()).workspace(dir.path());
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     assert_eq!(typed.outcome.finish, FinishReason::NoMoreToolCalls);
     assert_eq!(typed.outcome.output, Some(good()));
@@ -116,7 +116,7 @@ async fn an_invalid_answer_goes_back_with_the_field_path_and_the_next_one_is_tak
         MockReply::tool_calls([final_call("c2", good())]),
     ]);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new()).output_mode(OutputMode::Tool);
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     let second = &mock.requests()[1];
     let error = second.messages.last().unwrap();
@@ -142,7 +142,7 @@ async fn the_retry_budget_ends_the_run_with_the_last_error() {
     let runtime = AgentRuntime::new(mock.clone(), Registry::new())
         .output_mode(OutputMode::Tool)
         .output_retries(2);
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, None);
     assert_eq!(typed.outcome.output, None);
     match &typed.outcome.finish {
@@ -167,7 +167,7 @@ async fn plain_text_in_tool_mode_is_answered_with_a_request_to_call_final_answer
         MockReply::tool_calls([final_call("c1", good())]),
     ]);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new()).output_mode(OutputMode::Tool);
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     let nudge = mock.requests()[1].messages.last().unwrap().clone();
     assert_eq!(nudge.role, Role::User);
@@ -183,7 +183,7 @@ async fn other_calls_beside_an_accepted_final_answer_are_not_run() {
         ToolCall::new("c3", "station", json!({})),
     ])]);
     let runtime = AgentRuntime::new(mock, registry_with_tool()).workspace(dir.path());
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     assert_eq!(station_calls(dir.path()), 0);
     let results: Vec<_> = typed
@@ -214,7 +214,7 @@ async fn calls_beside_a_failed_final_answer_run_as_usual() {
         MockReply::tool_calls([final_call("c3", good())]),
     ]);
     let runtime = AgentRuntime::new(mock, registry_with_tool()).workspace(dir.path());
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     assert_eq!(station_calls(dir.path()), 1);
 }
@@ -223,7 +223,7 @@ async fn calls_beside_a_failed_final_answer_run_as_usual() {
 async fn native_mode_without_tools_sends_the_strict_schema_on_the_first_turn() {
     let mock = MockProvider::new([MockReply::text(good().to_string())]).with_response_schema(true);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new());
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     let request = &mock.requests()[0];
     assert!(request.tools.is_empty());
@@ -248,7 +248,7 @@ async fn native_mode_with_tools_asks_under_the_schema_only_on_a_turn_without_too
     let runtime = AgentRuntime::new(mock.clone(), registry_with_tool())
         .workspace(dir.path())
         .output_mode(OutputMode::Native);
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
@@ -270,7 +270,7 @@ async fn native_answers_that_fail_the_check_are_sent_back_with_the_error() {
     ])
     .with_response_schema(true);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new());
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     let retry = mock.requests()[1].messages.last().unwrap().clone();
     assert_eq!(retry.role, Role::User);
@@ -290,7 +290,7 @@ async fn prompted_mode_puts_the_schema_in_the_instructions_and_reads_json_from_p
     ])
     .without_tools();
     let runtime = AgentRuntime::new(mock.clone(), Registry::new()).system("You forecast.");
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
     let first = &mock.requests()[0];
     let system = first.system.as_deref().unwrap();
@@ -313,7 +313,8 @@ async fn a_value_that_is_not_an_object_is_asked_for_wrapped_and_returned_bare() 
     )])]);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new()).output_mode(OutputMode::Tool);
     let typed = runtime
-        .run_typed::<Vec<String>>("Two cities?")
+        .run("Two cities?")
+        .typed::<Vec<String>>()
         .await
         .unwrap();
     assert_eq!(
@@ -333,7 +334,7 @@ async fn plan_mode_ends_in_a_plan_and_the_value_comes_after_approval() {
     let runtime = AgentRuntime::new(mock.clone(), Registry::new())
         .plan_mode(true)
         .output_mode(OutputMode::Tool);
-    let planned = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let planned = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert!(matches!(
         planned.outcome.finish,
         FinishReason::PlanPending { .. }
@@ -342,7 +343,8 @@ async fn plan_mode_ends_in_a_plan_and_the_value_comes_after_approval() {
     // No final answer is offered while planning.
     assert!(mock.requests()[0].tools.is_empty());
     let done = runtime
-        .approve_plan_typed::<Forecast>(planned.outcome.transcript)
+        .approve_plan(planned.outcome.transcript)
+        .typed::<Forecast>()
         .await
         .unwrap();
     assert_eq!(done.output, Some(oslo()));
@@ -359,7 +361,11 @@ async fn resume_typed_continues_a_conversation_to_a_typed_answer() {
     assert_eq!(first.output, None);
     let mut transcript = first.transcript;
     transcript.push(agent_core::Message::user("Oslo."));
-    let typed = runtime.resume_typed::<Forecast>(transcript).await.unwrap();
+    let typed = runtime
+        .resume(transcript)
+        .typed::<Forecast>()
+        .await
+        .unwrap();
     assert_eq!(typed.output, Some(oslo()));
 }
 
@@ -367,7 +373,7 @@ async fn resume_typed_continues_a_conversation_to_a_typed_answer() {
 async fn streaming_runs_parse_only_the_complete_answer() {
     let mock = MockProvider::new([MockReply::text(good().to_string())]).with_response_schema(true);
     let runtime = AgentRuntime::new(mock, Registry::new()).streaming(true);
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert_eq!(typed.output, Some(oslo()));
 }
 
@@ -385,10 +391,8 @@ async fn a_schema_known_only_at_run_time_is_checked_by_the_given_check() {
     ]);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new()).output_mode(OutputMode::Tool);
     let outcome = runtime
-        .resume_with_output(
-            vec![agent_core::Message::user("n?")],
-            OutputType::from_schema(schema, check),
-        )
+        .resume(vec![agent_core::Message::user("n?")])
+        .output(OutputType::from_schema(schema, check))
         .await
         .unwrap();
     assert_eq!(outcome.output, Some(json!({"n": 3})));
@@ -405,7 +409,7 @@ async fn a_skill_named_final_answer_is_a_configuration_error_not_a_silent_clash(
     let mut registry = Registry::new();
     registry.try_add(FinalAnswerSkill).unwrap();
     let runtime = AgentRuntime::new(MockProvider::new([]), registry);
-    let error = runtime.run_typed::<Forecast>("x").await.unwrap_err();
+    let error = runtime.run("x").typed::<Forecast>().await.unwrap_err();
     assert!(error.to_string().contains("final_answer"), "{error}");
 }
 
@@ -417,7 +421,7 @@ async fn the_same_invalid_answer_again_and_again_ends_on_the_output_budget_not_a
         .output_mode(OutputMode::Tool)
         .output_retries(2)
         .stuck_after(2);
-    let typed = runtime.run_typed::<Forecast>("Oslo?").await.unwrap();
+    let typed = runtime.run("Oslo?").typed::<Forecast>().await.unwrap();
     assert!(
         matches!(
             typed.outcome.finish,
@@ -445,10 +449,8 @@ async fn in_native_mode_a_null_for_an_optional_property_means_left_out() {
         .with_response_schema(true);
     let runtime = AgentRuntime::new(mock.clone(), Registry::new());
     let outcome = runtime
-        .resume_with_output(
-            vec![agent_core::Message::user("t?")],
-            OutputType::from_schema(schema, check),
-        )
+        .resume(vec![agent_core::Message::user("t?")])
+        .output(OutputType::from_schema(schema, check))
         .await
         .unwrap();
     assert_eq!(outcome.output, Some(json!({"title": "t"})));

@@ -17,8 +17,8 @@
 //! - **Approvals wait durably.** A run that pauses ([`FinishReason::AwaitingApproval`]) waits, in the
 //!   same invocation, on one Restate awakeable per pending call. A decision sent later through
 //!   Restate's ingress — from any machine, after any time, across restarts of the service —
-//!   completes it and the run goes on ([`AgentRuntime::resume_state`]): approved calls run exactly
-//!   once.
+//!   completes it and the run goes on ([`AgentRuntime::continue_paused`]): approved calls run
+//!   exactly once.
 //! - **Hooks, budgets and guards work as in-process**: the loop is the same; a replay hands it the
 //!   same results in the same order. **Events** go to the sinks of the process running the
 //!   invocation. A process that replays holds events back until it knows whether the attempt
@@ -69,7 +69,7 @@ use restate_sdk::http_server::HttpServer;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
 
 pub use object::AgentObject;
-pub use outcome::{Approval, Finish, Outcome};
+pub use outcome::{Approval, Outcome};
 /// The Restate SDK this crate builds on (its [`ServiceOptions`], [`Endpoint`], ...).
 pub use restate_sdk;
 
@@ -97,7 +97,7 @@ impl DurableAgent {
 
     /// Makes every run typed: it ends when the model answers with a value that passes `output`'s
     /// check ([`OutputType::of::<T>()`](OutputType::of) for a Rust type), which the [`Outcome`]'s
-    /// `output` then holds (see [`AgentRuntime::run_typed`] for how the model is asked).
+    /// `output` then holds (see [`OutputMode`](agent_core::OutputMode) for how the model is asked).
     pub fn output(mut self, output: OutputType) -> Self {
         self.output = Some(output);
         self

@@ -1,11 +1,12 @@
 //! The virtual object `Agent`, keyed by session id: its handlers.
 
 use std::collections::BTreeMap;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use agent_core::{
     AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, OutputType,
-    RunOutcome, RunState,
+    RunOutcome, RunRequest,
 };
 use restate_sdk::prelude::*;
 use serde_json::Value;
@@ -50,17 +51,21 @@ impl AgentObject {
             .journal(Arc::new(journal))
             .cancellation(cancel.clone());
 
-        let run = self.start(&runtime, transcript);
+        let run = self.typed(runtime.resume(transcript)).into_future();
         let mut outcome = ended(with_steps(&ctx, &mut steps, &cancel, run).await, &gate)?;
         while matches!(outcome.finish, FinishReason::AwaitingApproval { .. }) {
             let decisions = wait_for_decisions(&ctx, &gate, &mut outcome).await?;
             let state = outcome.state.take().map(|state| *state).ok_or_else(|| {
                 TerminalError::new("the run paused without a state to resume from")
             })?;
-            let resumed = self.go_on(&runtime, state, decisions);
+            let resumed = self
+                .typed(runtime.continue_paused(state, decisions))
+                .into_future();
             outcome = ended(with_steps(&ctx, &mut steps, &cancel, resumed).await, &gate)?;
         }
-        mark(&ctx, &gate, "run finished").await?;
+        // No journal entry marks the end: the events held since the last step are sent (an attempt
+        // that died between that step and its answer may have sent them too; events are delivered
+        // at least once). A text-only run is one step.
         gate.flush();
 
         ctx.set(TRANSCRIPT, Json(outcome.transcript.clone()));
@@ -141,32 +146,11 @@ impl AgentObject {
 }
 
 impl AgentObject {
-    /// A run on the transcript, typed if the agent is.
-    async fn start(
-        &self,
-        runtime: &AgentRuntime,
-        transcript: Vec<Message>,
-    ) -> Result<RunOutcome, AgentError> {
+    /// The run, typed if the agent is.
+    fn typed<'r>(&self, request: RunRequest<'r>) -> RunRequest<'r> {
         match &self.output {
-            Some(output) => runtime.resume_with_output(transcript, output.clone()).await,
-            None => runtime.resume(transcript).await,
-        }
-    }
-
-    /// A paused run continued with the decisions, typed if the agent is.
-    async fn go_on(
-        &self,
-        runtime: &AgentRuntime,
-        state: RunState,
-        decisions: Vec<(String, Decision)>,
-    ) -> Result<RunOutcome, AgentError> {
-        match &self.output {
-            Some(output) => {
-                runtime
-                    .resume_state_with_output(state, decisions, output.clone())
-                    .await
-            }
-            None => runtime.resume_state(state, decisions).await,
+            Some(output) => request.output(output.clone()),
+            None => request,
         }
     }
 }

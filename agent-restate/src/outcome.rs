@@ -1,7 +1,7 @@
-//! What the handlers answer with, as JSON: a finished run ([`Outcome`], [`Finish`]) and a call
-//! waiting for a person ([`Approval`]).
+//! What the handlers answer with, as JSON: a finished run ([`Outcome`]) and a call waiting for a
+//! person ([`Approval`]).
 
-use agent_core::{Budget, FinishReason, PendingCall, RunOutcome, Usage};
+use agent_core::{FinishReason, PendingCall, RunOutcome, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -9,8 +9,9 @@ use serde_json::Value;
 /// back. A run that pauses for approval does not end: it waits inside the same invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
-    /// Why it ended.
-    pub finish: Finish,
+    /// Why it ended, as agent-core writes it: `{"reason": "no_more_tool_calls"}`,
+    /// `{"reason": "budget_exceeded", "budget": "steps", "limit": 20}`, ...
+    pub finish: FinishReason,
     /// The model's last text, if it wrote any.
     pub final_text: Option<String>,
     /// Model calls made by this run (approvals in between included).
@@ -25,119 +26,12 @@ pub struct Outcome {
 impl From<&RunOutcome> for Outcome {
     fn from(outcome: &RunOutcome) -> Self {
         Outcome {
-            finish: Finish::from(&outcome.finish),
+            finish: outcome.finish.clone(),
             final_text: outcome.final_text.clone(),
             steps: outcome.steps,
             usage: outcome.usage,
             output: outcome.output.clone(),
         }
-    }
-}
-
-/// [`FinishReason`] as JSON: `{"reason": "no_more_tool_calls"}`, `{"reason": "stuck", ...}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Finish {
-    /// The model finished.
-    NoMoreToolCalls,
-    /// The model stopped otherwise (token limit, refusal, ...), in words common to providers.
-    ProviderStop {
-        /// The stop reason.
-        stop: agent_core::StopReason,
-    },
-    /// A budget ran out.
-    BudgetExceeded {
-        /// Which one: `steps`, `tokens` or `output_retries`.
-        budget: String,
-        /// Its limit.
-        limit: u64,
-        /// What was wrong with the last answer (`output_retries`), or the tokens used (`tokens`).
-        detail: Option<String>,
-    },
-    /// The model kept doing the same thing.
-    Stuck {
-        /// The tool it kept calling.
-        name: String,
-        /// The arguments it kept sending.
-        arguments: Value,
-        /// How many times in a row.
-        repeated: usize,
-        /// The error that kept coming back, when that is what repeated.
-        error: Option<String>,
-    },
-    /// The transcript outgrew its limit.
-    TranscriptLimit {
-        /// Its size.
-        size: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// In plan mode, the model presented its plan.
-    PlanPending {
-        /// The plan.
-        plan: String,
-    },
-    /// The invocation was cancelled (through Restate) or the runtime's token fired.
-    Cancelled,
-    /// Hooks denied too many calls.
-    PermissionDenialLimit {
-        /// How many.
-        denials: usize,
-    },
-    /// A reason this version does not know by name.
-    Other {
-        /// Its description.
-        description: String,
-    },
-}
-
-impl From<&FinishReason> for Finish {
-    fn from(finish: &FinishReason) -> Self {
-        match finish {
-            FinishReason::NoMoreToolCalls => Finish::NoMoreToolCalls,
-            FinishReason::ProviderStop(stop) => Finish::ProviderStop { stop: stop.clone() },
-            FinishReason::BudgetExceeded(budget) => budget_exceeded(budget),
-            FinishReason::Stuck {
-                name,
-                arguments,
-                repeated,
-                error,
-            } => Finish::Stuck {
-                name: name.clone(),
-                arguments: arguments.clone(),
-                repeated: *repeated,
-                error: error.clone(),
-            },
-            FinishReason::TranscriptLimit { size, limit } => Finish::TranscriptLimit {
-                size: *size,
-                limit: *limit,
-            },
-            FinishReason::PlanPending { plan } => Finish::PlanPending { plan: plan.clone() },
-            FinishReason::Cancelled => Finish::Cancelled,
-            FinishReason::PermissionDenialLimit { denials } => {
-                Finish::PermissionDenialLimit { denials: *denials }
-            }
-            other => Finish::Other {
-                description: format!("{other:?}"),
-            },
-        }
-    }
-}
-
-fn budget_exceeded(budget: &Budget) -> Finish {
-    let (name, limit, detail) = match budget {
-        Budget::Steps { limit } => ("steps", *limit as u64, None),
-        Budget::Tokens { limit, used } => ("tokens", *limit, Some(format!("{used} used"))),
-        Budget::OutputRetries { limit, last_error } => {
-            ("output_retries", *limit as u64, Some(last_error.clone()))
-        }
-        other => ("other", 0, Some(format!("{other:?}"))),
-    };
-    Finish::BudgetExceeded {
-        budget: name.into(),
-        limit,
-        detail,
     }
 }
 

@@ -360,29 +360,22 @@ impl Session {
             .map(|k| (k.store.clone(), k.name.clone()));
         let mut conversation = transcript.clone();
         let run = async move {
-            match (kept, turn) {
+            let request = match (&kept, turn) {
                 (Some((store, name)), Turn::Question(question)) => {
-                    let session = runtime.session(&store, name);
-                    match output {
-                        Some(output) => session.run_with_output(question, output).await,
-                        None => session.run(question).await,
-                    }
+                    runtime.run(question).in_session(store, name.clone())
                 }
                 (Some((store, name)), Turn::Decide(decisions)) => {
-                    let session = runtime.session(&store, name);
-                    match output {
-                        Some(output) => session.resume_with_output(decisions, output).await,
-                        None => session.resume(decisions).await,
-                    }
+                    runtime.decide(decisions).in_session(store, name.clone())
                 }
                 (None, Turn::Question(question)) => {
                     conversation.push(Message::user(question));
-                    match output {
-                        Some(output) => runtime.resume_with_output(conversation, output).await,
-                        None => runtime.resume(conversation).await,
-                    }
+                    runtime.resume(conversation)
                 }
                 (None, Turn::Decide(_)) => unreachable!("--approve and --deny require --session"),
+            };
+            match output {
+                Some(output) => request.output(output).await,
+                None => request.await,
             }
         };
         tokio::pin!(run);

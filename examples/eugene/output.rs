@@ -358,15 +358,21 @@ pub fn finish_words(finish: &FinishReason, blank: bool, limits: &Limits) -> Stri
         FinishReason::PlanPending { .. } => {
             "plan ready (rerun without --plan to carry it out)".into()
         }
-        FinishReason::ProviderStop(StopReason::MaxTokens) => format!(
+        FinishReason::ProviderStop {
+            stop: StopReason::MaxTokens,
+        } => format!(
             "stopped: the answer reached its token limit ({}; --max-answer-tokens raises it)",
             limits.answer_tokens
         ),
-        FinishReason::ProviderStop(StopReason::Refusal) => "stopped: the model refused".into(),
-        FinishReason::ProviderStop(StopReason::Other(why)) => {
+        FinishReason::ProviderStop {
+            stop: StopReason::Refusal,
+        } => "stopped: the model refused".into(),
+        FinishReason::ProviderStop {
+            stop: StopReason::Other(why),
+        } => {
             format!("stopped: the model stopped ({why})")
         }
-        FinishReason::ProviderStop(other) => {
+        FinishReason::ProviderStop { stop: other } => {
             format!("stopped: the model stopped ({})", stop_words(other))
         }
         FinishReason::BudgetExceeded(Budget::Steps { limit }) => {
@@ -424,7 +430,7 @@ pub fn finish_code(finish: &FinishReason, blank: bool) -> &'static str {
         FinishReason::NoMoreToolCalls if blank => "no_answer",
         FinishReason::NoMoreToolCalls => "no_more_tool_calls",
         FinishReason::PlanPending { .. } => "plan_pending",
-        FinishReason::ProviderStop(_) => "provider_stop",
+        FinishReason::ProviderStop { .. } => "provider_stop",
         FinishReason::BudgetExceeded(Budget::Steps { .. }) => "step_budget",
         FinishReason::BudgetExceeded(Budget::Tokens { .. }) => "token_budget",
         FinishReason::BudgetExceeded(Budget::OutputRetries { .. }) => "output_retries",
@@ -442,7 +448,7 @@ pub fn finish_exit(finish: &FinishReason, blank: bool) -> Exit {
     match finish {
         FinishReason::NoMoreToolCalls if blank => Exit::ProviderStop,
         FinishReason::NoMoreToolCalls | FinishReason::PlanPending { .. } => Exit::Answered,
-        FinishReason::ProviderStop(_) => Exit::ProviderStop,
+        FinishReason::ProviderStop { .. } => Exit::ProviderStop,
         FinishReason::BudgetExceeded(_) | FinishReason::TranscriptLimit { .. } => Exit::Budget,
         FinishReason::Stuck { .. } => Exit::Stuck,
         FinishReason::Cancelled => Exit::Cancelled,

@@ -179,13 +179,13 @@ impl Kept {
         };
         let decisions = self
             .decisions(
-                &state.pending,
+                state.pending(),
                 &args.approve,
                 &args.deny,
                 args.reason.as_deref(),
             )
             .map_err(|message| (Exit::Config, "config_error", message))?;
-        Ok((state.pending, decisions))
+        Ok((state.pending().to_vec(), decisions))
     }
 
     /// After a run paused (stderr): what it waits on, and how to go on.
@@ -203,7 +203,7 @@ impl Kept {
     /// status 8.
     pub fn still_waiting(&self, style: Style, json: bool, state: &RunState) -> Exit {
         if json {
-            println!("{}", output::awaiting_json(state.steps, &state.pending));
+            println!("{}", output::awaiting_json(state.steps, state.pending()));
             Summary {
                 words: "the session is waiting for approval: the question was not asked",
                 code: "awaiting_approval",
@@ -211,7 +211,7 @@ impl Kept {
                 stats: &RunStats::default(),
                 answer: None,
                 output: None,
-                pending: Some(&state.pending),
+                pending: Some(state.pending()),
             }
             .print_json();
         }
@@ -219,9 +219,9 @@ impl Kept {
             "session `{}` is waiting for a decision on {}, so the question was not asked: \
              decide first.",
             self.name,
-            calls(state.pending.len())
+            calls(state.pending().len())
         );
-        self.print_pending(style, &header, &state.pending);
+        self.print_pending(style, &header, state.pending());
         Exit::AwaitingApproval
     }
 

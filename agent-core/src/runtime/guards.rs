@@ -1,82 +1,53 @@
-//! The guards that end a run going round in circles: the same call, or the same error, too many
-//! times in a row ([`StuckGuard`]), and too many calls denied by hooks ([`DenialGuard`]).
+//! The guards that notice a run going round in circles: the same call, or the same error, too
+//! many times in a row ([`StuckGuard`]), and calls denied by hooks ([`DenialGuard`]). Their
+//! counters are part of the run's state (they serialize with it); the limits are the runtime's
+//! settings, handed in. What a count means for the run is decided in `finish.rs`.
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::outcome::FinishReason;
-use super::state::GuardCounts;
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;
 
-/// Counts identical calls (name and arguments, compared canonically) and identical error
-/// results in a row; at `limit` the run is [`FinishReason::Stuck`].
-pub(super) struct StuckGuard {
-    limit: usize,
-    last_call: Option<RepeatedCall>,
-    last_error: Option<RepeatedError>,
+/// Something repeated `repeated` times in a row: a call (`error` is `None`), or the same error
+/// result of the same call.
+#[derive(Debug)]
+pub(crate) struct Repeated {
+    pub(crate) name: String,
+    pub(crate) arguments: Value,
+    pub(crate) repeated: usize,
+    pub(crate) error: Option<String>,
 }
 
-/// The call made last, and how many times in a row.
-struct RepeatedCall {
-    /// The name and the canonical arguments.
-    key: String,
-    count: usize,
-}
-
-/// The error result seen last, and how many times in a row.
-struct RepeatedError {
-    name: String,
-    error: String,
-    count: usize,
+/// Counts identical calls (name and arguments, compared canonically) and identical error results
+/// in a row.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StuckGuard {
+    /// The canonical key of the call made last, and how many times in a row.
+    last_call: Option<(String, usize)>,
+    /// The name and error of the error result seen last, and how many times in a row.
+    last_error: Option<(String, String, usize)>,
 }
 
 impl StuckGuard {
-    pub(super) fn new(limit: usize) -> Self {
-        StuckGuard {
-            limit,
-            last_call: None,
-            last_error: None,
-        }
-    }
-
-    /// The counters, to keep in a paused run's state.
-    pub(super) fn counts(&self, counts: &mut GuardCounts) {
-        counts.last_call = self.last_call.as_ref().map(|c| (c.key.clone(), c.count));
-        counts.last_error = self
-            .last_error
-            .as_ref()
-            .map(|e| (e.name.clone(), e.error.clone(), e.count));
-    }
-
-    /// Takes the counters back from a paused run's state.
-    pub(super) fn restore(&mut self, counts: &GuardCounts) {
-        self.last_call = counts
-            .last_call
-            .clone()
-            .map(|(key, count)| RepeatedCall { key, count });
-        self.last_error = counts
-            .last_error
-            .clone()
-            .map(|(name, error, count)| RepeatedError { name, error, count });
-    }
-
     /// Sees a turn's calls before they run; `Some` when one of them was made `limit` times in a
     /// row.
-    pub(super) fn on_calls<'c>(
+    pub(crate) fn on_calls<'c>(
         &mut self,
+        limit: usize,
         calls: impl IntoIterator<Item = &'c ToolCall>,
-    ) -> Option<FinishReason> {
+    ) -> Option<Repeated> {
         for call in calls {
             let key = format!("{}:{}", call.name, canonical(&call.arguments));
             let count = match &self.last_call {
-                Some(last) if last.key == key => last.count + 1,
+                Some((last, count)) if *last == key => count + 1,
                 _ => 1,
             };
-            self.last_call = Some(RepeatedCall { key, count });
-            if count >= self.limit {
-                return Some(FinishReason::Stuck {
+            self.last_call = Some((key, count));
+            if count >= limit {
+                return Some(Repeated {
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
                     repeated: count,
@@ -89,34 +60,30 @@ impl StuckGuard {
 
     /// Sees a turn's results (in call order); `Some` when the same call failed with the same
     /// error `limit` times in a row. A cancelled call resets nothing and counts nothing.
-    pub(super) fn on_results(
+    pub(crate) fn on_results<'c>(
         &mut self,
-        results: &[ToolResult],
-        calls: &[ToolCall],
-    ) -> Option<FinishReason> {
-        for (result, call) in results.iter().zip(calls) {
+        limit: usize,
+        answered: impl IntoIterator<Item = (&'c ToolResult, &'c ToolCall)>,
+    ) -> Option<Repeated> {
+        for (result, call) in answered {
             match &result.output {
                 Err(error) if !matches!(error, SkillError::Cancelled) => {
                     let error = error.to_string();
                     let count = match &self.last_error {
-                        Some(last) if last.name == call.name && last.error == error => {
-                            last.count + 1
+                        Some((name, last, count)) if *name == call.name && *last == error => {
+                            count + 1
                         }
                         _ => 1,
                     };
-                    if count >= self.limit {
-                        return Some(FinishReason::Stuck {
+                    if count >= limit {
+                        return Some(Repeated {
                             name: call.name.clone(),
                             arguments: call.arguments.clone(),
                             repeated: count,
                             error: Some(error),
                         });
                     }
-                    self.last_error = Some(RepeatedError {
-                        name: call.name.clone(),
-                        error,
-                        count,
-                    });
+                    self.last_error = Some((call.name.clone(), error, count));
                 }
                 _ => self.last_error = None,
             }
@@ -127,53 +94,31 @@ impl StuckGuard {
 
 /// How denials are counted against the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum DenialCount {
+pub(crate) enum DenialCount {
     /// Only denials in a row; any other result starts the count again.
     Consecutive,
     /// Every denial of the run.
     Total,
 }
 
-/// Counts calls denied by hooks (`SkillError::Denied` results); at `limit` the run is
-/// [`FinishReason::PermissionDenialLimit`].
-pub(super) struct DenialGuard {
-    limit: Option<usize>,
-    count: DenialCount,
+/// Counts calls denied by hooks (`SkillError::Denied` results).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct DenialGuard {
     denials: usize,
 }
 
 impl DenialGuard {
-    pub(super) fn new(limit: Option<usize>, count: DenialCount) -> Self {
-        DenialGuard {
-            limit,
-            count,
-            denials: 0,
-        }
-    }
-
-    /// The denials counted so far.
-    pub(super) fn denials(&self) -> usize {
-        self.denials
-    }
-
-    /// Takes the count back from a paused run's state.
-    pub(super) fn restore(&mut self, denials: usize) {
-        self.denials = denials;
-    }
-
-    /// Sees a turn's results; `Some` when the limit is reached.
-    pub(super) fn on_results(&mut self, results: &[ToolResult]) -> Option<FinishReason> {
-        let limit = self.limit?;
+    /// Sees a turn's results; the denials counted after them.
+    pub(crate) fn on_results(&mut self, count: DenialCount, results: &[ToolResult]) -> usize {
         for result in results {
-            match (&result.output, self.count) {
+            match (&result.output, count) {
                 (Err(SkillError::Denied(_)), _) => self.denials += 1,
                 (_, DenialCount::Consecutive) => self.denials = 0,
                 (_, DenialCount::Total) => {}
             }
         }
-        (self.denials >= limit).then_some(FinishReason::PermissionDenialLimit {
-            denials: self.denials,
-        })
+        self.denials
     }
 }
 
@@ -200,13 +145,13 @@ mod tests {
 
     #[test]
     fn the_same_call_with_keys_in_another_order_counts_as_repeated() {
-        let mut guard = StuckGuard::new(2);
+        let mut guard = StuckGuard::default();
         let a = ToolCall::new("1", "read", json!({"path": "a", "limit": 5}));
         let b = ToolCall::new("2", "read", json!({"limit": 5, "path": "a"}));
-        assert!(guard.on_calls(std::slice::from_ref(&a)).is_none());
+        assert!(guard.on_calls(2, std::slice::from_ref(&a)).is_none());
         assert!(matches!(
-            guard.on_calls(std::slice::from_ref(&b)),
-            Some(FinishReason::Stuck { repeated: 2, .. })
+            guard.on_calls(2, std::slice::from_ref(&b)),
+            Some(Repeated { repeated: 2, .. })
         ));
     }
 
@@ -215,12 +160,22 @@ mod tests {
         let call = ToolCall::new("1", "x", json!({}));
         let denied = ToolResult::new(&call, Err(SkillError::Denied("no".into())));
         let ok = ToolResult::new(&call, Ok("fine".into()));
-        let mut guard = DenialGuard::new(Some(2), DenialCount::Consecutive);
-        assert!(guard.on_results(std::slice::from_ref(&denied)).is_none());
-        assert!(guard.on_results(std::slice::from_ref(&ok)).is_none());
-        assert!(guard.on_results(std::slice::from_ref(&denied)).is_none());
-        let mut total = DenialGuard::new(Some(2), DenialCount::Total);
-        assert!(total.on_results(&[denied.clone(), ok]).is_none());
-        assert!(total.on_results(&[denied]).is_some());
+        let consecutive = DenialCount::Consecutive;
+        let mut guard = DenialGuard::default();
+        assert_eq!(
+            guard.on_results(consecutive, std::slice::from_ref(&denied)),
+            1
+        );
+        assert_eq!(guard.on_results(consecutive, std::slice::from_ref(&ok)), 0);
+        assert_eq!(
+            guard.on_results(consecutive, std::slice::from_ref(&denied)),
+            1
+        );
+        let mut total = DenialGuard::default();
+        assert_eq!(
+            total.on_results(DenialCount::Total, &[denied.clone(), ok]),
+            1
+        );
+        assert_eq!(total.on_results(DenialCount::Total, &[denied]), 2);
     }
 }

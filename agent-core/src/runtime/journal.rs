@@ -1,25 +1,29 @@
-//! Durable runs: the [`Journal`] a runtime records its steps in, and the loop's side of it (a
-//! model call, a compaction summary, a tool call, each through the journal). The contract is on
-//! the trait, where rustdoc shows it.
+//! Durable runs: the [`Journal`] a runtime records its steps in, and the wrapper that puts a run's
+//! effects through it ([`Journaled`]: a model call, a compaction summary, a tool call, each a
+//! journaled step; events through [`Journal::emit`]). A run with a journal is given this wrapper
+//! when it starts, and the loop knows nothing else of journals. The contract is on the trait,
+//! where rustdoc shows it.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::compaction::{self, Attempt};
+use super::effects::{Direct, Effects};
 use super::outcome::AgentError;
+use super::record::ToolRecord;
 use crate::call::{ToolCall, ToolResult};
 use crate::context::SkillContext;
 use crate::error::SkillError;
 use crate::event::{AgentEvent, EventSink};
 use crate::llm::{EventStream, LlmProvider, ProviderError};
-use crate::message::{ChatRequest, ChatResponse};
-use crate::registry::Registry;
+use crate::message::{ChatRequest, ChatResponse, Message};
 use crate::retry::RetryableError;
-use crate::skill::SkillOutput;
 
 /// A boxed, sendable future: what a step is handed to a [`Journal`] as, and what it answers with.
 pub type StepFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -126,7 +130,7 @@ pub trait Journal: Send + Sync {
 
 /// A model call through the journal: its answer, or its error, recorded; a transient error that
 /// outlived the provider's retries is not recorded ([`StepOutcome::Retry`]).
-pub(super) async fn model_call(
+async fn model_call(
     journal: &dyn Journal,
     step: JournalStep,
     call: impl Future<Output = Result<ChatResponse, ProviderError>> + Send,
@@ -146,51 +150,85 @@ pub(super) async fn model_call(
     Ok(record.into_answer()?)
 }
 
-/// Runs a turn's calls through the journal, one at a time, each its own step: a call already
-/// recorded is answered from the journal (and the deferred skills it loaded are loaded again)
-/// without running.
-pub(super) async fn tool_calls(
-    journal: &dyn Journal,
-    registry: &Registry,
-    calls: &[ToolCall],
-    ctx: &SkillContext,
-    step: usize,
-) -> Vec<ToolResult> {
-    let mut results = Vec::with_capacity(calls.len());
-    for call in calls {
-        let id = JournalStep::Tool {
-            step,
-            call_id: call.id.to_string(),
-            name: call.name.clone(),
-        };
-        let name = id.to_string();
-        let run = Box::pin(async move {
-            let result = registry.run_one(call, ctx).await;
-            record(&ToolRecord::keep(&result, ctx.session().loaded()))
-        });
-        let result = match journal.step(id, run).await {
-            Ok(value) => match read_back::<ToolRecord>(&name, value) {
-                Ok(record) => record.restore(ctx),
-                Err(error) => ToolResult::new(call, Err(SkillError::tool(error.to_string()))),
-            },
-            Err(_) if ctx.is_cancelled() => ToolResult::new(call, Err(SkillError::Cancelled)),
-            Err(error) => ToolResult::new(
-                call,
-                Err(SkillError::tool(format!("the journal failed: {error}"))),
-            ),
-        };
-        results.push(result);
+/// A run's effects through a journal: every model call, summary and tool call is a step, answered
+/// from the journal when it was recorded before; tool calls go one at a time, in call order, each
+/// its own step; events go through [`Journal::emit`].
+pub(super) struct Journaled<'a> {
+    pub(super) direct: Direct<'a>,
+    pub(super) journal: &'a dyn Journal,
+}
+
+#[async_trait]
+impl Effects for Journaled<'_> {
+    async fn model(
+        &self,
+        step: usize,
+        request: &ChatRequest<'_>,
+    ) -> Result<ChatResponse, AgentError> {
+        let call = self.direct.ask(step, request);
+        model_call(self.journal, JournalStep::Model { step }, call).await
     }
-    results
+
+    async fn summarize(
+        &self,
+        step: usize,
+        transcript: &mut Vec<Message>,
+        keep_recent: usize,
+    ) -> Option<Attempt> {
+        let provider = JournaledProvider {
+            provider: self.direct.provider(),
+            journal: self.journal,
+            step,
+        };
+        compaction::compact(transcript, &provider, keep_recent).await
+    }
+
+    /// A call already recorded is answered from the journal (and the deferred skills it loaded
+    /// are loaded again) without running.
+    async fn calls(&self, step: usize, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let id = JournalStep::Tool {
+                step,
+                call_id: call.id.to_string(),
+                name: call.name.clone(),
+            };
+            let name = id.to_string();
+            let direct = &self.direct;
+            let run = Box::pin(async move {
+                let mut ran = direct.calls(step, std::slice::from_ref(call), ctx).await;
+                let result = ran.pop().expect("one result per call");
+                record(&ToolRecord::keep(&result, ctx.session().loaded()))
+            });
+            let result = match self.journal.step(id, run).await {
+                Ok(value) => match read_back::<ToolRecord>(&name, value) {
+                    Ok(record) => record.restore(ctx),
+                    Err(error) => ToolResult::new(call, Err(SkillError::tool(error.to_string()))),
+                },
+                Err(_) if ctx.is_cancelled() => ToolResult::new(call, Err(SkillError::Cancelled)),
+                Err(error) => ToolResult::new(
+                    call,
+                    Err(SkillError::tool(format!("the journal failed: {error}"))),
+                ),
+            };
+            results.push(result);
+        }
+        results
+    }
+
+    /// A journal replaying recorded steps holds back what was reported before.
+    fn emit(&self, event: &AgentEvent) {
+        self.journal.emit(event, &self.direct.rt.sinks);
+    }
 }
 
 /// A provider whose whole answers go through the journal: compaction's summaries, which are model
 /// calls like any other. Only [`LlmProvider::complete`] is journaled (compaction uses nothing
 /// else); `stream` goes straight to the provider.
-pub(super) struct JournaledProvider<'a> {
-    pub(super) provider: &'a dyn LlmProvider,
-    pub(super) journal: &'a dyn Journal,
-    pub(super) step: usize,
+struct JournaledProvider<'a> {
+    provider: &'a dyn LlmProvider,
+    journal: &'a dyn Journal,
+    step: usize,
 }
 
 #[async_trait::async_trait]
@@ -383,93 +421,11 @@ impl From<ProviderErrorRecord> for ProviderError {
     }
 }
 
-/// A tool call's result as journaled: the same text for the model, the same error kind for the
-/// loop (denials, approvals, cancellations), and the deferred skills the session had loaded once
-/// it ran (a `tool_search` call loads some; a replay must load them again).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct ToolRecord {
-    call_id: String,
-    name: String,
-    output: OutputRecord,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    loaded: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
-enum OutputRecord {
-    Text(String),
-    Json(Value),
-    BadArgs {
-        path: String,
-        message: String,
-    },
-    Denied(String),
-    ApprovalRequired(String),
-    Safety(String),
-    Transient(String),
-    Timeout(Duration),
-    Cancelled,
-    /// Any other failure, by its message (what the model reads).
-    Failed(String),
-}
-
-impl ToolRecord {
-    fn keep(result: &ToolResult, loaded: Vec<String>) -> Self {
-        let output = match &result.output {
-            Ok(SkillOutput::Text(text)) => OutputRecord::Text(text.clone()),
-            Ok(SkillOutput::Json(value)) => OutputRecord::Json(value.clone()),
-            Err(SkillError::BadArgs { path, message }) => OutputRecord::BadArgs {
-                path: path.clone(),
-                message: message.clone(),
-            },
-            Err(SkillError::Denied(reason)) => OutputRecord::Denied(reason.clone()),
-            Err(SkillError::ApprovalRequired(reason)) => {
-                OutputRecord::ApprovalRequired(reason.clone())
-            }
-            Err(SkillError::Safety(reason)) => OutputRecord::Safety(reason.clone()),
-            Err(SkillError::Transient(reason)) => OutputRecord::Transient(reason.clone()),
-            Err(SkillError::Timeout(after)) => OutputRecord::Timeout(*after),
-            Err(SkillError::Cancelled) => OutputRecord::Cancelled,
-            Err(error @ (SkillError::UnknownSkill { .. } | SkillError::Tool { .. })) => {
-                OutputRecord::Failed(error.to_string())
-            }
-        };
-        ToolRecord {
-            call_id: result.call_id.to_string(),
-            name: result.name.to_string(),
-            output,
-            loaded,
-        }
-    }
-
-    fn restore(self, ctx: &SkillContext) -> ToolResult {
-        for name in self.loaded {
-            ctx.session().load(name);
-        }
-        let output = match self.output {
-            OutputRecord::Text(text) => Ok(SkillOutput::Text(text)),
-            OutputRecord::Json(value) => Ok(SkillOutput::Json(value)),
-            OutputRecord::BadArgs { path, message } => Err(SkillError::BadArgs { path, message }),
-            OutputRecord::Denied(reason) => Err(SkillError::Denied(reason)),
-            OutputRecord::ApprovalRequired(reason) => Err(SkillError::ApprovalRequired(reason)),
-            OutputRecord::Safety(reason) => Err(SkillError::Safety(reason)),
-            OutputRecord::Transient(reason) => Err(SkillError::Transient(reason)),
-            OutputRecord::Timeout(after) => Err(SkillError::Timeout(after)),
-            OutputRecord::Cancelled => Err(SkillError::Cancelled),
-            OutputRecord::Failed(message) => Err(SkillError::tool(message)),
-        };
-        ToolResult {
-            call_id: self.call_id.into(),
-            name: self.name.as_str().into(),
-            output,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::Registry;
+    use crate::skill::SkillOutput;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -502,44 +458,6 @@ mod tests {
                     StepOutcome::Retry(message) => Err(JournalError(message)),
                 }
             })
-        }
-    }
-
-    #[test]
-    fn every_tool_outcome_reads_back_the_same_for_the_model_and_the_loop() {
-        let call = ToolCall::new("c1", "rm", serde_json::json!({}));
-        for output in [
-            Ok(SkillOutput::Text("a".into())),
-            Ok(SkillOutput::json(serde_json::json!({"n": 1}))),
-            Err(SkillError::bad_args("path", "missing field")),
-            Err(SkillError::Denied("no".into())),
-            Err(SkillError::ApprovalRequired("ask".into())),
-            Err(SkillError::Safety("outside".into())),
-            Err(SkillError::Transient("busy".into())),
-            Err(SkillError::Timeout(Duration::from_millis(1500))),
-            Err(SkillError::Cancelled),
-            Err(SkillError::tool("broke")),
-        ] {
-            let result = ToolResult::new(&call, output);
-            let json = serde_json::to_value(ToolRecord::keep(&result, vec!["x".into()])).unwrap();
-            let back: ToolRecord = serde_json::from_value(json).unwrap();
-            let ctx = SkillContext::default();
-            let back = back.restore(&ctx);
-            assert_eq!(back.content(), result.content());
-            assert_eq!(back.is_error(), result.is_error());
-            assert_eq!(
-                std::mem::discriminant(
-                    back.output.as_ref().err().unwrap_or(&SkillError::Cancelled)
-                ),
-                std::mem::discriminant(
-                    result
-                        .output
-                        .as_ref()
-                        .err()
-                        .unwrap_or(&SkillError::Cancelled)
-                )
-            );
-            assert!(ctx.session().is_loaded("x"));
         }
     }
 

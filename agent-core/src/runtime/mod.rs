@@ -13,10 +13,22 @@
 //!                                                                  ProviderStop
 //! ```
 //!
-//! The loop is closed on purpose: new abilities arrive as skills, hooks or providers, never as
-//! branches in here. Every step emits [`AgentEvent`]s, and every turn's tool calls are all
-//! answered (errors included) before the next model call, so the transcript is always valid for
-//! both wire formats.
+//! The loop is closed on purpose: new abilities arrive as skills, hooks, providers or wrappers
+//! around the run, never as branches in it. Every step emits [`AgentEvent`](crate::AgentEvent)s,
+//! and every turn's tool calls are all answered (errors included) before the next model call, so
+//! the transcript is always valid for both wire formats.
+//!
+//! # The run as a value
+//!
+//! A run is one serializable [`RunState`]: the transcript, the counters and guards, the loaded
+//! deferred skills, plan mode, a typed run's progress, and what comes next: ask the model, run the
+//! calls of its last answer, wait for decisions, or done. The loop steps it (`run.rs`); a pause is
+//! the loop stopping with the value in hand, a resume the loop stepping it again. Where each
+//! finish reason is decided is one file, `finish.rs`. What the run does besides the loop is chosen
+//! once when it starts (`drive.rs`): its I/O ([`Journal`]ed or direct, `effects.rs` and
+//! `journal.rs`) and its abilities (plan mode in `plan.rs`, the typed answer in `answer.rs`), each
+//! a wrapper in its own file; the pause is `pause.rs`. A run starts one way, a [`RunRequest`]
+//! (`start.rs`), kept in a session by `in_session.rs`.
 //!
 //! ```
 //! use agent_core::{AgentRuntime, FinishReason, MockProvider, MockReply, Registry};
@@ -52,50 +64,56 @@
 //!   with `TranscriptLimit` instead of trying forever.
 //! - A hook that answers [`HookOutcome::Ask`](crate::HookOutcome::Ask) pauses the run: the turn's
 //!   other calls run (batch rules unchanged), their results are kept out of the transcript, and
-//!   the run ends with [`FinishReason::AwaitingApproval`] and a [`RunState`] in
-//!   [`RunOutcome::state`]. [`AgentRuntime::resume_state`] finishes the turn with the decisions
+//!   the run ends with [`FinishReason::AwaitingApproval`] and its [`RunState`] in
+//!   [`RunOutcome::state`]. [`AgentRuntime::continue_paused`] finishes the turn with the decisions
 //!   (results enter the transcript in call order) and goes on where the run stopped, counters and
-//!   budgets included. A session ([`AgentRuntime::session`]) keeps the conversation and the paused
-//!   state in a [`SessionStore`](crate::SessionStore) under an id.
-//! - A typed run ([`AgentRuntime::run_typed`]) ends when the model's answer passes the output's
+//!   budgets included. A session ([`RunRequest::in_session`]) keeps the conversation and the
+//!   paused state in a [`SessionStore`](crate::SessionStore) under an id.
+//! - A typed run ([`RunRequest::typed`]) ends when the model's answer passes the output's
 //!   check: a `final_answer` call (tool mode) or a text answer holding the JSON (native and
 //!   prompted modes; native sends the schema only on a turn where no tool can be chosen). It is
 //!   still [`FinishReason::NoMoreToolCalls`], with the value in [`RunOutcome::output`]; answers
 //!   that fail go back to the model with the error, and `output_retries` of them end the run with
 //!   [`Budget::OutputRetries`]. The modes are described on [`OutputMode`].
 
+mod ability;
+mod answer;
 mod compaction;
+mod drive;
+mod effects;
+mod finish;
 mod guards;
+mod in_session;
 mod journal;
 pub(crate) mod outcome;
 mod output;
-pub(crate) mod pause;
+mod pause;
+mod plan;
+mod record;
 mod repair;
 mod run;
+mod start;
 pub(crate) mod state;
 mod typed;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use crate::context::SkillContext;
-use crate::event::{AgentEvent, EventSink};
+use crate::event::EventSink;
 use crate::llm::LlmProvider;
-use crate::message::{Message, Role, ThinkingConfig, ToolChoice};
+use crate::message::{ThinkingConfig, ToolChoice};
 use crate::registry::Registry;
 
 use guards::DenialCount;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
 pub use outcome::{AgentError, Budget, FinishReason, RunOutcome, TranscriptLimit};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
+pub use start::{RunRequest, TypedRunRequest};
 pub use state::{Decision, PendingCall, RUN_STATE_VERSION, RunState};
 pub use typed::TypedOutcome;
-
-use run::Run;
 
 /// Runs agents: a provider, a registry and settings. Built in one expression; cheap to clone.
 /// See the [module docs](self).
@@ -290,27 +308,6 @@ impl AgentRuntime {
         &self.registry
     }
 
-    /// Runs an agent on a goal.
-    pub async fn run(&self, goal: impl Into<String>) -> Result<RunOutcome, AgentError> {
-        self.resume(vec![Message::user(goal)]).await
-    }
-
-    /// Continues a conversation (multi-turn chat): append the user's next message to the previous
-    /// outcome's transcript and resume.
-    ///
-    /// A tool call the transcript leaves unanswered (one saved before its results were) is
-    /// answered with an error result saying it was not run, so the model is never sent a call
-    /// without its result; the model may make it again.
-    pub async fn resume(&self, transcript: Vec<Message>) -> Result<RunOutcome, AgentError> {
-        self.drive(transcript, self.plan_mode, None).await
-    }
-
-    /// Approves the plan of a run that ended with [`FinishReason::PlanPending`]: the same
-    /// transcript continues, with plan mode off.
-    pub async fn approve_plan(&self, transcript: Vec<Message>) -> Result<RunOutcome, AgentError> {
-        self.drive(approved(transcript), false, None).await
-    }
-
     /// How a typed run asks the model for its result (default [`OutputMode::Auto`]; see
     /// [`OutputMode`] for what each mode sends).
     pub fn output_mode(mut self, mode: OutputMode) -> Self {
@@ -324,103 +321,6 @@ impl AgentRuntime {
         self.output_retries = retries;
         self
     }
-
-    async fn drive(
-        &self,
-        transcript: Vec<Message>,
-        plan_mode: bool,
-        output: Option<OutputType>,
-    ) -> Result<RunOutcome, AgentError> {
-        self.drive_from(Start::Fresh(transcript), plan_mode, output)
-            .await
-    }
-
-    async fn drive_from(
-        &self,
-        start: Start,
-        plan_mode: bool,
-        output: Option<OutputType>,
-    ) -> Result<RunOutcome, AgentError> {
-        // In plan mode the run ends in a plan; the typed value is asked for once it is approved.
-        let output = match output.filter(|_| !plan_mode) {
-            Some(output) => Some(self.output_state(output)?),
-            None => None,
-        };
-        let span = tracing::info_span!(
-            "invoke_agent",
-            "gen_ai.operation.name" = "invoke_agent",
-            "gen_ai.system" = self.provider.name(),
-            "gen_ai.usage.input_tokens" = tracing::field::Empty,
-            "gen_ai.usage.output_tokens" = tracing::field::Empty,
-        );
-        let result;
-        let mut run;
-        match start {
-            Start::Fresh(mut transcript) => {
-                if transcript.is_empty() {
-                    return Err(AgentError::Config(
-                        "a run needs at least one message (the goal)".into(),
-                    ));
-                }
-                repair::answer_unanswered_calls(&mut transcript);
-                run = Run::new(self, transcript, plan_mode, output);
-                result = run.go().instrument(span.clone()).await;
-            }
-            Start::Paused(state, decisions) => {
-                let RunState {
-                    transcript,
-                    pending,
-                    done,
-                    notice,
-                    ..
-                } = (*state).clone();
-                run = Run::new(self, transcript, plan_mode, output);
-                run.restore(&state);
-                let resumed = async {
-                    match run
-                        .finish_paused_turn(done, pending, decisions, notice)
-                        .await
-                    {
-                        Some(finish) => Ok(finish),
-                        None => run.go().await,
-                    }
-                };
-                result = resumed.instrument(span.clone()).await;
-            }
-        }
-        span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
-        let finish = result?;
-        run.emit(|| AgentEvent::TurnFinished {
-            step: run.step,
-            finish: Some(finish.clone()),
-        });
-        let state = run
-            .paused
-            .take()
-            .map(|paused| Box::new(run.state_of(paused)));
-        let final_text = run
-            .transcript
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::Assistant && !m.content.is_empty())
-            .map(|m| m.content.clone());
-        Ok(RunOutcome {
-            finish,
-            transcript: run.transcript,
-            final_text,
-            usage: run.usage,
-            steps: run.step,
-            output: run.answer,
-            state,
-        })
-    }
-}
-
-/// The transcript with the user's approval of the plan added.
-fn approved(mut transcript: Vec<Message>) -> Vec<Message> {
-    transcript.push(Message::user("The plan is approved. Carry it out now."));
-    transcript
 }
 
 impl std::fmt::Debug for AgentRuntime {
@@ -433,10 +333,4 @@ impl std::fmt::Debug for AgentRuntime {
             .field("streaming", &self.streaming)
             .finish_non_exhaustive()
     }
-}
-
-/// Where a run starts: a transcript, or a paused run and the decisions that continue it.
-enum Start {
-    Fresh(Vec<Message>),
-    Paused(Box<RunState>, HashMap<String, Decision>),
 }

@@ -1,7 +1,12 @@
 //! How a run ends: the [`FinishReason`], the budgets and limits it names, the [`RunOutcome`]
 //! handed back, and the [`AgentError`] that ends a run abnormally. Events ([`crate::event`])
-//! carry these types; the loop that decides them is in `run.rs`.
+//! carry these types; where each reason is decided is `finish.rs`.
+//!
+//! A [`FinishReason`] serializes itself, tagged by `reason`:
+//! `{"reason": "no_more_tool_calls"}`, `{"reason": "budget_exceeded", "budget": "steps",
+//! "limit": 3}`, `{"reason": "provider_stop", "stop": "MaxTokens"}`.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::state::{PendingCall, RunState};
@@ -11,14 +16,18 @@ use crate::llm::ProviderError;
 use crate::message::{Message, StopReason, Usage};
 
 /// Why a run ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FinishReason {
     /// The model finished: it answered without calling tools, or, in a typed run, gave an answer
     /// that passed the output's check. The normal end.
     NoMoreToolCalls,
     /// The model stopped for a reason other than finishing its turn (token limit, refusal, ...).
-    ProviderStop(StopReason),
+    ProviderStop {
+        /// Why, in words common to providers.
+        stop: StopReason,
+    },
     /// A budget ran out.
     BudgetExceeded(Budget),
     /// The model kept doing the same thing.
@@ -55,7 +64,7 @@ pub enum FinishReason {
     /// Calls need a decision from outside (a hook answered [`HookOutcome::Ask`](
     /// crate::HookOutcome::Ask)): the run paused. The other calls of the turn ran; the outcome's
     /// [`RunOutcome::state`] holds everything needed to continue, in this process or another,
-    /// with [`AgentRuntime::resume_state`](super::AgentRuntime::resume_state).
+    /// with [`AgentRuntime::continue_paused`](super::AgentRuntime::continue_paused).
     AwaitingApproval {
         /// The calls waiting, in call order.
         pending: Vec<PendingCall>,
@@ -63,7 +72,8 @@ pub enum FinishReason {
 }
 
 /// Which budget ran out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "budget", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Budget {
     /// The number of model calls.
@@ -112,7 +122,7 @@ pub struct RunOutcome {
     pub steps: usize,
     /// In a typed run that ended with [`FinishReason::NoMoreToolCalls`], the value the model
     /// answered with, checked against the output type; `None` otherwise. See
-    /// [`AgentRuntime::run_typed`](super::AgentRuntime::run_typed).
+    /// [`RunRequest::typed`](super::RunRequest::typed).
     pub output: Option<Value>,
     /// When the run paused ([`FinishReason::AwaitingApproval`]), everything needed to continue
     /// it; serialize it to keep it (it is `Serialize + Deserialize`, with a format version).
@@ -133,8 +143,53 @@ pub enum AgentError {
     /// no pending call, or the state does not fit this runtime. Nothing ran.
     #[error("cannot resume the run: {0}")]
     Resume(String),
-    /// A session could not be loaded or saved ([`AgentRuntime::session`](
-    /// super::AgentRuntime::session)); a [`StoreError::Conflict`] means another run saved it first.
+    /// A session could not be loaded or saved ([`RunRequest::in_session`](
+    /// super::RunRequest::in_session)); a [`StoreError::Conflict`] means another run saved it
+    /// first.
     #[error(transparent)]
     Session(#[from] StoreError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finish_reason_reads_back_as_itself_tagged_by_reason() {
+        let reasons = [
+            FinishReason::NoMoreToolCalls,
+            FinishReason::ProviderStop {
+                stop: StopReason::StopSequence(Some("END".into())),
+            },
+            FinishReason::BudgetExceeded(Budget::Tokens { limit: 9, used: 10 }),
+            FinishReason::BudgetExceeded(Budget::OutputRetries {
+                limit: 2,
+                last_error: "`sky`: missing field".into(),
+            }),
+            FinishReason::Stuck {
+                name: "ls".into(),
+                arguments: serde_json::json!({"path": "."}),
+                repeated: 3,
+                error: None,
+            },
+            FinishReason::TranscriptLimit { size: 10, limit: 5 },
+            FinishReason::PlanPending {
+                plan: "1. read".into(),
+            },
+            FinishReason::Cancelled,
+            FinishReason::PermissionDenialLimit { denials: 2 },
+            FinishReason::AwaitingApproval { pending: vec![] },
+        ];
+        for reason in reasons {
+            let json = serde_json::to_value(&reason).unwrap();
+            assert!(json["reason"].is_string(), "{json}");
+            let back: FinishReason = serde_json::from_value(json).unwrap();
+            assert_eq!(back, reason);
+        }
+        let json = serde_json::to_value(FinishReason::BudgetExceeded(Budget::Steps { limit: 3 }));
+        assert_eq!(
+            json.unwrap(),
+            serde_json::json!({"reason": "budget_exceeded", "budget": "steps", "limit": 3})
+        );
+    }
 }

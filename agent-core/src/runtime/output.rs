@@ -1,6 +1,7 @@
 //! Typed run results: what a run must end with ([`OutputType`]), how the model is asked for it
-//! ([`OutputMode`]), and the checks of each answer, with the retries they earn. The loop in
-//! `run.rs` asks this module what to send and what an answer means; it decides nothing here.
+//! ([`OutputMode`]), and the checks of each answer, with the retries they earn. The typed answer's
+//! wrapper (`answer.rs`) asks this module what to send and what an answer means; the progress
+//! (failed answers, native mode's last turn) is part of the run's state.
 //!
 //! The modes, and what each sends, are described on [`OutputMode`].
 
@@ -12,7 +13,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::outcome::{Budget, FinishReason};
+use super::finish;
+use super::outcome::FinishReason;
 use super::state::OutputProgress;
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;
@@ -198,14 +200,14 @@ pub(super) enum Verdict {
     Exhausted(FinishReason),
 }
 
-/// A typed run's state: the output asked for, how, and the failed answers so far.
+/// What a typed run asks for and how: the output, the resolved mode, the retries allowed. Its
+/// progress is an [`OutputProgress`] in the run's state.
 pub(super) struct Output {
     output: OutputType,
     pub(super) mode: Resolved,
     retries: usize,
-    failures: usize,
-    /// Native mode with tools on offer: the next turn is the one without tools, under the schema.
-    pub(super) native_turn: bool,
+    /// Whether the run offers tools: native mode then asks under the schema on a last turn.
+    has_tools: bool,
     response_schema: ResponseSchema,
 }
 
@@ -237,23 +239,16 @@ impl Output {
             output,
             mode,
             retries,
-            failures: 0,
-            native_turn: !has_tools,
+            has_tools,
         }
     }
 
-    /// The progress to keep in a paused run's state.
-    pub(super) fn progress(&self) -> OutputProgress {
+    /// The progress of a run that has not answered yet.
+    pub(super) fn start(&self) -> OutputProgress {
         OutputProgress {
-            failures: self.failures,
-            native_turn: self.native_turn,
+            failures: 0,
+            native_turn: !self.has_tools,
         }
-    }
-
-    /// Takes the progress back from a paused run's state.
-    pub(super) fn restore(&mut self, progress: OutputProgress) {
-        self.failures = progress.failures;
-        self.native_turn = progress.native_turn;
     }
 
     /// The `final_answer` tool, in tool mode.
@@ -280,14 +275,15 @@ impl Output {
     }
 
     /// The schema to send this turn: native mode, on a turn without tools.
-    pub(super) fn response_schema(&self) -> Option<&ResponseSchema> {
-        (self.mode == Resolved::Native && self.native_turn).then_some(&self.response_schema)
+    pub(super) fn response_schema(&self, progress: &OutputProgress) -> Option<&ResponseSchema> {
+        (self.mode == Resolved::Native && progress.native_turn).then_some(&self.response_schema)
     }
 
     /// A finished text answer (no tool calls).
-    pub(super) fn on_text(&mut self, text: &str) -> Verdict {
+    pub(super) fn on_text(&self, progress: &mut OutputProgress, text: &str) -> Verdict {
         match self.mode {
             Resolved::Tool => self.fail(
+                progress,
                 SkillError::tool(format!(
                     "no final answer: give it by calling `{FINAL_ANSWER_TOOL}`"
                 )),
@@ -298,9 +294,9 @@ impl Output {
                     )))
                 },
             ),
-            Resolved::Native if !self.native_turn => {
+            Resolved::Native if !progress.native_turn => {
                 // The work is done; the next turn asks for the answer under the schema.
-                self.native_turn = true;
+                progress.native_turn = true;
                 Verdict::Retry(Some(Message::user(
                     "Now give your final answer as JSON that follows the required schema.",
                 )))
@@ -319,7 +315,7 @@ impl Output {
                     });
                 match parsed.and_then(|answer| self.output.accept(&answer)) {
                     Ok(value) => Verdict::Accept(value),
-                    Err(error) => self.fail(error, |error| {
+                    Err(error) => self.fail(progress, error, |error| {
                         Some(Message::user(format!(
                             "Your answer does not follow the required schema: {error}. Answer \
                              again with only the corrected JSON."
@@ -332,7 +328,11 @@ impl Output {
 
     /// The `final_answer` calls of a turn, in tool mode: the first that passes ends the run.
     /// Every call gets a result (errors for the ones that failed); `Accept` carries the value.
-    pub(super) fn on_final_calls(&mut self, calls: &[&ToolCall]) -> (Vec<ToolResult>, Verdict) {
+    pub(super) fn on_final_calls(
+        &self,
+        progress: &mut OutputProgress,
+        calls: &[&ToolCall],
+    ) -> (Vec<ToolResult>, Verdict) {
         let mut results = Vec::with_capacity(calls.len());
         let mut accepted = None;
         let mut last_error = None;
@@ -354,20 +354,22 @@ impl Output {
         }
         let verdict = match (accepted, last_error) {
             (Some(value), _) => Verdict::Accept(value),
-            (None, Some(error)) => self.fail(error, |_| None),
+            (None, Some(error)) => self.fail(progress, error, |_| None),
             (None, None) => unreachable!("called with at least one call"),
         };
         (results, verdict)
     }
 
     /// Counts a failed answer: `Retry` with the message `tell` writes, or `Exhausted`.
-    fn fail(&mut self, error: SkillError, tell: impl FnOnce(&str) -> Option<Message>) -> Verdict {
-        self.failures += 1;
-        if self.failures > self.retries {
-            return Verdict::Exhausted(FinishReason::BudgetExceeded(Budget::OutputRetries {
-                limit: self.retries,
-                last_error: describe(&error),
-            }));
+    fn fail(
+        &self,
+        progress: &mut OutputProgress,
+        error: SkillError,
+        tell: impl FnOnce(&str) -> Option<Message>,
+    ) -> Verdict {
+        progress.failures += 1;
+        if progress.failures > self.retries {
+            return Verdict::Exhausted(finish::output_retries(self.retries, describe(&error)));
         }
         Verdict::Retry(tell(&describe(&error)))
     }

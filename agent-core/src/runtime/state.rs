@@ -1,6 +1,6 @@
-//! A paused run, as data: the [`RunState`] a run hands back when it stops for a decision, the
-//! [`PendingCall`]s a person decides on, and the [`Decision`]s that continue it. Plain data
-//! only: the loop (`run.rs`) takes its counters out of a state and puts them back.
+//! A run, as data: the [`RunState`] the loop steps, and hands back when it stops for a decision,
+//! the [`PendingCall`]s a person decides on, and the [`Decision`]s that continue it. Plain data
+//! only: the loop (`run.rs`) advances it.
 //!
 //! A state is `Serialize + Deserialize` and carries a format version, written first. Reading a
 //! state of another version is an error that says which versions are involved, before any other
@@ -11,13 +11,15 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::call::{ToolCall, ToolResult};
-use crate::error::SkillError;
+use super::guards::{DenialGuard, StuckGuard};
+use super::outcome::FinishReason;
+use super::record::ToolRecord;
+use crate::call::ToolCall;
 use crate::message::{Message, Usage};
-use crate::skill::SkillOutput;
 
-/// The format version of [`RunState`] this build writes and reads.
-pub const RUN_STATE_VERSION: u32 = 1;
+/// The format version of [`RunState`] this build writes and reads. Version 2 is the whole run
+/// (version 1 was a snapshot taken at a pause).
+pub const RUN_STATE_VERSION: u32 = 2;
 
 /// A call a run paused on: what a person needs to decide on it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,10 +52,15 @@ pub enum Decision {
     Edit(Value),
 }
 
-/// Everything needed to continue a paused run exactly where it stopped, in this process or
-/// another: the transcript, the calls waiting for a decision, the results the paused turn already
-/// has, the usage and step counters (budgets continue, they do not restart), the guards'
-/// counters, the skills `tool_search` loaded, plan mode, and a typed run's progress.
+/// A run, as one value: everything it is and what it does next. The loop advances it one step at
+/// a time (`run.rs`): the state's next step says whether the model is asked, the calls of its
+/// last answer are run, decisions are awaited, or the run is over. A pause is the loop stopping
+/// with the value in hand; a resume is the loop stepping it again, in this process or another.
+///
+/// It holds the transcript, the usage and step counters (budgets continue, they do not restart),
+/// the guards' counters, the deferred skills `tool_search` loaded, plan mode, a typed run's
+/// progress, and, while paused, the calls waiting for a decision with the results the turn's other
+/// calls already have.
 ///
 /// Serialize it with any serde format; `serde_json` is the usual one:
 ///
@@ -68,54 +75,100 @@ pub enum Decision {
 pub struct RunState {
     /// Written first, read first: a state of another version is refused before anything else.
     version: Version,
-    /// The conversation up to the paused turn's assistant message (its calls not yet answered).
+    /// The conversation so far. While paused, it ends with the assistant message whose calls
+    /// wait (their results not yet in).
     pub transcript: Vec<Message>,
-    /// The calls waiting for a decision, in call order.
-    pub pending: Vec<PendingCall>,
-    /// The results the paused turn's other calls already have.
-    pub(crate) done: Vec<StoredResult>,
-    /// The user message that tells the model some of the turn's calls were cut off, if any.
-    pub(crate) notice: Option<Message>,
     /// Tokens used so far.
     pub usage: Usage,
     /// Model calls made so far.
     pub steps: usize,
-    pub(crate) guards: GuardCounts,
     /// Deferred skills `tool_search` loaded in this run.
     pub loaded_skills: Vec<String>,
     /// Whether the run is in plan mode.
     pub plan_mode: bool,
+    pub(crate) stuck: StuckGuard,
+    pub(crate) denials: DenialGuard,
+    #[serde(default)]
+    pub(crate) compaction_failures: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output: Option<OutputProgress>,
+    /// The last step already had its `TurnFinished` (the run paused after it).
+    #[serde(default)]
+    pub(crate) turn_closed: bool,
+    pub(crate) next: Next,
+}
+
+/// What a run does next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "step")]
+pub(crate) enum Next {
+    /// The checks before a model call, then the call.
+    Model,
+    /// Run the calls of the transcript's last message; then the cut-off notice, if any.
+    Calls {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cut_off: Option<Message>,
+        /// Results the turn has already (a paused turn's other calls, denied decisions).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        done: Vec<ToolRecord>,
+        /// A turn finished after a pause: only these calls run (by id, with the arguments of an
+        /// edit), approved; every other call has its result in `done`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approved: Option<Vec<(String, Option<Value>)>>,
+    },
+    /// Paused: these calls wait for a decision; the turn's other calls have these results.
+    Decisions {
+        pending: Vec<PendingCall>,
+        done: Vec<ToolRecord>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cut_off: Option<Message>,
+    },
+    /// The run is over: why, and a typed run's checked value.
+    Done {
+        finish: FinishReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Value>,
+    },
 }
 
 impl RunState {
-    /// A state; the loop fills it in when it pauses.
-    #[allow(clippy::too_many_arguments)] // One constructor, called from one place.
-    pub(crate) fn new(
-        transcript: Vec<Message>,
-        pending: Vec<PendingCall>,
-        done: Vec<StoredResult>,
-        notice: Option<Message>,
-        usage: Usage,
-        steps: usize,
-        guards: GuardCounts,
-        loaded_skills: Vec<String>,
-        plan_mode: bool,
-        output: Option<OutputProgress>,
-    ) -> Self {
+    /// A run about to ask the model about `transcript`.
+    pub(crate) fn new(transcript: Vec<Message>, plan_mode: bool) -> Self {
         RunState {
             version: Version,
             transcript,
-            pending,
-            done,
-            notice,
-            usage,
-            steps,
-            guards,
-            loaded_skills,
+            usage: Usage::default(),
+            steps: 0,
+            loaded_skills: Vec::new(),
             plan_mode,
-            output,
+            stuck: StuckGuard::default(),
+            denials: DenialGuard::default(),
+            compaction_failures: 0,
+            output: None,
+            turn_closed: false,
+            next: Next::Model,
         }
+    }
+
+    /// The calls waiting for a decision, in call order; empty unless the run is paused.
+    pub fn pending(&self) -> &[PendingCall] {
+        match &self.next {
+            Next::Decisions { pending, .. } => pending,
+            _ => &[],
+        }
+    }
+
+    /// Why the run ended, once it has.
+    pub fn finish(&self) -> Option<&FinishReason> {
+        match &self.next {
+            Next::Done { finish, .. } => Some(finish),
+            _ => None,
+        }
+    }
+
+    /// Whether the run waits for decisions ([`FinishReason::AwaitingApproval`]).
+    pub fn is_paused(&self) -> bool {
+        matches!(self.next, Next::Decisions { .. })
     }
 }
 
@@ -143,102 +196,10 @@ impl<'de> Deserialize<'de> for Version {
     }
 }
 
-/// A result of the paused turn, kept as the model will read it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct StoredResult {
-    call_id: String,
-    name: String,
-    #[serde(flatten)]
-    outcome: StoredOutcome,
-}
-
-/// How a stored result ended: what the transcript and the guards need of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "text")]
-enum StoredOutcome {
-    /// Succeeded, with this text.
-    Ok(String),
-    /// Denied, for this reason.
-    Denied(String),
-    /// Failed, with this message.
-    Failed(String),
-}
-
-impl StoredResult {
-    /// Keeps `result` as the model reads it.
-    pub(crate) fn keep(result: &ToolResult) -> Self {
-        let outcome = match &result.output {
-            Ok(output) => StoredOutcome::Ok(output.to_text().into_owned()),
-            Err(SkillError::Denied(reason)) => StoredOutcome::Denied(reason.clone()),
-            Err(error) => StoredOutcome::Failed(error.to_string()),
-        };
-        StoredResult {
-            call_id: result.call_id.to_string(),
-            name: result.name.to_string(),
-            outcome,
-        }
-    }
-
-    /// The result again: the same text for the model, the same error for the guards.
-    pub(crate) fn restore(self) -> ToolResult {
-        let output = match self.outcome {
-            StoredOutcome::Ok(text) => Ok(SkillOutput::Text(text)),
-            StoredOutcome::Denied(reason) => Err(SkillError::Denied(reason)),
-            StoredOutcome::Failed(message) => Err(SkillError::tool(message)),
-        };
-        ToolResult {
-            call_id: self.call_id.into(),
-            name: self.name.as_str().into(),
-            output,
-        }
-    }
-
-    /// The id of the call this answers.
-    pub(crate) fn call_id(&self) -> &str {
-        &self.call_id
-    }
-}
-
-/// The guards' counters: the last call and how often in a row, the last error and how often,
-/// the denials counted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct GuardCounts {
-    pub(crate) last_call: Option<(String, usize)>,
-    pub(crate) last_error: Option<(String, String, usize)>,
-    pub(crate) denials: usize,
-}
-
 /// A typed run's progress: answers that failed the check, and whether native mode's last turn
 /// (the one under the schema) was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct OutputProgress {
     pub(crate) failures: usize,
     pub(crate) native_turn: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stored_result_reads_back_the_same_for_the_model_and_the_guards() {
-        let call = ToolCall::new("c1", "rm", serde_json::json!({}));
-        for output in [
-            Ok(SkillOutput::json(serde_json::json!({"n": 1}))),
-            Err(SkillError::Denied("not now".into())),
-            Err(SkillError::bad_args("path", "missing field")),
-        ] {
-            let result = ToolResult::new(&call, output);
-            let json = serde_json::to_string(&StoredResult::keep(&result)).unwrap();
-            let back: StoredResult = serde_json::from_str(&json).unwrap();
-            let back = back.restore();
-            assert_eq!(back.content(), result.content());
-            assert_eq!(back.is_error(), result.is_error());
-            assert_eq!(
-                matches!(back.output, Err(SkillError::Denied(_))),
-                matches!(result.output, Err(SkillError::Denied(_)))
-            );
-            assert_eq!(&*back.call_id, "c1");
-        }
-    }
 }

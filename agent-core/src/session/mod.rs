@@ -1,5 +1,6 @@
 //! Sessions: a conversation kept in a [`SessionStore`] under an id, so that it continues across
-//! processes, and a run paused for approval there can be resumed by id.
+//! processes, and a run paused for approval there can be continued by id. A run is kept in a
+//! session with [`RunRequest::in_session`](crate::RunRequest::in_session).
 //!
 //! ```
 //! use agent_core::{AgentRuntime, MemorySessionStore, MockProvider, MockReply, Registry};
@@ -8,12 +9,15 @@
 //! let store = MemorySessionStore::default();
 //! let provider = MockProvider::new([MockReply::text("Hi!"), MockReply::text("You said hello.")]);
 //! let runtime = AgentRuntime::new(provider, Registry::new());
-//! runtime.session(&store, "chat-1").run("Hello.").await.unwrap();
+//! runtime.run("Hello.").in_session(&store, "chat-1").await.unwrap();
 //! // Later, maybe in another process with a store on disk:
-//! let outcome = runtime.session(&store, "chat-1").run("What did I say?").await.unwrap();
+//! let outcome = runtime.run("What did I say?").in_session(&store, "chat-1").await.unwrap();
 //! assert_eq!(outcome.transcript.len(), 4);
 //! # }
 //! ```
+//!
+//! A session's paused run continues with [`AgentRuntime::decide`](crate::AgentRuntime::decide):
+//! `runtime.decide([("c1", Decision::Approve)]).in_session(&store, "chat-1").await`.
 //!
 //! **Concurrency.** Every save names the version it read ([`SessionStore::save`]); a save over a
 //! newer version is refused with [`StoreError::Conflict`], so of two runs of one session that
@@ -30,9 +34,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::message::Message;
-use crate::runtime::{
-    AgentError, AgentRuntime, Decision, FinishReason, OutputType, RunOutcome, RunState,
-};
+use crate::runtime::RunState;
 
 pub use self::error::StoreError;
 #[cfg(feature = "redb")]
@@ -119,166 +121,4 @@ pub(crate) fn next_version(
         });
     }
     Ok(found.map_or(1, |v| v + 1))
-}
-
-/// A runtime working on one session of a store: see [`AgentRuntime::session`].
-pub struct Session<'a> {
-    runtime: &'a AgentRuntime,
-    store: &'a dyn SessionStore,
-    id: String,
-}
-
-impl AgentRuntime {
-    /// This runtime on session `id` of `store`: [`Session::run`] continues the conversation,
-    /// [`Session::resume`] a run paused for approval.
-    pub fn session<'a>(
-        &'a self,
-        store: &'a dyn SessionStore,
-        id: impl Into<String>,
-    ) -> Session<'a> {
-        Session {
-            runtime: self,
-            store,
-            id: id.into(),
-        }
-    }
-}
-
-impl Session<'_> {
-    /// The session's id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// What the session holds now, if it exists.
-    pub async fn load(&self) -> Result<Option<SessionData>, AgentError> {
-        Ok(self.store.load(&self.id).await?.map(|l| l.data))
-    }
-
-    /// Runs `goal` as the session's next message and saves the conversation (and, if the run
-    /// pauses, its state). A session that waits for a decision must be resumed first.
-    pub async fn run(&self, goal: impl Into<String>) -> Result<RunOutcome, AgentError> {
-        self.run_inner(goal.into(), None).await
-    }
-
-    /// [`Session::run`] for a typed run ([`AgentRuntime::resume_with_output`]): the outcome's
-    /// `output` holds the checked value.
-    pub async fn run_with_output(
-        &self,
-        goal: impl Into<String>,
-        output: OutputType,
-    ) -> Result<RunOutcome, AgentError> {
-        self.run_inner(goal.into(), Some(output)).await
-    }
-
-    async fn run_inner(
-        &self,
-        goal: String,
-        output: Option<OutputType>,
-    ) -> Result<RunOutcome, AgentError> {
-        let loaded = self.store.load(&self.id).await?;
-        let version = loaded.as_ref().map(|l| l.version);
-        let mut transcript = match loaded {
-            Some(Loaded {
-                data:
-                    SessionData {
-                        paused: Some(state),
-                        ..
-                    },
-                ..
-            }) => return Err(self.waiting(&state)),
-            Some(loaded) => loaded.data.transcript,
-            None => Vec::new(),
-        };
-        transcript.push(Message::user(goal));
-        let outcome = match output {
-            Some(output) => self.runtime.resume_with_output(transcript, output).await?,
-            None => self.runtime.resume(transcript).await?,
-        };
-        self.save(&outcome, version).await?;
-        Ok(outcome)
-    }
-
-    /// Continues the session's paused run with a decision for each pending call (see
-    /// [`AgentRuntime::resume_state`]) and saves the result.
-    ///
-    /// The decisions are checked first, then the pause is **claimed**: the session is saved
-    /// without it, under the version read, before any call runs. Of two processes resuming the
-    /// same pause, one claims it and the other gets [`StoreError::Conflict`] having run nothing,
-    /// so an approved call runs once. A process that stops between the claim and the end of the
-    /// run leaves the session without the pause (a call it approved ran at most once).
-    pub async fn resume<I: Into<String>>(
-        &self,
-        decisions: impl IntoIterator<Item = (I, Decision)>,
-    ) -> Result<RunOutcome, AgentError> {
-        self.resume_inner(decisions, None).await
-    }
-
-    /// [`Session::resume`] for a typed run that paused.
-    pub async fn resume_with_output<I: Into<String>>(
-        &self,
-        decisions: impl IntoIterator<Item = (I, Decision)>,
-        output: OutputType,
-    ) -> Result<RunOutcome, AgentError> {
-        self.resume_inner(decisions, Some(output)).await
-    }
-
-    async fn resume_inner<I: Into<String>>(
-        &self,
-        decisions: impl IntoIterator<Item = (I, Decision)>,
-        output: Option<OutputType>,
-    ) -> Result<RunOutcome, AgentError> {
-        let loaded = self.store.load(&self.id).await?;
-        let Some(Loaded {
-            data:
-                SessionData {
-                    paused: Some(state),
-                    ..
-                },
-            version,
-        }) = loaded
-        else {
-            return Err(AgentError::Resume(format!(
-                "session `{}` has no run waiting for a decision",
-                self.id
-            )));
-        };
-        let decisions = self.runtime.checked_decisions(&state, decisions)?;
-        crate::runtime::pause::check_output(&state, output.is_some())?;
-        let claim = SessionData {
-            transcript: state.transcript.clone(),
-            paused: None,
-        };
-        let claimed = self.store.save(&self.id, &claim, Some(version)).await?;
-        let outcome = self
-            .runtime
-            .resume_checked(state, decisions, output)
-            .await?;
-        self.save(&outcome, Some(claimed)).await?;
-        Ok(outcome)
-    }
-
-    async fn save(&self, outcome: &RunOutcome, version: Option<u64>) -> Result<u64, AgentError> {
-        let data = SessionData {
-            transcript: outcome.transcript.clone(),
-            paused: match outcome.finish {
-                FinishReason::AwaitingApproval { .. } => outcome.state.as_deref().cloned(),
-                _ => None,
-            },
-        };
-        Ok(self.store.save(&self.id, &data, version).await?)
-    }
-
-    fn waiting(&self, state: &RunState) -> AgentError {
-        let ids: Vec<String> = state
-            .pending
-            .iter()
-            .map(|p| format!("`{}` ({})", p.call.id, p.skill))
-            .collect();
-        AgentError::Resume(format!(
-            "session `{}` is waiting for a decision on {}: approve or deny before asking more",
-            self.id,
-            ids.join(", ")
-        ))
-    }
 }

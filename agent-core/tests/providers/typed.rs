@@ -156,7 +156,8 @@ async fn lookup(number: u32) -> Result<String, agent_core::SkillError> {
 async fn anthropic_tool_mode_offers_final_answer_and_reads_its_input() {
     let server = Server::start([anthropic_tool_use("toolu_1", "final_answer", answer())]).await;
     let typed = runtime(anthropic(&server), true)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -179,7 +180,8 @@ async fn anthropic_tool_mode_offers_final_answer_and_reads_its_input() {
 async fn anthropic_native_mode_sends_output_config_format_and_reads_the_text() {
     let server = Server::start([anthropic_text(&answer().to_string())]).await;
     let typed = runtime(anthropic(&server), false)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -205,7 +207,8 @@ async fn anthropic_native_mode_with_tools_sends_the_schema_only_with_tool_choice
     .await;
     let typed = runtime(anthropic(&server), true)
         .output_mode(OutputMode::Native)
-        .run_typed::<Ticket>("File a ticket for 7.")
+        .run("File a ticket for 7.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -221,7 +224,8 @@ async fn anthropic_streamed_native_answer_is_parsed_once_complete() {
     let server = Server::start([anthropic_text_stream(&answer().to_string())]).await;
     let typed = runtime(anthropic(&server), false)
         .streaming(true)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -238,7 +242,8 @@ async fn anthropic_prompted_mode_puts_the_schema_in_the_system_prompt() {
     let typed = runtime(anthropic(&server), false)
         .system("You file tickets.")
         .output_mode(OutputMode::Prompted)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -261,7 +266,8 @@ async fn openai_tool_mode_offers_final_answer_and_retries_with_the_error() {
     ])
     .await;
     let typed = runtime(openai(&server), true)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -286,7 +292,8 @@ async fn openai_tool_mode_offers_final_answer_and_retries_with_the_error() {
 async fn openai_native_mode_sends_a_strict_response_format() {
     let server = Server::start([openai_text(&answer().to_string())]).await;
     let typed = runtime(openai(&server), false)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -306,7 +313,8 @@ async fn openai_streamed_native_answer_is_parsed_once_complete() {
     let server = Server::start([openai_text_stream(&answer().to_string())]).await;
     let typed = runtime(openai(&server), false)
         .streaming(true)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -319,7 +327,8 @@ async fn openai_server_without_response_schema_gets_tool_or_prompted_mode_from_a
     // tools): the only tool on offer is `final_answer`.
     let server = Server::start([openai_tool_call("call_1", "final_answer", answer())]).await;
     let typed = runtime(openai(&server).with_response_schema(false), false)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
@@ -333,7 +342,8 @@ async fn openai_prompted_mode_reads_json_from_prose_and_sends_no_format() {
     let server = Server::start([openai_text(&format!("Here: {} Done.", answer()))]).await;
     let typed = runtime(openai(&server), false)
         .output_mode(OutputMode::Prompted)
-        .run_typed::<Ticket>("File a ticket.")
+        .run("File a ticket.")
+        .typed::<Ticket>()
         .await
         .unwrap();
     assert_eq!(typed.output, Some(ticket()));
