@@ -95,7 +95,7 @@
 //!   admitted slots as a client would; silent and half-sent connections still cannot keep a
 //!   new one from being read.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,66 +111,20 @@ use crate::auth::{self, Auth};
 use crate::connections::{self, HttpResponse, Limits};
 pub use crate::connections::{LISTEN_BACKLOG, bind};
 use crate::error::McpError;
+pub use crate::http_settings::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_PENDING_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+};
 use crate::jsonrpc;
+use crate::loopback::is_loopback;
 use crate::origin::Origins;
 use crate::server::{HTTP_PATH, McpServer};
 use crate::sessions::{BoundedSessions, SessionError};
-
-/// How many admitted connections (that sent a request with the token) [`McpServer::serve_http`]
-/// keeps open at once unless [`McpServer::max_connections`] says otherwise.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
-
-/// How many connections not admitted yet [`McpServer::serve_http`] keeps open at once unless
-/// [`McpServer::max_pending_connections`] says otherwise.
-pub const DEFAULT_MAX_PENDING_CONNECTIONS: usize = 256;
-
-/// How long a client has to send a request's head (and how long a kept-alive connection may sit
-/// idle) unless [`McpServer::header_read_timeout`] says otherwise.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long a client has to send a request's body unless [`McpServer::body_read_timeout`] says
-/// otherwise.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How many MCP sessions may live at once unless [`McpServer::max_sessions`] says otherwise.
-pub const DEFAULT_MAX_SESSIONS: usize = 100;
-
-/// How long a session with no open request lives unless [`McpServer::session_idle_timeout`]
-/// says otherwise.
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The largest request head (request line and headers) read; a larger one is answered `431`.
 /// hyper's own bound is its read buffer (about 400 KiB), so that many connections could hold
 /// a hundred megabytes before any of them is authenticated.
 const MAX_HEADER_BYTES: usize = 64 * 1024;
-
-/// The HTTP settings of an [`McpServer`].
-#[derive(Debug, Clone)]
-pub(crate) struct HttpSettings {
-    auth: Auth,
-    allowed_origins: Vec<String>,
-    max_connections: usize,
-    max_pending_connections: usize,
-    header_read_timeout: Duration,
-    body_read_timeout: Duration,
-    max_sessions: usize,
-    session_idle_timeout: Duration,
-}
-
-impl Default for HttpSettings {
-    fn default() -> Self {
-        HttpSettings {
-            auth: Auth::default(),
-            allowed_origins: Vec::new(),
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_pending_connections: DEFAULT_MAX_PENDING_CONNECTIONS,
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
-            max_sessions: DEFAULT_MAX_SESSIONS,
-            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
-        }
-    }
-}
 
 impl McpServer {
     /// Requires `Authorization: Bearer <token>` on every HTTP request (compared in constant
@@ -292,16 +246,6 @@ impl McpServer {
         };
         connections::accept_forever(listener, endpoint, limits).await;
         Ok(())
-    }
-}
-
-/// Whether `ip` reaches only this machine: `127.0.0.0/8`, `::1`, or `::ffff:127.x.y.z`.
-pub(crate) fn is_loopback(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => {
-            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
     }
 }
 
@@ -526,23 +470,6 @@ fn not_found() -> HttpResponse {
 mod tests {
     use super::*;
     use agent_core::Registry;
-
-    #[test]
-    fn loopback_is_told_from_the_rest() {
-        for ip in ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"] {
-            assert!(is_loopback(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in [
-            "0.0.0.0",
-            "::",
-            "10.0.0.1",
-            "192.168.1.2",
-            "::ffff:10.0.0.1",
-            "fe80::1",
-        ] {
-            assert!(!is_loopback(ip.parse().unwrap()), "{ip}");
-        }
-    }
 
     fn endpoint(server: McpServer, addr: &str) -> Result<Endpoint, McpError> {
         Endpoint::new(server, addr.parse().unwrap())

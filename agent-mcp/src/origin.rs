@@ -24,6 +24,7 @@ use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue, ORIGIN};
 use hyper::{Response, StatusCode, Uri};
 
 use crate::error::McpError;
+use crate::loopback::is_loopback;
 
 /// The origins a server accepts, normalized.
 #[derive(Debug, Clone)]
@@ -43,7 +44,7 @@ impl Origins {
             })?;
             allowed.push(normalized);
         }
-        if crate::http::is_loopback(bound.ip()) {
+        if is_loopback(bound.ip()) {
             let port = bound.port();
             for host in ["localhost", "127.0.0.1", "[::1]"] {
                 allowed.extend(normalize(&format!("http://{host}:{port}")));

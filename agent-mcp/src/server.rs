@@ -62,7 +62,7 @@ use serde_json::{Map, Value};
 use tokio::net::ToSocketAddrs;
 
 use crate::error::McpError;
-use crate::http::HttpSettings;
+use crate::http_settings::HttpSettings;
 
 /// The path the streamable-HTTP endpoint answers on: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
