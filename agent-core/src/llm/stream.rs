@@ -4,12 +4,11 @@
 
 use futures::StreamExt;
 
-use super::provider::WireCodec;
-use super::{AnthropicWire, EventStream, OpenAiWire, ProviderError, StreamEvent};
+use super::{EventStream, ProviderError, StreamEvent};
 use crate::message::ChatResponse;
 
 /// Decodes the server-sent events of one streamed answer: a pure state machine, no I/O. Each wire
-/// format has one ([`WireCodec::Decoder`]).
+/// format has one ([`WireCodec::Decoder`](super::WireCodec::Decoder)).
 pub trait SseDecoder: Send + 'static {
     /// Handles one event (`event` is its name, `data` its data).
     fn feed(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, ProviderError>;
@@ -54,7 +53,7 @@ pub(crate) fn sse_stream<D: SseDecoder>(
 }
 
 /// Turns server-sent events into [`StreamEvent`]s with `decoder`, ending with [`StreamEvent::Done`].
-fn decode<D: SseDecoder>(
+pub(crate) fn decode<D: SseDecoder>(
     events: impl futures::Stream<Item = Result<eventsource_stream::Event, ProviderError>>
     + Send
     + 'static,
@@ -84,59 +83,4 @@ fn decode<D: SseDecoder>(
         }
         yield StreamEvent::Done(response);
     }
-}
-
-/// A streaming wire format, for [`decode_recorded_stream`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WireFormat {
-    /// Anthropic Messages server-sent events.
-    Anthropic,
-    /// OpenAI-compatible Chat Completions server-sent events.
-    OpenAi,
-}
-
-/// Decodes a recorded server-sent-events body, cut into `chunks` as it might have arrived over the
-/// network, exactly as a live stream is decoded: for replaying traffic and for fuzzing the
-/// decoders. The events are returned up to the first error, which is returned too.
-pub fn decode_recorded_stream(
-    format: WireFormat,
-    chunks: &[&[u8]],
-) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    use eventsource_stream::Eventsource;
-    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
-        .iter()
-        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
-        .collect();
-    let provider = match format {
-        WireFormat::Anthropic => "anthropic",
-        WireFormat::OpenAi => "openai",
-    };
-    let events = futures::stream::iter(owned).eventsource().map(move |item| {
-        item.map_err(|e| ProviderError::Stream {
-            provider: provider.into(),
-            error_type: None,
-            message: format!("the stream is malformed: {e}"),
-        })
-    });
-    let decoded: EventStream = match format {
-        WireFormat::Anthropic => Box::pin(decode(
-            events,
-            <AnthropicWire as WireCodec>::Decoder::default(),
-        )),
-        WireFormat::OpenAi => Box::pin(decode(
-            events,
-            <OpenAiWire as WireCodec>::Decoder::default(),
-        )),
-    };
-    futures::executor::block_on(async move {
-        let mut decoded = decoded;
-        let mut out = Vec::new();
-        while let Some(item) = decoded.next().await {
-            match item {
-                Ok(event) => out.push(event),
-                Err(error) => return (out, Some(error)),
-            }
-        }
-        (out, None)
-    })
 }

@@ -45,7 +45,9 @@ mod execute;
 mod guard;
 mod hooks;
 mod load_skill;
+mod names;
 mod prepared;
+mod registration;
 mod settings;
 mod skills;
 mod suggest;
@@ -54,7 +56,8 @@ mod truncate;
 
 use std::sync::Arc;
 
-pub use discover::SkillRegistration;
+pub use names::is_valid_name;
+pub use registration::SkillRegistration;
 pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};
 // Public for the tests and the fuzz target, not part of the documented API.
 #[doc(hidden)]
@@ -204,12 +207,4 @@ impl std::fmt::Debug for Registry {
             .field("output_budget", &self.settings.output_budget)
             .finish_non_exhaustive()
     }
-}
-
-/// Whether model APIs accept `name` as a tool name: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use super::entry::{Entry, names_of};
-use super::is_valid_name;
 use super::load_skill::{self, LoadSkill};
+use super::names::is_valid_name;
 use super::tool_search::{self, SearchDoc, ToolSearch};
 use crate::agent_skills::AgentSkill;
 use crate::call::SharedStr;

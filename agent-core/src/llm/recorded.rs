@@ -1,0 +1,64 @@
+//! Replaying a recorded stream: [`decode_recorded_stream`] decodes a server-sent-events body,
+//! cut into chunks as it might have arrived, through the same decoders and the same pipeline as
+//! a live stream ([`super::stream`]), without a network or a runtime.
+
+use futures::StreamExt;
+
+use super::provider::WireCodec;
+use super::stream::decode;
+use super::{AnthropicWire, EventStream, OpenAiWire, ProviderError, StreamEvent};
+
+/// A streaming wire format, for [`decode_recorded_stream`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFormat {
+    /// Anthropic Messages server-sent events.
+    Anthropic,
+    /// OpenAI-compatible Chat Completions server-sent events.
+    OpenAi,
+}
+
+/// Decodes a recorded server-sent-events body, cut into `chunks` as it might have arrived over the
+/// network, exactly as a live stream is decoded: for replaying traffic and for fuzzing the
+/// decoders. The events are returned up to the first error, which is returned too.
+pub fn decode_recorded_stream(
+    format: WireFormat,
+    chunks: &[&[u8]],
+) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    use eventsource_stream::Eventsource;
+    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
+        .iter()
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .collect();
+    let provider = match format {
+        WireFormat::Anthropic => "anthropic",
+        WireFormat::OpenAi => "openai",
+    };
+    let events = futures::stream::iter(owned).eventsource().map(move |item| {
+        item.map_err(|e| ProviderError::Stream {
+            provider: provider.into(),
+            error_type: None,
+            message: format!("the stream is malformed: {e}"),
+        })
+    });
+    let decoded: EventStream = match format {
+        WireFormat::Anthropic => Box::pin(decode(
+            events,
+            <AnthropicWire as WireCodec>::Decoder::default(),
+        )),
+        WireFormat::OpenAi => Box::pin(decode(
+            events,
+            <OpenAiWire as WireCodec>::Decoder::default(),
+        )),
+    };
+    futures::executor::block_on(async move {
+        let mut decoded = decoded;
+        let mut out = Vec::new();
+        while let Some(item) = decoded.next().await {
+            match item {
+                Ok(event) => out.push(event),
+                Err(error) => return (out, Some(error)),
+            }
+        }
+        (out, None)
+    })
+}
