@@ -153,8 +153,10 @@ pub use agent_macros::agent_skills;
 ///   (`search_files` → `SearchFilesSkill`), or `struct_name = ...`, with the function's
 ///   visibility, implementing [`Skill`]: `registry.add(SearchFilesSkill)`.
 /// - A hidden input struct with `#[serde(deny_unknown_fields)]` whose `Deserialize` and
-///   `JsonSchema` are derived through `agent_core::__private`: your crate needs no serde,
-///   schemars, async-trait or inventory dependency of its own (only for your own parameter types).
+///   `JsonSchema` are derived through agent-core's own paths: your crate needs no serde,
+///   schemars, async-trait or inventory dependency of its own. Your own parameter and output
+///   types can derive through the re-exports [`serde`](mod@serde) and
+///   [`schemars`](mod@schemars), as below.
 /// - An `inventory` registration with the name, module path, file and line, unless
 ///   `register = false`.
 /// - Checks that turn trait errors into one sentence at your tokens: a parameter type without
@@ -170,12 +172,11 @@ pub use agent_macros::agent_skills;
 /// in the function, so it never takes one of your names either.
 ///
 /// ```
-/// use agent_core::{skill, Registry, SkillError};
-/// use agent_core::__private::{schemars, serde};
+/// use agent_core::{schemars, serde, skill, Registry, SkillError};
 ///
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
-/// #[serde(crate = "agent_core::__private::serde")]
-/// #[schemars(crate = "agent_core::__private::schemars")]
+/// #[serde(crate = "agent_core::serde")]
+/// #[schemars(crate = "agent_core::schemars")]
 /// pub struct Forecast {
 ///     pub celsius: f64,
 /// }
@@ -229,8 +230,7 @@ pub use llm::{
 pub use llm::{
     EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
 };
-#[cfg(feature = "http")]
-#[doc(hidden)]
+#[cfg(all(feature = "http", feature = "test-utils"))]
 pub use llm::{WireFormat, decode_recorded_stream};
 pub use message::{
     ChatRequest, ChatResponse, Effort, Message, ResponseSchema, Role, StopReason, Thinking,
@@ -245,6 +245,15 @@ pub use runtime::{
 };
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
 pub use schema::ToolDefinition;
+/// The `schemars` this crate derives JSON Schemas with, re-exported so that a crate of skills
+/// can derive `JsonSchema` for its own parameter and output types without depending on
+/// schemars itself (and always with the version the registry reads):
+/// `#[derive(agent_core::schemars::JsonSchema)] #[schemars(crate = "agent_core::schemars")]`.
+pub use schemars;
+/// The `serde` this crate reads arguments and writes outputs with, re-exported so that a crate
+/// of skills can derive `Serialize`/`Deserialize` for its own types without depending on serde
+/// itself: `#[derive(agent_core::serde::Deserialize)] #[serde(crate = "agent_core::serde")]`.
+pub use serde;
 #[cfg(feature = "redb")]
 pub use session::RedbSessionStore;
 pub use session::{Loaded, MemorySessionStore, SessionData, SessionStore, StoreError};

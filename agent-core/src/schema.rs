@@ -105,10 +105,10 @@ pub fn schema_for_input<T: JsonSchema>() -> Value {
 ///
 /// ```
 /// use agent_core::schema::schema_for_output;
-/// use agent_core::__private::schemars::{self, JsonSchema};
+/// use agent_core::schemars::{self, JsonSchema};
 ///
 /// #[derive(JsonSchema)]
-/// #[schemars(crate = "agent_core::__private::schemars")]
+/// #[schemars(crate = "agent_core::schemars")]
 /// struct Forecast {
 ///     celsius: f64,
 ///     summary: Option<String>,

@@ -6,12 +6,11 @@
 //! by hand, a skill looks like this:
 //!
 //! ```
-//! use agent_core::{async_trait, Skill, SkillContext, SkillError, SkillOutput};
-//! use agent_core::__private::{schemars, serde};
+//! use agent_core::{async_trait, schemars, serde, Skill, SkillContext, SkillError, SkillOutput};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! #[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-//! #[schemars(crate = "agent_core::__private::schemars")]
+//! #[serde(crate = "agent_core::serde", deny_unknown_fields)]
+//! #[schemars(crate = "agent_core::schemars")]
 //! struct EchoInput {
 //!     /// The text to send back.
 //!     text: String,
@@ -339,7 +338,22 @@ impl<S: Skill> DynSkill for S {
 ///
 /// Empty arguments (`null`, `""`) are read as `{}`, so a skill without parameters accepts them;
 /// arguments sent as a string holding a JSON object (some servers double-encode) are decoded first.
-#[doc(hidden)] // Public for the tests and fuzzing; skills get parsed input from the registry.
+///
+/// This is what [`Skill`]s get through the registry. It is public for [`DynSkill`]s written by
+/// hand (agent-mcp's tools of an MCP server are one), so that their
+/// [`DynSkill::parse`] reads arguments, and words its errors, as every other skill does.
+///
+/// ```
+/// use agent_core::skill::parse_args;
+/// use serde_json::{json, Map, Value};
+///
+/// let args: Map<String, Value> = parse_args(&json!("{\"path\": \"a.txt\"}")).unwrap();
+/// assert_eq!(args["path"], "a.txt");
+/// let empty: Map<String, Value> = parse_args(&Value::Null).unwrap();
+/// assert!(empty.is_empty());
+/// let error = parse_args::<Map<String, Value>>(&json!([1, 2])).unwrap_err();
+/// assert!(error.to_string().contains("expected a JSON object of arguments, got an array"));
+/// ```
 pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, SkillError> {
     let owned;
     let args = match args {
@@ -406,7 +420,14 @@ pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, SkillError> {
 }
 
 /// What kind of JSON value `value` is, in words for an error message (`a string`, `an array`).
-#[doc(hidden)] // Shared with agent-mcp's JSON-RPC errors.
+///
+/// The words [`parse_args`]'s errors use; public so that code that answers a model or a client
+/// about a JSON value of the wrong kind (agent-mcp's JSON-RPC errors, a hand-written
+/// [`DynSkill`]) says it the same way.
+///
+/// ```
+/// assert_eq!(agent_core::skill::kind_of(&serde_json::json!([1])), "an array");
+/// ```
 pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

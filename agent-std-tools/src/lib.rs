@@ -155,9 +155,15 @@ pub use web::{WebConfig, WebFetchSkill};
 /// registry all come from this list.
 macro_rules! std_skills {
     ($($(#[$cfg:meta])* $skill:ident => $name:literal,)*) => {
-        /// The names of the skills this crate defines (`web_fetch` only with the `web` feature).
-        /// Public for the tests, not part of the documented API.
-        #[doc(hidden)]
+        /// The names of the skills this crate defines (`web_fetch` only with the `web` feature),
+        /// without their aliases. For code that must tell this crate's skills from others:
+        /// keeping only them ([`Registry::discover_where`](agent_core::Registry::discover_where)),
+        /// or naming them all in a permission rule.
+        ///
+        /// ```
+        /// assert!(agent_std_tools::SKILL_NAMES.contains(&"read_file"));
+        /// assert!(!agent_std_tools::SKILL_NAMES.contains(&"remove_file")); // an alias
+        /// ```
         pub const SKILL_NAMES: &[&str] = &[$($(#[$cfg])* $name,)*];
 
         /// Adds every skill of this crate to `registry`, for registries built by hand rather than

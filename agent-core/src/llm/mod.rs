@@ -38,7 +38,7 @@ mod mock;
 mod openai;
 #[cfg(feature = "http")]
 mod provider;
-#[cfg(feature = "http")]
+#[cfg(all(feature = "http", feature = "test-utils"))]
 mod recorded;
 #[cfg(feature = "http")]
 mod sse;
@@ -58,8 +58,7 @@ pub use mock::{MockProvider, MockReply, RecordedRequest};
 pub use openai::{OpenAiProvider, OpenAiWire};
 #[cfg(feature = "http")]
 pub use provider::{HttpProvider, WireCodec};
-#[cfg(feature = "http")]
-#[doc(hidden)]
+#[cfg(all(feature = "http", feature = "test-utils"))]
 pub use recorded::{WireFormat, decode_recorded_stream};
 #[cfg(feature = "http")]
 pub use stream::SseDecoder;

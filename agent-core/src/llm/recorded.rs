@@ -1,6 +1,7 @@
 //! Replaying a recorded stream: [`decode_recorded_stream`] decodes a server-sent-events body,
 //! cut into chunks as it might have arrived, through the same decoders and the same pipeline as
-//! a live stream ([`super::stream`]), without a network or a runtime.
+//! a live stream ([`super::stream`]), without a network or a runtime. For the tests of the
+//! decoders and the fuzz target: compiled only with the cargo feature `test-utils`.
 
 use futures::StreamExt;
 

@@ -3,10 +3,10 @@
 //!
 //! ```
 //! use agent_core::{async_trait, Registry, Skill, SkillContext, SkillError, SkillOutput, ToolCall};
-//! # use agent_core::__private::{schemars, serde};
+//! # use agent_core::{schemars, serde};
 //! # #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! # #[serde(crate = "agent_core::__private::serde")]
-//! # #[schemars(crate = "agent_core::__private::schemars")]
+//! # #[serde(crate = "agent_core::serde")]
+//! # #[schemars(crate = "agent_core::schemars")]
 //! # struct Input { text: String }
 //! # struct Shout;
 //! # #[async_trait]
@@ -59,8 +59,7 @@ use std::sync::Arc;
 pub use names::is_valid_name;
 pub use registration::SkillRegistration;
 pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};
-// Public for the tests and the fuzz target, not part of the documented API.
-#[doc(hidden)]
+#[cfg(feature = "test-utils")]
 pub use truncate::truncate_text;
 
 use crate::context::SkillSession;

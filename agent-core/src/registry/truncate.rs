@@ -54,6 +54,8 @@ fn truncate_error(error: SkillError, budget: usize) -> SkillError {
 
 /// Cuts `text` to at most `budget` characters (never inside a character) and, when it cut
 /// anything, appends a notice that says how many characters were kept and how many were cut.
+/// Public only with the cargo feature `test-utils` (for the property tests): outputs are cut by
+/// the registry itself, to its [output budget](crate::Registry::with_output_budget).
 ///
 /// ```
 /// let cut = agent_core::registry::truncate_text("héllo wörld".to_owned(), 5);

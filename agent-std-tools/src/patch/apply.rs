@@ -79,6 +79,11 @@ impl Work<'_> {
 /// match. Line endings (`\n` or `\r\n`), the absence of a final newline and a leading byte-order
 /// mark are kept.
 ///
+/// The pure step of [`apply_patch_in`](super::apply_patch_in), public so that a patch can be
+/// applied to text that is not a file of the workspace (an editor's buffer, a preview of the
+/// change before it is made) with the same matching and the same work budget. `path` only
+/// names the text in error messages.
+///
 /// ```
 /// use agent_std_tools::patch::{apply_chunks, parse, Hunk};
 ///
@@ -258,7 +263,9 @@ fn new_block(diff: &[DiffLine], lines: &[String], start: usize) -> Vec<String> {
 }
 
 /// Where `pattern` occurs in `lines` at or after `start` (at the very end first, if
-/// `end_of_file`), trying the four passes in turn.
+/// `end_of_file`), trying the four passes in turn. Public only with the cargo feature
+/// `test-utils`, for the tests of the matching passes.
+#[cfg(feature = "test-utils")]
 pub fn seek(
     lines: &[String],
     pattern: &[String],
@@ -455,7 +462,8 @@ fn kmp(haystack: &[u32], needle: &[u32]) -> Option<usize> {
 }
 
 /// Maps typographic punctuation and exotic spaces to ASCII, and drops zero-width no-break spaces
-/// (byte-order marks).
+/// (byte-order marks). Public only with the cargo feature `test-utils`, for the tests of the
+/// matching passes.
 pub fn normalise(s: &str) -> String {
     s.chars().filter_map(ascii_twin).collect()
 }

@@ -82,11 +82,10 @@ use std::path::{Path, PathBuf};
 use agent_core::{SkillContext, SkillError, skill};
 use cap_std::fs::{Metadata, MetadataExt};
 
-pub use apply::ApplyError;
+pub use apply::{ApplyError, apply_chunks};
 use apply::{Failure, apply_chunks_until};
-// Public for the property tests, the fuzz target and the benches, not part of the documented API.
-#[doc(hidden)]
-pub use apply::{apply_chunks, normalise, seek};
+#[cfg(feature = "test-utils")]
+pub use apply::{normalise, seek};
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
 
 use crate::blocking::{Stop, blocking_until_stopped};

@@ -63,10 +63,8 @@ pub(super) async fn client_for(
     builder.build().map_err(SkillError::from_error)
 }
 
-/// Whether `ip` may be fetched under `config`; the error names the kind of address. Public for
-/// the tests, not part of the documented API.
-#[doc(hidden)]
-pub fn check_address(ip: IpAddr, config: &WebConfig) -> Result<(), &'static str> {
+/// Whether `ip` may be fetched under `config`; the error names the kind of address.
+fn check_address(ip: IpAddr, config: &WebConfig) -> Result<(), &'static str> {
     match classify(ip) {
         None => Ok(()),
         Some("loopback") if config.allow_loopback => Ok(()),

@@ -54,8 +54,6 @@ use std::time::Duration;
 use agent_core::{SkillContext, SkillError, skill};
 use reqwest::Url;
 
-#[doc(hidden)]
-pub use address::check_address;
 use fetch::fetch;
 
 /// How deep elements may nest in the HTML converted; deeper tags are dropped, their text kept.
