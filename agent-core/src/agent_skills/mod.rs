@@ -11,6 +11,12 @@
 //! | 2 | the instructions (the body of `SKILL.md`), the folder and its file list | `load_skill { name }` |
 //! | 3 | one file of the folder | `load_skill { name, file }`, or `run_shell` for a script, if permitted |
 //!
+//! Instructions or a file longer than the registry's output budget come in pieces of whole lines,
+//! each within the budget, ending with which lines it holds and the `offset` to continue from;
+//! `load_skill { name, file?, offset, limit }` (lines, from 1) chooses one. The pieces, put
+//! together, are the text byte for byte; only a single line longer than the budget is cut (its
+//! beginning shown, and the line after it named).
+//!
 //! Level 1 sits in the tool's description rather than in the system prompt, so a registry carries
 //! its skills into any runtime, MCP server or model client without touching their prompts, and
 //! one tool's schema is paid once rather than once per skill (docs/PERFORMANCE.md §8 counts the

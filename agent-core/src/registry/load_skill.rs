@@ -1,6 +1,11 @@
 //! The built-in `load_skill` skill, and adding Agent Skills to a registry: level 1 (names and
 //! descriptions) in the tool's description, level 2 (instructions) and level 3 (files) on call.
 //! See [`mod@crate::agent_skills`].
+//!
+//! Instructions and files longer than the registry's output budget come in pieces of whole
+//! lines, each within the budget, that say which lines they hold and the `offset` to continue
+//! from (see [`super::pieces`]); `offset` (1-based) and `limit` (lines) choose a piece. Put
+//! together, the pieces are the text byte for byte.
 
 use std::sync::Arc;
 
@@ -9,6 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Registry;
+use super::pieces::{self, Window};
 use crate::agent_skills::AgentSkill;
 use crate::context::SkillContext;
 use crate::error::{RegistryError, SkillError};
@@ -41,7 +47,8 @@ impl Registry {
             all.push(skill);
         }
         all.sort_by(|a, b| a.name.cmp(&b.name));
-        self.skills.set_agent_skills(all);
+        self.skills
+            .set_agent_skills(all, self.settings.output_budget);
         Ok(self)
     }
 
@@ -60,16 +67,24 @@ pub(crate) struct LoadSkillInput {
     /// One of the skill's files (a path its instructions mention, e.g. `references/forms.md`), to
     /// read it instead of the instructions.
     file: Option<String>,
+    /// The first line to return (from 1), to continue where a piece ended.
+    #[schemars(range(min = 1))]
+    offset: Option<usize>,
+    /// The most lines to return.
+    #[schemars(range(min = 1))]
+    limit: Option<usize>,
 }
 
-/// The built-in skill: the registry's Agent Skills, and its description listing them.
+/// The built-in skill: the registry's Agent Skills, its description listing them, and the
+/// registry's output budget its pieces fit in.
 pub(crate) struct LoadSkill {
     skills: Arc<[AgentSkill]>,
     description: String,
+    output_budget: usize,
 }
 
 impl LoadSkill {
-    pub(crate) fn new(skills: Arc<[AgentSkill]>) -> Self {
+    pub(crate) fn new(skills: Arc<[AgentSkill]>, output_budget: usize) -> Self {
         let mut description = String::from(
             "Load a skill: instructions for a kind of task, with files they may refer to. When a \
              task matches a skill below, load it first and follow it. With `file`, read one of \
@@ -84,6 +99,7 @@ impl LoadSkill {
         LoadSkill {
             skills,
             description,
+            output_budget,
         }
     }
 
@@ -128,15 +144,29 @@ impl Skill for LoadSkill {
         _ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError> {
         let skill = self.find(input.name.trim())?;
-        match input.file {
-            None => Ok(instructions(skill).into()),
-            Some(path) => read_file(skill, path).await.map(SkillOutput::from),
-        }
+        let window = Window {
+            offset: input.offset,
+            limit: input.limit,
+        };
+        let budget = self.output_budget;
+        let text = match input.file {
+            None => {
+                let what = format!("the instructions of `{}`", skill.name);
+                let body = skill.instructions.trim_start_matches(['\r', '\n']);
+                pieces::piece(body, &header(skill), window, budget, &what)?
+            }
+            Some(path) => {
+                let what = format!("`{path}`");
+                let text = read_file(skill, path).await?;
+                pieces::piece(&text, "", window, budget, &what)?
+            }
+        };
+        Ok(text.into())
     }
 }
 
-/// Level 2: where the skill is, what files it has, and its instructions.
-fn instructions(skill: &AgentSkill) -> String {
+/// Level 2, before the instructions: where the skill is and what files it has.
+fn header(skill: &AgentSkill) -> String {
     let files = skill.files.list();
     let mut text = format!("Skill `{}`", skill.name);
     match skill.files.folder() {
@@ -160,7 +190,6 @@ fn instructions(skill: &AgentSkill) -> String {
         ));
     }
     text.push_str("\n\n");
-    text.push_str(skill.instructions.trim_start_matches(['\r', '\n']));
     text
 }
 

@@ -46,6 +46,7 @@ mod guard;
 mod hooks;
 mod load_skill;
 mod names;
+mod pieces;
 mod prepared;
 mod registration;
 mod settings;
@@ -132,8 +133,10 @@ impl Registry {
     }
 
     /// How many characters of a result the model gets; longer results are cut with a notice.
+    /// The built-in `load_skill` hands longer instructions and files over in pieces that fit.
     pub fn with_output_budget(&mut self, chars: usize) -> &mut Self {
         self.settings.output_budget = chars;
+        self.skills.set_output_budget(chars);
         self
     }
 

@@ -167,16 +167,32 @@ impl Skills {
     }
 
     /// Replaces the Agent Skills, and the built-in `load_skill` that lists them (unless a skill of
-    /// the user's has its name).
-    pub(super) fn set_agent_skills(&mut self, skills: Vec<AgentSkill>) {
+    /// the user's has its name), whose pieces fit in `output_budget` characters.
+    pub(super) fn set_agent_skills(&mut self, skills: Vec<AgentSkill>, output_budget: usize) {
         self.agent_skills = skills.into();
         self.remove_builtin(load_skill::NAME);
         if self.by_name.contains_key(load_skill::NAME) || self.agent_skills.is_empty() {
             return;
         }
-        let entry = Entry::builtin(Arc::new(LoadSkill::new(self.agent_skills.clone())));
+        let entry = Entry::builtin(Arc::new(LoadSkill::new(
+            self.agent_skills.clone(),
+            output_budget,
+        )));
         let names = vec![entry.metadata.name.clone()];
         self.push(entry, names);
+    }
+
+    /// Tells the built-in `load_skill`, if there is one, the registry's new output budget (in
+    /// place: the order of the definitions does not change).
+    pub(super) fn set_output_budget(&mut self, output_budget: usize) {
+        let Some(&index) = self.by_name.get(load_skill::NAME) else {
+            return;
+        };
+        if !self.entries[index].builtin {
+            return;
+        }
+        let skill = LoadSkill::new(self.agent_skills.clone(), output_budget);
+        self.entries[index] = Entry::builtin(Arc::new(skill));
     }
 
     /// Adds the built-in `tool_search`, which searches the deferred skills.
