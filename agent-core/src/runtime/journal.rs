@@ -7,7 +7,6 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -289,14 +288,14 @@ fn read_back<T: for<'de> Deserialize<'de>>(name: &str, value: Value) -> Result<T
 #[serde(rename_all = "snake_case")]
 enum ModelRecord {
     Answer(ChatResponse),
-    Error(ProviderErrorRecord),
+    Error(ProviderError),
 }
 
 impl From<Result<ChatResponse, ProviderError>> for ModelRecord {
     fn from(answer: Result<ChatResponse, ProviderError>) -> Self {
         match answer {
             Ok(answer) => ModelRecord::Answer(answer),
-            Err(error) => ModelRecord::Error(ProviderErrorRecord::from(error)),
+            Err(error) => ModelRecord::Error(error),
         }
     }
 }
@@ -305,118 +304,7 @@ impl ModelRecord {
     fn into_answer(self) -> Result<ChatResponse, ProviderError> {
         match self {
             ModelRecord::Answer(answer) => Ok(answer),
-            ModelRecord::Error(error) => Err(error.into()),
-        }
-    }
-}
-
-/// A [`ProviderError`], field for field.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-enum ProviderErrorRecord {
-    Api {
-        provider: String,
-        status: u16,
-        error_type: Option<String>,
-        message: String,
-        retry_after: Option<Duration>,
-    },
-    Connect {
-        provider: String,
-        message: String,
-    },
-    Timeout {
-        provider: String,
-        after: Duration,
-    },
-    Stream {
-        provider: String,
-        error_type: Option<String>,
-        message: String,
-    },
-    Decode {
-        provider: String,
-        message: String,
-    },
-    Config {
-        message: String,
-    },
-}
-
-impl From<ProviderError> for ProviderErrorRecord {
-    fn from(error: ProviderError) -> Self {
-        match error {
-            ProviderError::Api {
-                provider,
-                status,
-                error_type,
-                message,
-                retry_after,
-            } => ProviderErrorRecord::Api {
-                provider,
-                status,
-                error_type,
-                message,
-                retry_after,
-            },
-            ProviderError::Connect { provider, message } => {
-                ProviderErrorRecord::Connect { provider, message }
-            }
-            ProviderError::Timeout { provider, after } => {
-                ProviderErrorRecord::Timeout { provider, after }
-            }
-            ProviderError::Stream {
-                provider,
-                error_type,
-                message,
-            } => ProviderErrorRecord::Stream {
-                provider,
-                error_type,
-                message,
-            },
-            ProviderError::Decode { provider, message } => {
-                ProviderErrorRecord::Decode { provider, message }
-            }
-            ProviderError::Config(message) => ProviderErrorRecord::Config { message },
-        }
-    }
-}
-
-impl From<ProviderErrorRecord> for ProviderError {
-    fn from(record: ProviderErrorRecord) -> Self {
-        match record {
-            ProviderErrorRecord::Api {
-                provider,
-                status,
-                error_type,
-                message,
-                retry_after,
-            } => ProviderError::Api {
-                provider,
-                status,
-                error_type,
-                message,
-                retry_after,
-            },
-            ProviderErrorRecord::Connect { provider, message } => {
-                ProviderError::Connect { provider, message }
-            }
-            ProviderErrorRecord::Timeout { provider, after } => {
-                ProviderError::Timeout { provider, after }
-            }
-            ProviderErrorRecord::Stream {
-                provider,
-                error_type,
-                message,
-            } => ProviderError::Stream {
-                provider,
-                error_type,
-                message,
-            },
-            ProviderErrorRecord::Decode { provider, message } => {
-                ProviderError::Decode { provider, message }
-            }
-            ProviderErrorRecord::Config { message } => ProviderError::Config(message),
+            ModelRecord::Error(error) => Err(error),
         }
     }
 }
