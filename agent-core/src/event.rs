@@ -20,8 +20,7 @@ use std::time::Duration;
 
 use crate::call::{ToolCall, ToolResult};
 use crate::message::Usage;
-use crate::runtime::outcome::FinishReason;
-use crate::runtime::state::PendingCall;
+use crate::runtime::{FinishReason, PendingCall};
 
 /// One thing that happened in a run. Every event carries the step (model call) it belongs to,
 /// counted from 1. [`AgentEvent::TurnFinished`] ends every turn, once, and the last one of a run

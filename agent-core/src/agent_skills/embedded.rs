@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{AgentSkill, SkillFiles};
+use super::agent_skill::{AgentSkill, SkillFiles};
 use crate::error::SkillError;
 
 /// One Agent Skill as `agent_skills!` embeds it: the front matter it checked at compile time, the

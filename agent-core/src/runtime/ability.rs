@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::outcome::FinishReason;
+use super::reason::FinishReason;
 use super::state::RunState;
 use crate::call::{ToolCall, ToolResult};
 use crate::message::{ChatRequest, Message};

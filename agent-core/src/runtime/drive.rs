@@ -10,7 +10,7 @@ use super::ability::Ability;
 use super::answer::TypedAnswer;
 use super::effects::{Direct, Effects};
 use super::finish;
-use super::journal::Journaled;
+use super::journaled::Journaled;
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::plan::PlanMode;

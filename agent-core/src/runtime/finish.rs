@@ -16,9 +16,10 @@
 //! | [`FinishReason::AwaitingApproval`] | [`awaiting_approval`] | a hook asked a person about a call of the turn |
 
 use super::AgentRuntime;
-use super::guards::Repeated;
-use super::outcome::{Budget, FinishReason, TranscriptLimit};
-use super::state::{PendingCall, RunState};
+use super::guards::{Repeated, StuckGuard};
+use super::pending::PendingCall;
+use super::reason::{Budget, FinishReason, TranscriptLimit};
+use super::state::RunState;
 use crate::call::{ToolCall, ToolResult};
 use crate::message::StopReason;
 
@@ -94,10 +95,10 @@ pub(super) fn output_retries(limit: usize, last_error: String) -> FinishReason {
 /// The model made the same call `stuck_after` times in a row (seen before the calls run).
 pub(super) fn repeated_call<'c>(
     rt: &AgentRuntime,
-    state: &mut RunState,
+    guard: &mut StuckGuard,
     counted: impl IntoIterator<Item = &'c ToolCall>,
 ) -> Option<FinishReason> {
-    state.stuck.on_calls(rt.stuck_after, counted).map(stuck)
+    guard.on_calls(rt.stuck_after, counted).map(stuck)
 }
 
 /// The checks after a turn's results are in the transcript: cancellation, denials, then

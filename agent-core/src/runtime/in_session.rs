@@ -10,25 +10,34 @@
 
 use super::AgentRuntime;
 use super::drive;
-use super::outcome::{AgentError, FinishReason, RunOutcome};
+use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::pause;
-use super::start::Start;
+use super::pending::Decision;
+use super::reason::FinishReason;
 use super::state::RunState;
 use crate::message::Message;
 use crate::session::{Loaded, SessionData, SessionStore};
+
+/// What a session can start with.
+pub(super) enum SessionStart {
+    /// The session's next message.
+    Goal(String),
+    /// Decisions for its paused run.
+    Decide(Vec<(String, Decision)>),
+}
 
 /// Runs `start` in session `id` of `store`.
 pub(super) async fn send(
     rt: &AgentRuntime,
     store: &dyn SessionStore,
     id: &str,
-    start: Start,
+    start: SessionStart,
     output: Option<OutputType>,
 ) -> Result<RunOutcome, AgentError> {
     let loaded = store.load(id).await?;
     match start {
-        Start::Goal(goal) => {
+        SessionStart::Goal(goal) => {
             let version = loaded.as_ref().map(|l| l.version);
             let mut transcript = match loaded {
                 Some(Loaded {
@@ -47,7 +56,7 @@ pub(super) async fn send(
             save(store, id, &outcome, version).await?;
             Ok(outcome)
         }
-        Start::Decide(decisions) => {
+        SessionStart::Decide(decisions) => {
             let Some(Loaded {
                 data:
                     SessionData {
@@ -71,12 +80,6 @@ pub(super) async fn send(
             let outcome = drive::drive(rt, state, output).await?;
             save(store, id, &outcome, Some(claimed)).await?;
             Ok(outcome)
-        }
-        Start::Transcript(_) | Start::ApprovePlan(_) | Start::Paused(..) => {
-            Err(AgentError::Config(format!(
-                "session `{id}` keeps its own conversation: in a session, run(goal) continues it \
-                 and decide(decisions) continues its paused run"
-            )))
         }
     }
 }

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::finish;
-use super::outcome::FinishReason;
+use super::reason::FinishReason;
 use super::state::OutputProgress;
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;

@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::outcome::AgentError;
+use super::pending::{Decision, PendingCall};
 use super::record::ToolRecord;
-use super::state::{Decision, Next, PendingCall, RunState};
+use super::state::{Next, RunState};
 use crate::call::{ToolCall, ToolResult};
 use crate::error::SkillError;
 use crate::message::Message;

@@ -205,12 +205,16 @@ impl<'a> Run<'a> {
 
     /// An answer with calls: the repetition guard sees them, then they are the next step.
     fn on_calls(&mut self, cut_off: Option<Message>) {
-        let calls = self.last_calls();
-        let counted: Vec<&ToolCall> = calls
+        let state = &mut self.state;
+        let calls = state
+            .transcript
+            .last()
+            .map_or(&[][..], |m| &m.tool_calls[..]);
+        let counted = calls
             .iter()
-            .filter(|c| self.abilities.iter().all(|a| a.counts(c)))
-            .collect();
-        if let Some(stuck) = finish::repeated_call(self.rt, &mut self.state, counted) {
+            .filter(|c| self.abilities.iter().all(|a| a.counts(c)));
+        if let Some(stuck) = finish::repeated_call(self.rt, &mut state.stuck, counted) {
+            let calls = self.last_calls();
             self.refuse_repeated(&calls);
             self.end_with(stuck);
             return;
@@ -253,8 +257,9 @@ impl<'a> Run<'a> {
         // The calls this step runs: all of a new turn's; after a pause, the approved ones (with
         // an edit's arguments), and every other call without a result is answered as not run
         // (a transcript edited in between).
-        let mut to_run = calls.clone();
+        let mut edited = None;
         if let Some(approved) = approved {
+            let mut to_run = calls.clone();
             for (call, answer) in to_run.iter_mut().zip(&mut answers) {
                 match approved.iter().find(|(id, _)| *id == *call.id) {
                     Some((id, edit)) => {
@@ -270,6 +275,7 @@ impl<'a> Run<'a> {
                     None => {}
                 }
             }
+            edited = Some(to_run);
         } else {
             for call in &calls {
                 self.emit(|| AgentEvent::ToolCall {
@@ -278,7 +284,9 @@ impl<'a> Run<'a> {
                 });
             }
         }
-        let ending = self.answer(&to_run, &mut answers).await;
+        let ending = self
+            .answer(edited.as_deref().unwrap_or(&calls), &mut answers)
+            .await;
         let mut results: Vec<ToolResult> = answers.into_iter().flatten().collect();
         if results.iter().any(pause::is_pending) {
             if ending.is_none() && !resumed {

@@ -50,17 +50,18 @@ use serde::de::DeserializeOwned;
 
 use super::AgentRuntime;
 use super::drive;
-use super::in_session;
+use super::in_session::{self, SessionStart};
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::pause;
-use super::state::{Decision, RunState};
+use super::pending::Decision;
+use super::state::RunState;
 use super::typed::TypedOutcome;
 use crate::message::Message;
 use crate::session::SessionStore;
 
 /// Where a run starts.
-pub(super) enum Start {
+enum Start {
     /// A goal: a new conversation, or the session's next message.
     Goal(String),
     /// A conversation to continue.
@@ -239,6 +240,16 @@ impl<'r> RunRequest<'r> {
             session,
         } = self;
         if let Some((store, id)) = session {
+            let start = match start {
+                Start::Goal(goal) => SessionStart::Goal(goal),
+                Start::Decide(decisions) => SessionStart::Decide(decisions),
+                Start::Transcript(_) | Start::ApprovePlan(_) | Start::Paused(..) => {
+                    return Err(AgentError::Config(format!(
+                        "session `{id}` keeps its own conversation: in a session, run(goal) \
+                         continues it and decide(decisions) continues its paused run"
+                    )));
+                }
+            };
             return in_session::send(rt, store, &id, start, output).await;
         }
         match start {

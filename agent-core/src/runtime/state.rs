@@ -1,6 +1,5 @@
-//! A run, as data: the [`RunState`] the loop steps, and hands back when it stops for a decision,
-//! the [`PendingCall`]s a person decides on, and the [`Decision`]s that continue it. Plain data
-//! only: the loop (`run.rs`) advances it.
+//! A run, as data: the [`RunState`] the loop steps, and hands back when it stops for a decision.
+//! Plain data only: the loop (`run.rs`) advances it.
 //!
 //! A state is `Serialize + Deserialize` and carries a format version, written first. Reading a
 //! state of another version is an error that says which versions are involved, before any other
@@ -12,45 +11,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::guards::{DenialGuard, StuckGuard};
-use super::outcome::FinishReason;
+use super::pending::PendingCall;
+use super::reason::FinishReason;
 use super::record::ToolRecord;
-use crate::call::ToolCall;
 use crate::message::{Message, Usage};
 
 /// The format version of [`RunState`] this build writes and reads. Version 2 is the whole run
 /// (version 1 was a snapshot taken at a pause).
 pub const RUN_STATE_VERSION: u32 = 2;
-
-/// A call a run paused on: what a person needs to decide on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingCall {
-    /// The call as the model made it: its id (which the decision names), the name it used, its
-    /// arguments.
-    pub call: ToolCall,
-    /// The skill's own name (the model may have used an alias).
-    pub skill: String,
-    /// Whether the skill only reads ([`SkillMetadata::is_read_only`](crate::SkillMetadata)).
-    pub is_read_only: bool,
-    /// Whether the skill does something hard to undo
-    /// ([`SkillMetadata::is_destructive`](crate::SkillMetadata)).
-    pub is_destructive: bool,
-    /// Why a decision is needed, as the hook wrote it for a person.
-    pub reason: String,
-}
-
-/// What a person decided about a [`PendingCall`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "decision", content = "with")]
-pub enum Decision {
-    /// Run the call as it is. It runs exactly once; hooks that asked let it through, hooks that
-    /// deny still deny.
-    Approve,
-    /// Do not run it; the text is the reason the model reads. Counts as a denial.
-    Deny(String),
-    /// Run it with these arguments instead, validated like a hook's
-    /// [`HookOutcome::Modify`](crate::HookOutcome::Modify).
-    Edit(Value),
-}
 
 /// A run, as one value: everything it is and what it does next. The loop advances it one step at
 /// a time (`run.rs`): the state's next step says whether the model is asked, the calls of its
