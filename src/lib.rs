@@ -1,15 +1,20 @@
 //! eugene: build AI agents in Rust, where a tool ("skill") is an ordinary `async fn`.
 //!
-//! This facade re-exports everything from [`agent_core`]; depend on `eugene` alone. See the
-//! README for the walkthrough and `agent_core`'s crate docs for the manual.
+//! This facade re-exports everything from [`agent_core`] (skills, the registry, hooks, retries),
+//! [`agent_llm`] (messages and model providers) and [`agent_runtime`] (the agent loop, sessions,
+//! events); depend on `eugene` alone. See the README for the walkthrough and those crates' docs
+//! for the manual.
 //!
 //! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
 //! (default) sessions kept in a file, `mcp` the `mcp` module, `restate` the `restate` module.
-//! A crate that only defines skills can depend on `agent-core` without default features instead.
+//! A crate that only defines skills can depend on `agent-core` alone instead: no providers, no
+//! loop, no HTTP/TLS or storage crate.
 
 #![warn(missing_docs)]
 
 pub use agent_core::*;
+pub use agent_llm::*;
+pub use agent_runtime::*;
 
 /// Model Context Protocol: serve a registry as an MCP server, use MCP servers' tools as skills
 /// (cargo feature `mcp`).

@@ -190,8 +190,10 @@ impl SkillSession {
     }
 
     /// Marks the call `call_id` as approved by a person (the runtime does this when a paused run
-    /// is resumed with an approval).
-    pub(crate) fn approve(&self, call_id: &str) {
+    /// is resumed with an approval). Plumbing between agent-core and agent-runtime, not an API: a
+    /// skill or hook has no reason to call it.
+    #[doc(hidden)]
+    pub fn approve(&self, call_id: &str) {
         lock(&self.approved).insert(call_id.to_owned());
     }
 

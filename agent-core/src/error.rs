@@ -50,8 +50,8 @@ pub enum SkillError {
     Denied(String),
     /// The call needs a decision from outside the run (a person's approval) before it may run: a
     /// before-hook answered [`HookOutcome::Ask`](crate::HookOutcome::Ask), or the skill returned
-    /// it itself. An agent run pauses on it ([`FinishReason::AwaitingApproval`](
-    /// crate::FinishReason::AwaitingApproval)) instead of sending it to the model; the text is
+    /// it itself. An agent run pauses on it (agent-runtime's
+    /// `FinishReason::AwaitingApproval`) instead of sending it to the model; the text is
     /// the reason the person reads. Outside a run (a registry used alone, an MCP server) it is an
     /// error result like any other.
     #[error("waiting for approval: {0}")]

@@ -47,8 +47,8 @@ pub enum HookOutcome {
     /// Skip the skill and answer the call with this text.
     Replace(String),
     /// The call needs a decision from outside the run: the text is the reason a person reads.
-    /// An agent run pauses on it ([`FinishReason::AwaitingApproval`](crate::FinishReason)) and
-    /// continues when it is decided ([`AgentRuntime::resume_state`](crate::AgentRuntime)); the
+    /// An agent run pauses on it (agent-runtime's `FinishReason::AwaitingApproval`) and
+    /// continues when it is decided (`AgentRuntime::resume_state`); the
     /// call runs only if approved. A call approved that way passes this hook's `Ask` again; other
     /// hooks' denials still apply. Outside a run the call gets a
     /// [`SkillError::ApprovalRequired`] result.

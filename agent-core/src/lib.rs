@@ -65,16 +65,11 @@ pub mod agent_skills;
 pub mod call;
 pub mod context;
 pub mod error;
-pub mod event;
 pub mod hook;
-pub mod llm;
 mod macro_support;
-pub mod message;
 pub mod registry;
 pub mod retry;
-pub mod runtime;
 pub mod schema;
-pub mod session;
 mod shared_str;
 pub mod skill;
 
@@ -218,32 +213,11 @@ pub use async_trait::async_trait;
 pub use call::{SharedStr, ToolCall, ToolResult};
 pub use context::{SkillContext, SkillSession};
 pub use error::{RegistryError, SkillError, SourceLocation};
-pub use event::{AgentEvent, EventSink};
 pub use hook::{
     AllowIf, Decide, HookFuture, HookOutcome, Permission, PermissionGate, PermissionRule, SkillHook,
 };
-#[cfg(feature = "http")]
-pub use llm::{
-    AnthropicProvider, AnthropicWire, CacheControl, HttpOptions, HttpProvider, OpenAiProvider,
-    OpenAiWire, SseDecoder, WireCodec,
-};
-pub use llm::{
-    EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
-};
-#[cfg(all(feature = "http", feature = "test-utils"))]
-pub use llm::{WireFormat, decode_recorded_stream};
-pub use message::{
-    ChatRequest, ChatResponse, Effort, Message, ResponseSchema, Role, StopReason, Thinking,
-    ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
-};
 pub use registry::{Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
-pub use runtime::{
-    AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, OutputMode,
-    OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState, TranscriptLimit,
-    TypedOutcome, TypedRunRequest,
-};
-pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
 pub use schema::ToolDefinition;
 /// The `schemars` this crate derives JSON Schemas with, re-exported so that a crate of skills
 /// can derive `JsonSchema` for its own parameter and output types without depending on
@@ -254,9 +228,6 @@ pub use schemars;
 /// of skills can derive `Serialize`/`Deserialize` for its own types without depending on serde
 /// itself: `#[derive(agent_core::serde::Deserialize)] #[serde(crate = "agent_core::serde")]`.
 pub use serde;
-#[cfg(feature = "redb")]
-pub use session::RedbSessionStore;
-pub use session::{Loaded, MemorySessionStore, SessionData, SessionStore, StoreError};
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 

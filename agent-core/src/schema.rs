@@ -155,8 +155,9 @@ pub(crate) fn normalise_root(schema: Value) -> Value {
     Value::Object(map)
 }
 
-/// Whether a normalised root schema describes a JSON object.
-pub(crate) fn is_object_schema(schema: &Value) -> bool {
+/// Whether a normalised root schema describes a JSON object (the runtime wraps a typed output
+/// whose schema is not one, since tool inputs must be objects).
+pub fn is_object_schema(schema: &Value) -> bool {
     schema.get("type") == Some(&json!("object"))
 }
 

@@ -8,11 +8,10 @@ mod echo_server;
 
 use std::time::Duration;
 
-use agent_core::{
-    AgentRuntime, FinishReason, MockProvider, MockReply, Registry, Role, SkillContext, SkillError,
-    ToolCall, skill,
-};
+use agent_core::{Registry, SkillContext, SkillError, ToolCall, skill};
+use agent_llm::{MockProvider, MockReply, Role};
 use agent_mcp::{McpError, McpServer, McpSkills};
+use agent_runtime::{AgentRuntime, FinishReason};
 use echo_server::EchoServer;
 use rmcp::ServiceExt;
 use serde_json::{Value, json};

@@ -15,9 +15,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_core::{
-    AgentEvent, CancellationToken, EventSink, Journal, JournalError, JournalStep, StepFuture,
-    StepOutcome,
+use agent_core::CancellationToken;
+use agent_runtime::{
+    AgentEvent, EventSink, Journal, JournalError, JournalStep, StepFuture, StepOutcome,
 };
 use futures::future::{Either, select};
 use restate_sdk::prelude::*;

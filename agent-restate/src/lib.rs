@@ -8,7 +8,7 @@
 //! keeps a journal of each invocation:
 //!
 //! - **Each step is journaled.** Every model call, compaction summary and tool call of a run is one
-//!   `ctx.run` step (through agent-core's [`Journal`](agent_core::Journal)). When the process dies
+//!   `ctx.run` step (through agent-core's [`Journal`](agent_runtime::Journal)). When the process dies
 //!   mid-run, Restate invokes the handler again, on this instance or another; the journal replays:
 //!   the model is not asked again for a turn already answered, and a tool that already ran does
 //!   not run again. A step that was running when the process died runs again (it has no result to
@@ -37,7 +37,9 @@
 //! | `reset` | exclusive | — | forgets the session |
 //!
 //! ```no_run
-//! use agent_core::{AgentRuntime, MockProvider, MockReply, Registry};
+//! use agent_core::Registry;
+//! use agent_llm::{MockProvider, MockReply};
+//! use agent_runtime::AgentRuntime;
 //! use agent_restate::DurableAgent;
 //!
 //! # async fn serve() {
@@ -62,8 +64,8 @@ mod outcome;
 use std::net::SocketAddr;
 
 #[cfg(doc)]
-use agent_core::FinishReason;
-use agent_core::{AgentRuntime, OutputType};
+use agent_runtime::FinishReason;
+use agent_runtime::{AgentRuntime, OutputType};
 use restate_sdk::endpoint::{Endpoint, ServiceOptions};
 use restate_sdk::http_server::HttpServer;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
@@ -97,7 +99,7 @@ impl DurableAgent {
 
     /// Makes every run typed: it ends when the model answers with a value that passes `output`'s
     /// check ([`OutputType::of::<T>()`](OutputType::of) for a Rust type), which the [`Outcome`]'s
-    /// `output` then holds (see [`OutputMode`](agent_core::OutputMode) for how the model is asked).
+    /// `output` then holds (see [`OutputMode`](agent_runtime::OutputMode) for how the model is asked).
     pub fn output(mut self, output: OutputType) -> Self {
         self.output = Some(output);
         self

@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::future::IntoFuture;
 use std::sync::Arc;
 
-use agent_core::{
-    AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, OutputType,
-    RunOutcome, RunRequest,
+use agent_core::CancellationToken;
+use agent_llm::Message;
+use agent_runtime::{
+    AgentError, AgentRuntime, Decision, FinishReason, OutputType, RunOutcome, RunRequest,
 };
 use restate_sdk::prelude::*;
 use serde_json::Value;

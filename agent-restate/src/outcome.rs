@@ -1,7 +1,8 @@
 //! What the handlers answer with, as JSON: a finished run ([`Outcome`]) and a call waiting for a
 //! person ([`Approval`]).
 
-use agent_core::{FinishReason, PendingCall, RunOutcome, Usage};
+use agent_llm::Usage;
+use agent_runtime::{FinishReason, PendingCall, RunOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -37,7 +38,7 @@ impl From<&RunOutcome> for Outcome {
 
 /// A call the run waits on: what a person decides about, and the awakeable that carries the
 /// decision. Send it with the `decide` handler (by call id), or resolve the awakeable directly
-/// through Restate's ingress with a [`Decision`](agent_core::Decision) as JSON.
+/// through Restate's ingress with a [`Decision`](agent_runtime::Decision) as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Approval {
     /// The call, its skill, flags and the hook's reason.

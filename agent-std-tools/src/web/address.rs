@@ -51,7 +51,7 @@ pub(super) async fn client_for(
             ))
         })?;
     }
-    let tls = agent_core::llm::tls_config().map_err(SkillError::tool)?;
+    let tls = agent_tls::tls_config().map_err(SkillError::tool)?;
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())

@@ -1,0 +1,47 @@
+//! The conversation and the models of the eugene agent framework: the provider-neutral
+//! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic and
+//! OpenAI-compatible providers with their wire codecs (feature `http`, default), the scripted
+//! [`MockProvider`], and recorded-traffic replay for tests (feature `test-utils`).
+//!
+//! # What it owns, and what it must not depend on
+//!
+//! | module | central type | what it is for |
+//! |---|---|---|
+//! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
+//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible and scripted models, whole and streamed |
+//!
+//! It depends on `agent-core` (tool calls, tool definitions, retries) and, with `http`, on
+//! `agent-tls` for the TLS settings. It must not depend on `agent-runtime`: the agent loop uses
+//! the providers, never the other way round, so an edit to the loop does not rebuild them.
+//!
+//! # Dependencies, and why
+//!
+//! `serde`/`serde_json` (messages and wire formats), `async-trait` (the object-safe
+//! [`LlmProvider`]), `futures` and `tokio` (streams, timers), `thiserror` ([`ProviderError`]).
+//! Feature `http` (default) adds the HTTP providers and what only they use: `reqwest` (the HTTP
+//! client; the version rmcp uses, so a build with MCP has one HTTP stack), `rustls` with its
+//! `ring` provider checked against the system's certificates (through `agent-tls`, no system
+//! TLS library), `eventsource-stream` (the server-sent-events parser of the streaming APIs),
+//! `async-stream` (the provider streams written as plain loops), `bytes` (request bodies shared
+//! across retries), `fastrand` (retry jitter). Without `http` the crate compiles no HTTP or TLS
+//! crate.
+
+#![warn(missing_docs)]
+
+pub mod llm;
+pub mod message;
+
+#[cfg(feature = "http")]
+pub use llm::{
+    AnthropicProvider, AnthropicWire, CacheControl, HttpOptions, HttpProvider, OpenAiProvider,
+    OpenAiWire, SseDecoder, WireCodec,
+};
+pub use llm::{
+    EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
+};
+#[cfg(all(feature = "http", feature = "test-utils"))]
+pub use llm::{WireFormat, decode_recorded_stream};
+pub use message::{
+    ChatRequest, ChatResponse, Effort, Message, ResponseSchema, Role, StopReason, Thinking,
+    ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
+};

@@ -1,0 +1,99 @@
+//! What a model provider is: the [`LlmProvider`] trait, the [`StreamEvent`]s of a streamed
+//! answer and [`final_response`], which collects them. See [`super`] for the providers.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::{Stream, StreamExt};
+
+use super::ProviderError;
+use crate::message::{ChatRequest, ChatResponse, Usage};
+use agent_core::call::ToolCall;
+
+/// The events of a streamed answer. Text and tool calls arrive in pieces; the stream ends with
+/// [`StreamEvent::Done`], which carries the whole answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of the answer's text.
+    TextDelta(String),
+    /// A piece of the model's visible reasoning.
+    ThinkingDelta(String),
+    /// A tool call began.
+    ToolCallStarted {
+        /// The call's position in the answer (0-based).
+        index: usize,
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A piece of a tool call's arguments (JSON text).
+    ToolCallDelta {
+        /// The call's position in the answer.
+        index: usize,
+        /// The piece.
+        arguments: String,
+    },
+    /// A tool call is complete.
+    ToolCallFinished(ToolCall),
+    /// Token counts so far.
+    Usage(Usage),
+    /// The request failed transiently and will be sent again after `delay`.
+    Retry {
+        /// The attempt that failed (1-based).
+        attempt: u32,
+        /// How long until the next one.
+        delay: Duration,
+        /// What went wrong.
+        error: String,
+    },
+    /// The answer is complete.
+    Done(ChatResponse),
+}
+
+/// A stream of [`StreamEvent`]s.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// A model behind an API. See the [module docs](super).
+#[async_trait]
+pub trait LlmProvider: Send + Sync {
+    /// A short name for logs and spans (`anthropic`, `openai`, `mock`).
+    fn name(&self) -> &str;
+
+    /// The model's whole answer. The default collects [`LlmProvider::stream`].
+    async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+        final_response(self.stream(request)).await
+    }
+
+    /// The model's answer as it is generated. The request is encoded before this returns, so the
+    /// stream does not borrow it.
+    fn stream(&self, request: &ChatRequest<'_>) -> EventStream;
+
+    /// Whether the model can call tools. Typed runs (agent-runtime's `OutputMode::Auto`)
+    /// fall back to asking for JSON in the instructions when it cannot. Default: `true`.
+    fn supports_tools(&self) -> bool {
+        true
+    }
+
+    /// Whether the provider sends [`ChatRequest::response_schema`] to the model (native
+    /// structured output) rather than ignoring it. Default: `false`.
+    fn supports_response_schema(&self) -> bool {
+        false
+    }
+}
+
+/// Reads a stream to its [`StreamEvent::Done`] and returns that answer: what
+/// [`LlmProvider::complete`] does by default.
+pub async fn final_response(mut stream: EventStream) -> Result<ChatResponse, ProviderError> {
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Done(response) = event? {
+            return Ok(response);
+        }
+    }
+    Err(ProviderError::Stream {
+        provider: "provider".into(),
+        error_type: None,
+        message: "the stream ended without a complete answer".into(),
+    })
+}

@@ -1,0 +1,67 @@
+//! Model providers: the [`LlmProvider`] trait and its implementations — the Anthropic Messages API
+//! ([`AnthropicProvider`]), any OpenAI-compatible Chat Completions server ([`OpenAiProvider`]:
+//! OpenAI, DeepSeek, Ollama, vLLM, llama.cpp) and a scripted [`MockProvider`] for tests.
+//!
+//! A provider turns a provider-neutral [`ChatRequest`](crate::ChatRequest) into its wire format
+//! and its answer back into a [`ChatResponse`](crate::ChatResponse), either whole
+//! ([`LlmProvider::complete`]) or as a stream of [`StreamEvent`]s ([`LlmProvider::stream`]) that
+//! ends with [`StreamEvent::Done`].
+//!
+//! # Errors and retries
+//!
+//! Failures are [`ProviderError`]s that keep the provider's own `error.type` and message.
+//! Transient ones — HTTP 429 (unless it is a spending cap without `retry-after`), 500, 502, 503,
+//! 504, 529 / `overloaded_error`, a connection that failed or was reset, a timeout before the
+//! first byte — are retried with exponential backoff and jitter, honouring `retry-after`, up to
+//! [`HttpOptions::retry`]. While streaming, each retry is announced with [`StreamEvent::Retry`].
+//! A stream that already delivered events is never replayed: a failure mid-stream is an error.
+//!
+//! ```no_run
+//! use agent_llm::{AnthropicProvider, ChatRequest, LlmProvider, Message};
+//!
+//! # async fn run() -> Result<(), agent_llm::ProviderError> {
+//! let provider = AnthropicProvider::new(std::env::var("ANTHROPIC_API_KEY").unwrap(), "claude-sonnet-4-5");
+//! let transcript = [Message::user("Say hello.")];
+//! let response = provider.complete(&ChatRequest::new(&transcript)).await?;
+//! println!("{}", response.message.content);
+//! # Ok(()) }
+//! ```
+
+#[cfg(feature = "http")]
+mod anthropic;
+mod error;
+#[cfg(feature = "http")]
+mod http;
+mod llm_provider;
+mod mock;
+#[cfg(feature = "http")]
+mod openai;
+#[cfg(feature = "http")]
+mod provider;
+#[cfg(all(feature = "http", feature = "test-utils"))]
+mod recorded;
+#[cfg(feature = "http")]
+mod sse;
+#[cfg(feature = "http")]
+mod stream;
+#[cfg(feature = "http")]
+mod wire;
+
+/// The TLS settings of the providers' HTTP client (the `agent-tls` crate's).
+#[cfg(feature = "http")]
+pub use agent_tls::tls_config;
+#[cfg(feature = "http")]
+pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
+pub use error::ProviderError;
+#[cfg(feature = "http")]
+pub use http::HttpOptions;
+pub use llm_provider::{EventStream, LlmProvider, StreamEvent, final_response};
+pub use mock::{MockProvider, MockReply, RecordedRequest};
+#[cfg(feature = "http")]
+pub use openai::{OpenAiProvider, OpenAiWire};
+#[cfg(feature = "http")]
+pub use provider::{HttpProvider, WireCodec};
+#[cfg(all(feature = "http", feature = "test-utils"))]
+pub use recorded::{WireFormat, decode_recorded_stream};
+#[cfg(feature = "http")]
+pub use stream::SseDecoder;

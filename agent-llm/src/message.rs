@@ -1,0 +1,373 @@
+//! The provider-neutral conversation: [`Message`]s, what is asked of a model ([`ChatRequest`]) and
+//! what comes back ([`ChatResponse`], [`StopReason`], [`Usage`]).
+//!
+//! Each provider translates these to its wire format and back. The types carry everything both
+//! wire formats need to round-trip a conversation faithfully: the tool calls of an assistant turn,
+//! one [`Role::Tool`] message per tool result (an Anthropic request groups consecutive ones into a
+//! single user message), and Anthropic thinking blocks with their signatures, echoed back unchanged.
+//!
+//! ```
+//! use agent_core::{ToolCall, ToolResult, SkillOutput};
+//! use agent_llm::{ChatRequest, Message};
+//!
+//! let call = ToolCall::new("call_1", "read_file", serde_json::json!({"path": "Cargo.toml"}));
+//! let transcript = vec![
+//!     Message::user("Which edition does Cargo.toml use?"),
+//!     Message::assistant_with_tool_calls("Let me look.", vec![call.clone()]),
+//!     Message::tool_result(&ToolResult::new(&call, Ok(SkillOutput::from("edition = \"2024\"")))),
+//! ];
+//! let request = ChatRequest::new(&transcript).system("Answer briefly.").max_tokens(512);
+//! assert_eq!(request.messages.len(), 3);
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use agent_core::call::{SharedStr, ToolCall, ToolResult};
+use agent_core::schema::ToolDefinition;
+
+/// Who a message is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions. Usually given as [`ChatRequest::system`]; a system message in the transcript
+    /// is sent where the wire format allows it (Anthropic: appended to the system prompt).
+    System,
+    /// The person (or program) the agent works for.
+    User,
+    /// The model.
+    Assistant,
+    /// The result of one tool call.
+    Tool,
+}
+
+/// A block of the model's reasoning, kept so it can be sent back unchanged (Anthropic requires the
+/// signature to match when thinking is enabled and tools are used).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Thinking {
+    /// Visible reasoning with its signature.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The provider's signature over it.
+        signature: String,
+    },
+    /// Reasoning the provider encrypted.
+    RedactedThinking {
+        /// Opaque data, sent back as is.
+        data: String,
+    },
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who it is from.
+    pub role: Role,
+    /// Its text (for a tool message, the result's text).
+    pub content: String,
+    /// For an assistant message: the tool calls it made, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message: the id of the call it answers (shared with the call and its result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<SharedStr>,
+    /// For a tool message: whether the call failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// For an assistant message: thinking blocks that came before its text, to echo back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<Thinking>,
+}
+
+impl Message {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            thinking: Vec::new(),
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::new(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::new(Role::User, content)
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message::new(Role::Assistant, content)
+    }
+
+    /// An assistant message that makes tool calls.
+    pub fn assistant_with_tool_calls(
+        content: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+    ) -> Self {
+        Message {
+            tool_calls,
+            ..Message::new(Role::Assistant, content)
+        }
+    }
+
+    /// The message that carries a tool's result back to the model: its text (error messages
+    /// included) and whether it failed.
+    pub fn tool_result(result: &ToolResult) -> Self {
+        Message {
+            tool_call_id: Some(result.call_id.clone()),
+            is_error: result.is_error(),
+            ..Message::new(Role::Tool, result.content())
+        }
+    }
+}
+
+/// Which tools the model may or must call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call some tool.
+    Required,
+    /// The model must not call tools.
+    None,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+/// What is asked of a model. It borrows the transcript, so building a request never copies it.
+#[derive(Debug, Clone)]
+pub struct ChatRequest<'a> {
+    /// The system prompt.
+    pub system: Option<&'a str>,
+    /// The conversation so far.
+    pub messages: &'a [Message],
+    /// The tools the model may call.
+    pub tools: &'a [ToolDefinition],
+    /// Which tools it may or must call.
+    pub tool_choice: ToolChoice,
+    /// Whether the model may call several tools in one turn.
+    pub parallel_tool_calls: bool,
+    /// The most tokens the answer may have.
+    pub max_tokens: u32,
+    /// Sampling temperature; `None` leaves the provider's default.
+    pub temperature: Option<f32>,
+    /// Texts that end the answer when generated.
+    pub stop_sequences: &'a [String],
+    /// Whether, and how much, the model should think before it answers; `None` leaves the
+    /// provider's default (no thinking, for most models).
+    pub thinking: Option<ThinkingConfig>,
+    /// A JSON Schema the answer's text must follow (native structured output), for providers
+    /// that [support it](crate::LlmProvider::supports_response_schema). The runtime sets it only
+    /// on a turn that offers no tools: a response schema beside tools makes models skip them.
+    pub response_schema: Option<&'a ResponseSchema>,
+}
+
+/// A JSON Schema the model's answer must follow, sent as Anthropic's
+/// `output_config.format` or OpenAI's `response_format: json_schema` (strict).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSchema {
+    /// A name for the schema (OpenAI requires one: `^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// The schema, in strict form: every object closed (`additionalProperties: false`) and every
+    /// property required, optional ones nullable, as both providers' constrained decoding wants.
+    pub schema: Value,
+}
+
+/// How much a model should reason before it answers, in terms every provider can map.
+///
+/// | | Anthropic Messages | OpenAI-compatible Chat Completions |
+/// |---|---|---|
+/// | `Budget(n)` | `thinking: {type: "enabled", budget_tokens: n}` (at least 1,024; `max_tokens` is raised above it when needed) | `reasoning_effort`: `low` below 4,096 tokens, `medium` below 16,384, else `high` |
+/// | `Adaptive(effort)` | `thinking: {type: "adaptive"}` with `output_config: {effort}` (the models that offer it) | `reasoning_effort: effort` |
+///
+/// The thinking text arrives as [`StreamEvent::ThinkingDelta`](crate::StreamEvent::ThinkingDelta)
+/// events and in [`Message::thinking`], never in the answer's text. Anthropic requires
+/// automatic tool choice and the default temperature with thinking, so a request that thinks
+/// sends neither a forced tool choice nor a temperature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThinkingConfig {
+    /// Think with up to this many tokens.
+    Budget(u32),
+    /// Let the model decide how much to think, at this effort.
+    Adaptive(Effort),
+}
+
+/// How hard a model should think: OpenAI's `reasoning_effort`, Anthropic's `effort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Effort {
+    /// Quick answers, little reasoning.
+    Low,
+    /// The usual balance.
+    Medium,
+    /// The most reasoning the model offers.
+    High,
+}
+
+impl Effort {
+    /// The word both APIs use: `low`, `medium`, `high`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+}
+
+impl<'a> ChatRequest<'a> {
+    /// A request for `messages` with no tools, automatic tool choice, parallel calls allowed and
+    /// 4,096 tokens at most.
+    pub fn new(messages: &'a [Message]) -> Self {
+        ChatRequest {
+            system: None,
+            messages,
+            tools: &[],
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+            max_tokens: 4096,
+            temperature: None,
+            stop_sequences: &[],
+            thinking: None,
+            response_schema: None,
+        }
+    }
+
+    /// Sets the system prompt.
+    pub fn system(mut self, system: &'a str) -> Self {
+        self.system = Some(system);
+        self
+    }
+
+    /// Sets the tools.
+    pub fn tools(mut self, tools: &'a [ToolDefinition]) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Sets the tool choice.
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+
+    /// Allows or forbids several tool calls in one turn.
+    pub fn parallel_tool_calls(mut self, allowed: bool) -> Self {
+        self.parallel_tool_calls = allowed;
+        self
+    }
+
+    /// Sets the token limit of the answer.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sets the temperature.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the stop sequences.
+    pub fn stop_sequences(mut self, stop: &'a [String]) -> Self {
+        self.stop_sequences = stop;
+        self
+    }
+
+    /// Asks the model to think first (see [`ThinkingConfig`]).
+    pub fn thinking(mut self, thinking: ThinkingConfig) -> Self {
+        self.thinking = Some(thinking);
+        self
+    }
+
+    /// Asks for an answer that follows this schema (native structured output).
+    pub fn response_schema(mut self, schema: &'a ResponseSchema) -> Self {
+        self.response_schema = Some(schema);
+        self
+    }
+}
+
+/// Why the model stopped, in words common to every provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StopReason {
+    /// It finished its turn.
+    EndTurn,
+    /// It wants tools called.
+    ToolUse,
+    /// It ran into the token limit.
+    MaxTokens,
+    /// It generated a stop sequence.
+    StopSequence(Option<String>),
+    /// It refused, or a content filter stopped it.
+    Refusal,
+    /// Anything else, in the provider's words.
+    Other(String),
+}
+
+/// Tokens used by one model call (or, summed, by a run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens billed at the normal rate.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Every token counted.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// A tool call the model had not finished writing when its answer was cut off (by the token limit).
+/// It is never executed; the runtime tells the model instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TruncatedToolCall {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments text received before the cut.
+    pub partial_arguments: String,
+}
+
+/// A model's answer. `Serialize + Deserialize`, so a durable run can journal it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The assistant message: text, complete tool calls, thinking.
+    pub message: Message,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Tool calls cut off before they were complete; never executed.
+    pub truncated_tool_calls: Vec<TruncatedToolCall>,
+    /// The model that answered, when the provider says.
+    pub model: Option<String>,
+    /// The provider's id of the answer, when it gives one.
+    pub id: Option<String>,
+}

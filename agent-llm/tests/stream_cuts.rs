@@ -1,0 +1,79 @@
+//! Recorded streams decoded from many cuts: split in two at a byte, a stream decodes to exactly the
+//! same answer; cut short at a byte, it gives the complete answer or a clean error, never a wrong
+//! answer and never a panic. (The fuzz target `sse_decoders` covers every byte and random data.)
+
+use agent_llm::{StreamEvent, WireFormat, decode_recorded_stream};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/recordings")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+fn done(events: &[StreamEvent]) -> Option<&agent_llm::ChatResponse> {
+    match events.last() {
+        Some(StreamEvent::Done(response)) => Some(response),
+        _ => None,
+    }
+}
+
+fn check(format: WireFormat, name: &str) {
+    let bytes = fixture(name);
+    let (events, error) = decode_recorded_stream(format, &[&bytes]);
+    assert!(error.is_none(), "{name}: {error:?}");
+    let full = done(&events).expect("the whole stream decodes").clone();
+    // Every position around a line break (where events and fields begin and end), and every 17th
+    // byte in between; all of them would take a minute in a debug build.
+    let cuts = (0..=bytes.len()).filter(|&i| {
+        i % 17 == 0
+            || i == bytes.len()
+            || (i.saturating_sub(1)..=(i + 1).min(bytes.len() - 1)).any(|j| bytes[j] == b'\n')
+    });
+    for cut in cuts {
+        let (split, error) = decode_recorded_stream(format, &[&bytes[..cut], &bytes[cut..]]);
+        assert!(error.is_none(), "{name} split at {cut}: {error:?}");
+        assert_eq!(done(&split), Some(&full), "{name} split at {cut}");
+
+        let (short, error) = decode_recorded_stream(format, &[&bytes[..cut]]);
+        match (done(&short), error) {
+            (Some(response), None) => {
+                // Complete in what matters: the message and why it stopped. (An OpenAI-compatible
+                // stream cut after its finish reason but before the usage chunk lacks the usage.)
+                assert_eq!(response.message, full.message, "{name} cut at {cut}");
+                assert_eq!(
+                    response.stop_reason, full.stop_reason,
+                    "{name} cut at {cut}"
+                );
+            }
+            (None, Some(_)) => {}
+            (response, error) => panic!(
+                "{name} cut at {cut}: neither an answer nor an error: {response:?} {error:?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn anthropic_text_and_tool_use_survives_cuts() {
+    check(
+        WireFormat::Anthropic,
+        "anthropic_stream_text_then_single_tool_use_partial_json.sse",
+    );
+}
+
+#[test]
+fn anthropic_truncated_tool_input_survives_cuts() {
+    check(
+        WireFormat::Anthropic,
+        "anthropic_stream_max_tokens_truncated_mid_tool_input.sse",
+    );
+}
+
+#[test]
+fn openai_parallel_tool_calls_survive_cuts() {
+    check(
+        WireFormat::OpenAi,
+        "openai_chat_stream_two_parallel_tool_calls_finish_and_usage.sse",
+    );
+}

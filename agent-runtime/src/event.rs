@@ -1,0 +1,142 @@
+//! What happens during a run, as it happens: [`AgentEvent`]s delivered to every [`EventSink`]
+//! attached to the runtime. UIs render them, logs record them, tests assert on them.
+//!
+//! A closure is a sink, and so is a tokio channel:
+//!
+//! ```
+//! use agent_core::{AgentEvent, EventSink};
+//!
+//! let printer = |event: &AgentEvent| {
+//!     if let AgentEvent::TextDelta { text, .. } = event {
+//!         print!("{text}");
+//!     }
+//! };
+//! let (sender, _receiver) = tokio::sync::mpsc::unbounded_channel::<AgentEvent>();
+//! let sinks: Vec<Box<dyn EventSink>> = vec![Box::new(printer), Box::new(sender)];
+//! # let _ = sinks;
+//! ```
+
+use std::time::Duration;
+
+use agent_core::call::{ToolCall, ToolResult};
+use agent_llm::message::Usage;
+use crate::runtime::{FinishReason, PendingCall};
+
+/// One thing that happened in a run. Every event carries the step (model call) it belongs to,
+/// counted from 1. [`AgentEvent::TurnFinished`] ends every turn, once, and the last one of a run
+/// carries the run's [`FinishReason`] (a run that ends between two steps, on a budget or a
+/// cancellation, ends its last step with that reason).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A piece of the model's text, while streaming.
+    TextDelta {
+        /// The step.
+        step: usize,
+        /// The piece.
+        text: String,
+    },
+    /// A piece of the model's thinking, while streaming with thinking on. Never part of the
+    /// answer's text.
+    ThinkingDelta {
+        /// The step.
+        step: usize,
+        /// The piece.
+        text: String,
+    },
+    /// The model's whole text of this turn (not sent when the turn has no text).
+    AssistantText {
+        /// The step.
+        step: usize,
+        /// The text.
+        text: String,
+    },
+    /// The model asked for a tool call; sent before it runs.
+    ToolCall {
+        /// The step.
+        step: usize,
+        /// The call.
+        call: ToolCall,
+    },
+    /// A tool call's result; sent in call order once the turn's calls are done.
+    ToolResult {
+        /// The step.
+        step: usize,
+        /// The result.
+        result: ToolResult,
+    },
+    /// Tokens used by this step's model call, and by the run so far.
+    Usage {
+        /// The step.
+        step: usize,
+        /// This call's tokens.
+        usage: Usage,
+        /// The run's tokens so far.
+        total: Usage,
+    },
+    /// The oldest turns were replaced by a summary to keep the transcript within its limit.
+    Compacted {
+        /// The step.
+        step: usize,
+        /// Messages replaced by the summary.
+        removed: usize,
+        /// Messages kept as they were.
+        kept: usize,
+        /// Length of the summary, in characters.
+        summary_chars: usize,
+    },
+    /// The model call failed transiently and is being retried.
+    Retry {
+        /// The step.
+        step: usize,
+        /// The attempt that failed.
+        attempt: u32,
+        /// The wait before the next attempt.
+        delay: Duration,
+        /// What went wrong.
+        error: String,
+    },
+    /// The run pauses: these calls need a decision from outside (see
+    /// [`AgentRuntime::resume_state`](crate::AgentRuntime::resume_state)). The turn's
+    /// `TurnFinished`, with [`FinishReason::AwaitingApproval`], follows.
+    AwaitingApproval {
+        /// The step.
+        step: usize,
+        /// The calls waiting, in call order.
+        pending: Vec<PendingCall>,
+    },
+    /// A turn ended. `finish` is set on the last event of the run.
+    TurnFinished {
+        /// The step.
+        step: usize,
+        /// Why the run ended, when it did.
+        finish: Option<FinishReason>,
+    },
+}
+
+/// Somewhere events go. Called synchronously, in order, from the run's task: keep it quick (send
+/// to a channel for slow work).
+pub trait EventSink: Send + Sync {
+    /// Receives one event.
+    fn send(&self, event: &AgentEvent);
+}
+
+impl<F: Fn(&AgentEvent) + Send + Sync> EventSink for F {
+    fn send(&self, event: &AgentEvent) {
+        self(event)
+    }
+}
+
+impl EventSink for tokio::sync::mpsc::UnboundedSender<AgentEvent> {
+    /// Sends a copy; a closed receiver is ignored.
+    fn send(&self, event: &AgentEvent) {
+        let _ = tokio::sync::mpsc::UnboundedSender::send(self, event.clone());
+    }
+}
+
+impl EventSink for tokio::sync::mpsc::Sender<AgentEvent> {
+    /// Sends a copy without waiting; when the channel is full or closed the event is dropped.
+    fn send(&self, event: &AgentEvent) {
+        let _ = self.try_send(event.clone());
+    }
+}

@@ -1,0 +1,116 @@
+//! Driving a run from its state to its outcome: the run's effects and abilities are chosen here,
+//! once (a journal's wrapper when the runtime has a journal, the typed answer when an output is
+//! asked for, plan mode when the state is in it), the loop steps the state (`run.rs`), and what
+//! it ends with becomes the [`RunOutcome`]: done, or paused with its state.
+
+use tracing::Instrument;
+
+use super::AgentRuntime;
+use super::ability::Ability;
+use super::answer::TypedAnswer;
+use super::effects::{Direct, Effects};
+use super::finish;
+use super::journaled::Journaled;
+use super::outcome::{AgentError, RunOutcome};
+use super::output::OutputType;
+use super::plan::PlanMode;
+use super::repair;
+use super::run::Run;
+use super::state::{Next, RunState};
+use crate::event::AgentEvent;
+use agent_core::context::SkillSession;
+use agent_llm::message::{Message, Role};
+
+/// A run on `transcript` from its start (repaired first: every call answered).
+pub(super) async fn fresh(
+    rt: &AgentRuntime,
+    mut transcript: Vec<Message>,
+    plan_mode: bool,
+    output: Option<OutputType>,
+) -> Result<RunOutcome, AgentError> {
+    if transcript.is_empty() {
+        return Err(AgentError::Config(
+            "a run needs at least one message (the goal)".into(),
+        ));
+    }
+    repair::answer_unanswered_calls(&mut transcript);
+    drive(rt, RunState::new(transcript, plan_mode), output).await
+}
+
+/// Steps `state` until it is done or paused. In plan mode the run ends in a plan; the typed value
+/// is asked for once it is approved, so `output` is then left out.
+pub(super) async fn drive(
+    rt: &AgentRuntime,
+    mut state: RunState,
+    output: Option<OutputType>,
+) -> Result<RunOutcome, AgentError> {
+    let mut abilities: Vec<Box<dyn Ability + '_>> = Vec::new();
+    if let Some(output) = output.filter(|_| !state.plan_mode) {
+        let output = rt.output_state(output)?;
+        state.output.get_or_insert_with(|| output.start());
+        abilities.push(Box::new(TypedAnswer { output }));
+    }
+    if state.plan_mode {
+        abilities.push(Box::new(PlanMode {
+            registry: &rt.registry,
+        }));
+    }
+    let direct = Direct { rt };
+    let effects: Box<dyn Effects + '_> = match rt.journal.as_deref() {
+        Some(journal) => Box::new(Journaled { direct, journal }),
+        None => Box::new(direct),
+    };
+    let ctx = rt
+        .context
+        .clone()
+        .with_cancellation(rt.cancellation.clone())
+        .with_session(SkillSession::new());
+    for name in &state.loaded_skills {
+        ctx.session().load(name.clone());
+    }
+    let span = tracing::info_span!(
+        "invoke_agent",
+        "gen_ai.operation.name" = "invoke_agent",
+        "gen_ai.system" = rt.provider.name(),
+        "gen_ai.usage.input_tokens" = tracing::field::Empty,
+        "gen_ai.usage.output_tokens" = tracing::field::Empty,
+    );
+    let mut run = Run::new(rt, effects, abilities, ctx, state);
+    let result = run.go().instrument(span.clone()).await;
+    span.record("gen_ai.usage.input_tokens", run.state.usage.input_tokens);
+    span.record("gen_ai.usage.output_tokens", run.state.usage.output_tokens);
+    result?;
+    let (finish, answer) = match &run.state.next {
+        Next::Done { finish, answer } => (finish.clone(), answer.clone()),
+        Next::Decisions { pending, .. } => (finish::awaiting_approval(pending.clone()), None),
+        Next::Model | Next::Calls { .. } => unreachable!("the loop stops only when done or paused"),
+    };
+    let step = run.state.steps;
+    run.emit(|| AgentEvent::TurnFinished {
+        step,
+        finish: Some(finish.clone()),
+    });
+    let mut state = run.state;
+    state.loaded_skills = run.ctx.session().loaded();
+    state.turn_closed = true;
+    let final_text = state
+        .transcript
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.content.is_empty())
+        .map(|m| m.content.clone());
+    let paused = state.is_paused();
+    Ok(RunOutcome {
+        finish,
+        transcript: if paused {
+            state.transcript.clone()
+        } else {
+            std::mem::take(&mut state.transcript)
+        },
+        final_text,
+        usage: state.usage,
+        steps: state.steps,
+        output: answer,
+        state: paused.then(|| Box::new(state)),
+    })
+}

@@ -1,0 +1,120 @@
+//! What a run asks of the world, as one trait, [`Effects`]: a model's answer, a compaction
+//! summary, the results of a batch of calls, and the delivery of an event. The loop (`run.rs`)
+//! decides what to ask; an `Effects` does it. [`Direct`] asks the provider and the registry
+//! itself; the journal's wrapper (`journal.rs`) records each answer so a replay gets it back
+//! instead. Which one a run uses is chosen once, when it starts.
+
+use async_trait::async_trait;
+use futures::StreamExt;
+
+use super::AgentRuntime;
+use super::compaction::{self, Attempt};
+use crate::event::AgentEvent;
+use agent_core::call::{ToolCall, ToolResult};
+use agent_core::context::SkillContext;
+use agent_llm::llm::{LlmProvider, ProviderError, StreamEvent};
+use agent_llm::message::{ChatRequest, ChatResponse, Message};
+
+/// The I/O of a run's steps.
+#[async_trait]
+pub(super) trait Effects: Send + Sync {
+    /// The model's answer to `request`, the call of step `step`.
+    async fn model(
+        &self,
+        step: usize,
+        request: &ChatRequest<'_>,
+    ) -> Result<ChatResponse, super::AgentError>;
+
+    /// One attempt at summarising the oldest turns of `transcript`, before step `step`'s call.
+    async fn summarize(
+        &self,
+        step: usize,
+        transcript: &mut Vec<Message>,
+        keep_recent: usize,
+    ) -> Option<Attempt>;
+
+    /// The results of `calls`, made at step `step`, in call order.
+    async fn calls(&self, step: usize, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult>;
+
+    /// Delivers an event to the runtime's sinks.
+    fn emit(&self, event: &AgentEvent);
+}
+
+/// The provider and the registry, asked directly.
+pub(super) struct Direct<'a> {
+    pub(super) rt: &'a AgentRuntime,
+}
+
+impl Direct<'_> {
+    /// The provider's answer, streamed (deltas to the sinks as they come) or whole.
+    pub(super) async fn ask(
+        &self,
+        step: usize,
+        request: &ChatRequest<'_>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let rt = self.rt;
+        if !rt.streaming {
+            return rt.provider.complete(request).await;
+        }
+        let emit = |event: AgentEvent| rt.sinks.iter().for_each(|s| s.send(&event));
+        let mut stream = rt.provider.stream(request);
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta(text) => emit(AgentEvent::TextDelta { step, text }),
+                StreamEvent::ThinkingDelta(text) => emit(AgentEvent::ThinkingDelta { step, text }),
+                StreamEvent::Retry {
+                    attempt,
+                    delay,
+                    error,
+                } => emit(AgentEvent::Retry {
+                    step,
+                    attempt,
+                    delay,
+                    error,
+                }),
+                StreamEvent::Done(response) => return Ok(response),
+                _ => {}
+            }
+        }
+        Err(ProviderError::Stream {
+            provider: rt.provider.name().to_owned(),
+            error_type: None,
+            message: "the stream ended without a complete answer".into(),
+        })
+    }
+
+    /// The provider summaries are asked of.
+    pub(super) fn provider(&self) -> &dyn LlmProvider {
+        &*self.rt.provider
+    }
+}
+
+#[async_trait]
+impl Effects for Direct<'_> {
+    async fn model(
+        &self,
+        step: usize,
+        request: &ChatRequest<'_>,
+    ) -> Result<ChatResponse, super::AgentError> {
+        Ok(self.ask(step, request).await?)
+    }
+
+    async fn summarize(
+        &self,
+        _step: usize,
+        transcript: &mut Vec<Message>,
+        keep_recent: usize,
+    ) -> Option<Attempt> {
+        compaction::compact(transcript, self.provider(), keep_recent).await
+    }
+
+    async fn calls(&self, _step: usize, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
+        self.rt.registry.run_many(calls, ctx).await
+    }
+
+    fn emit(&self, event: &AgentEvent) {
+        for sink in &self.rt.sinks {
+            sink.send(event);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! Where a run's end is decided: every [`FinishReason`] is made here, by the check that decides
+//! it. The loop (`run.rs`) and the wrappers call these at fixed points of a step; none of them
+//! builds a reason of its own.
+//!
+//! | reason | decided by | when |
+//! |---|---|---|
+//! | [`FinishReason::Cancelled`] | [`before_model`], [`after_results`], [`cancelled`] | the token fired: before a model call, while one was made, after a turn's results |
+//! | [`FinishReason::BudgetExceeded`] (steps, tokens) | [`before_model`] | before a model call: `max_steps` calls made, or `max_tokens_total` used |
+//! | [`FinishReason::BudgetExceeded`] (output retries) | [`output_retries`] | a typed run's answer failed its check once more than `output_retries` allows |
+//! | [`FinishReason::TranscriptLimit`] | [`transcript_limit`] | before a model call: the transcript is over its limit and compaction cannot bring it under |
+//! | [`FinishReason::Stuck`] | [`repeated_call`], [`after_results`] | the same call, or the same error, `stuck_after` times in a row |
+//! | [`FinishReason::PermissionDenialLimit`] | [`after_results`] | `permission_denial_limit` denials counted |
+//! | [`FinishReason::NoMoreToolCalls`] | [`no_more_tool_calls`], [`answered`] | an answer without calls that the model finished; in a typed run, an answer that passed its check |
+//! | [`FinishReason::ProviderStop`] | [`cut_short`] | an answer without calls cut off, refused or stopped otherwise |
+//! | [`FinishReason::PlanPending`] | [`plan_pending`] | in plan mode, the first finished answer without calls |
+//! | [`FinishReason::AwaitingApproval`] | [`awaiting_approval`] | a hook asked a person about a call of the turn |
+
+use super::AgentRuntime;
+use super::guards::{Repeated, StuckGuard};
+use super::pending::PendingCall;
+use super::reason::{Budget, FinishReason, TranscriptLimit};
+use super::state::RunState;
+use agent_core::call::{ToolCall, ToolResult};
+use agent_llm::message::StopReason;
+
+/// The checks before each model call: cancellation, then the step and token budgets.
+pub(super) fn before_model(rt: &AgentRuntime, state: &RunState) -> Option<FinishReason> {
+    if rt.cancellation.is_cancelled() {
+        return Some(FinishReason::Cancelled);
+    }
+    if state.steps >= rt.max_steps {
+        return Some(FinishReason::BudgetExceeded(Budget::Steps {
+            limit: rt.max_steps,
+        }));
+    }
+    let used = state.usage.total();
+    match rt.max_tokens_total {
+        Some(limit) if used >= limit => {
+            Some(FinishReason::BudgetExceeded(Budget::Tokens { limit, used }))
+        }
+        _ => None,
+    }
+}
+
+/// The run was cancelled while a step was under way.
+pub(super) fn cancelled() -> FinishReason {
+    FinishReason::Cancelled
+}
+
+/// The transcript's size against its limit, in the limit's unit: `(size, limit)`.
+pub(super) fn transcript_size(rt: &AgentRuntime, chars: usize) -> Option<(usize, usize)> {
+    rt.transcript_limit.map(|limit| match limit {
+        TranscriptLimit::Chars(n) => (chars, n),
+        TranscriptLimit::Tokens(n) => (chars.div_ceil(4), n),
+    })
+}
+
+/// The transcript stays over its limit: compaction failed twice, or nothing is left to cut.
+pub(super) fn transcript_limit(size: usize, limit: usize) -> FinishReason {
+    FinishReason::TranscriptLimit { size, limit }
+}
+
+/// An answer without calls that the model did not finish (cut off, refused, stopped otherwise):
+/// the run ends with the provider's reason. `None` when it finished the answer: only that is
+/// something to approve or to check.
+pub(super) fn cut_short(stop: StopReason) -> Option<FinishReason> {
+    match stop {
+        StopReason::EndTurn | StopReason::ToolUse | StopReason::StopSequence(_) => None,
+        stop => Some(FinishReason::ProviderStop { stop }),
+    }
+}
+
+/// A finished answer without calls that no ability had a say about.
+pub(super) fn no_more_tool_calls() -> FinishReason {
+    FinishReason::NoMoreToolCalls
+}
+
+/// A typed run's answer passed its check.
+pub(super) fn answered() -> FinishReason {
+    FinishReason::NoMoreToolCalls
+}
+
+/// In plan mode, the model's finished answer is its plan.
+pub(super) fn plan_pending(plan: &str) -> FinishReason {
+    FinishReason::PlanPending {
+        plan: plan.to_owned(),
+    }
+}
+
+/// A typed run's answers failed their check more often than `limit` allows.
+pub(super) fn output_retries(limit: usize, last_error: String) -> FinishReason {
+    FinishReason::BudgetExceeded(Budget::OutputRetries { limit, last_error })
+}
+
+/// The model made the same call `stuck_after` times in a row (seen before the calls run).
+pub(super) fn repeated_call<'c>(
+    rt: &AgentRuntime,
+    guard: &mut StuckGuard,
+    counted: impl IntoIterator<Item = &'c ToolCall>,
+) -> Option<FinishReason> {
+    guard.on_calls(rt.stuck_after, counted).map(stuck)
+}
+
+/// The checks after a turn's results are in the transcript: cancellation, denials, then
+/// repetition of the same error. `counted` are the calls the repetition guard sees, with their
+/// results.
+pub(super) fn after_results<'c>(
+    rt: &AgentRuntime,
+    state: &mut RunState,
+    results: &[ToolResult],
+    counted: impl IntoIterator<Item = (&'c ToolResult, &'c ToolCall)>,
+) -> Option<FinishReason> {
+    if rt.cancellation.is_cancelled() {
+        return Some(FinishReason::Cancelled);
+    }
+    if let Some(limit) = rt.denial_limit {
+        let denials = state.denials.on_results(rt.denial_count, results);
+        if denials >= limit {
+            return Some(FinishReason::PermissionDenialLimit { denials });
+        }
+    }
+    state.stuck.on_results(rt.stuck_after, counted).map(stuck)
+}
+
+/// Calls of the turn wait for a person's decision.
+pub(super) fn awaiting_approval(pending: Vec<PendingCall>) -> FinishReason {
+    FinishReason::AwaitingApproval { pending }
+}
+
+fn stuck(repeated: Repeated) -> FinishReason {
+    FinishReason::Stuck {
+        name: repeated.name,
+        arguments: repeated.arguments,
+        repeated: repeated.repeated,
+        error: repeated.error,
+    }
+}

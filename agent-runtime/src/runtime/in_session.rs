@@ -1,0 +1,113 @@
+//! A run kept in a session ([`RunRequest::in_session`](super::RunRequest::in_session)): the
+//! conversation is read from the [`SessionStore`] first and the outcome saved after, each save
+//! naming the version it read.
+//!
+//! A session's paused run is **claimed** before anything runs: the decisions are checked, then
+//! the session is saved without the pause, under the version read. Of two processes resuming the
+//! same pause, one claims it and the other gets [`StoreError::Conflict`](crate::StoreError) having
+//! run nothing, so an approved call runs once. A process that stops between the claim and the end
+//! of the run leaves the session without the pause (a call it approved ran at most once).
+
+use super::AgentRuntime;
+use super::drive;
+use super::outcome::{AgentError, RunOutcome};
+use super::output::OutputType;
+use super::pause;
+use super::pending::Decision;
+use super::reason::FinishReason;
+use super::state::RunState;
+use crate::session::{Loaded, SessionData, SessionStore};
+use agent_llm::message::Message;
+
+/// What a session can start with.
+pub(super) enum SessionStart {
+    /// The session's next message.
+    Goal(String),
+    /// Decisions for its paused run.
+    Decide(Vec<(String, Decision)>),
+}
+
+/// Runs `start` in session `id` of `store`.
+pub(super) async fn send(
+    rt: &AgentRuntime,
+    store: &dyn SessionStore,
+    id: &str,
+    start: SessionStart,
+    output: Option<OutputType>,
+) -> Result<RunOutcome, AgentError> {
+    let loaded = store.load(id).await?;
+    match start {
+        SessionStart::Goal(goal) => {
+            let version = loaded.as_ref().map(|l| l.version);
+            let mut transcript = match loaded {
+                Some(Loaded {
+                    data:
+                        SessionData {
+                            paused: Some(state),
+                            ..
+                        },
+                    ..
+                }) => return Err(waiting(id, &state)),
+                Some(loaded) => loaded.data.transcript,
+                None => Vec::new(),
+            };
+            transcript.push(Message::user(goal));
+            let outcome = drive::fresh(rt, transcript, rt.plan_mode, output).await?;
+            save(store, id, &outcome, version).await?;
+            Ok(outcome)
+        }
+        SessionStart::Decide(decisions) => {
+            let Some(Loaded {
+                data:
+                    SessionData {
+                        paused: Some(mut state),
+                        ..
+                    },
+                version,
+            }) = loaded
+            else {
+                return Err(AgentError::Resume(format!(
+                    "session `{id}` has no run waiting for a decision"
+                )));
+            };
+            pause::check_output(&state, output.is_some())?;
+            let claim = SessionData {
+                transcript: state.transcript.clone(),
+                paused: None,
+            };
+            pause::decide(&mut state, decisions, &rt.registry)?;
+            let claimed = store.save(id, &claim, Some(version)).await?;
+            let outcome = drive::drive(rt, state, output).await?;
+            save(store, id, &outcome, Some(claimed)).await?;
+            Ok(outcome)
+        }
+    }
+}
+
+async fn save(
+    store: &dyn SessionStore,
+    id: &str,
+    outcome: &RunOutcome,
+    version: Option<u64>,
+) -> Result<u64, AgentError> {
+    let data = SessionData {
+        transcript: outcome.transcript.clone(),
+        paused: match outcome.finish {
+            FinishReason::AwaitingApproval { .. } => outcome.state.as_deref().cloned(),
+            _ => None,
+        },
+    };
+    Ok(store.save(id, &data, version).await?)
+}
+
+fn waiting(id: &str, state: &RunState) -> AgentError {
+    let ids: Vec<String> = state
+        .pending()
+        .iter()
+        .map(|p| format!("`{}` ({})", p.call.id, p.skill))
+        .collect();
+    AgentError::Resume(format!(
+        "session `{id}` is waiting for a decision on {}: approve or deny before asking more",
+        ids.join(", ")
+    ))
+}

@@ -1,0 +1,111 @@
+//! The agent loop: send the transcript to the model, run the tool calls it makes, repeat — until
+//! one of eight [`FinishReason`]s, or a ninth, [`FinishReason::AwaitingApproval`], when a hook asks a
+//! person about a call and the run pauses.
+//!
+//! ```text
+//!            ┌───────────────────────────── next step ─────────────────────────────┐
+//!            ▼                                                                      │
+//!   goal ─► checks ─► compact? ─► model call ─► assistant message ─► tool calls? ──yes─► hooks,
+//!     (cancelled? steps? tokens? (summarise the  (stream or whole,   (text, calls)     │   batches,
+//!      transcript size?)          oldest turns)   retried)                             no  results ─┘
+//!                                                                                      ▼  (in order)
+//!                                                                  NoMoreToolCalls / PlanPending /
+//!                                                                  ProviderStop
+//! ```
+//!
+//! The loop is closed on purpose: new abilities arrive as skills, hooks, providers or wrappers
+//! around the run, never as branches in it. Every step emits [`AgentEvent`](crate::AgentEvent)s,
+//! and every turn's tool calls are all answered (errors included) before the next model call, so
+//! the transcript is always valid for both wire formats.
+//!
+//! # The run as a value
+//!
+//! A run is one serializable [`RunState`]: the transcript, the counters and guards, the loaded
+//! deferred skills, plan mode, a typed run's progress, and what comes next: ask the model, run the
+//! calls of its last answer, wait for decisions, or done. The loop steps it (`run.rs`); a pause is
+//! the loop stopping with the value in hand, a resume the loop stepping it again. Where each
+//! finish reason is decided is one file, `finish.rs`. What the run does besides the loop is chosen
+//! once when it starts (`drive.rs`): its I/O ([`Journal`]ed or direct, `effects.rs` and
+//! `journal.rs`) and its abilities (plan mode in `plan.rs`, the typed answer in `answer.rs`), each
+//! a wrapper in its own file; the pause is `pause.rs`. A run starts one way, a [`RunRequest`]
+//! (`start.rs`), kept in a session by `in_session.rs`.
+//!
+//! ```
+//! use agent_core::{AgentRuntime, FinishReason, MockProvider, MockReply, Registry};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let provider = MockProvider::new([MockReply::text("Hello!")]);
+//! let runtime = AgentRuntime::new(provider, Registry::new()).max_steps(10);
+//! let outcome = runtime.run("Say hello.").await.unwrap();
+//! assert_eq!(outcome.finish, FinishReason::NoMoreToolCalls);
+//! assert_eq!(outcome.final_text.as_deref(), Some("Hello!"));
+//! # }
+//! ```
+//!
+//! # Decisions
+//!
+//! - A response with no tool calls ends the run: [`FinishReason::NoMoreToolCalls`] when the model
+//!   ended its turn (or hit a stop sequence), [`FinishReason::ProviderStop`] when it was cut off
+//!   (`MaxTokens`), refused, or stopped for another reason.
+//! - Tool calls are run whatever the stop reason says (some servers report `stop` with tool
+//!   calls). A call cut off by the token limit is never run: the model is told, in a user message
+//!   after the results of the calls it did finish, that its call to `x` was cut off and not run,
+//!   and the loop goes on.
+//! - The step budget counts model calls (default 25). The token budget counts every token of every
+//!   call, cache reads and writes included.
+//! - `Stuck`: the same call (name and arguments, compared canonically) `stuck_after` times in a
+//!   row, or the same error result `stuck_after` times in a row (default 3).
+//! - Permission denials (`SkillError::Denied` results) end the run after
+//!   `permission_denial_limit` of them — consecutive by default, or in total with
+//!   [`AgentRuntime::count_denials_in_total`].
+//! - Compaction starts when the transcript is over its limit: the goal (first message) and the
+//!   newest turns stay; everything between is summarised by the same provider into one message.
+//!   The cut never separates a tool call from its results. After two failed attempts the run ends
+//!   with `TranscriptLimit` instead of trying forever.
+//! - A hook that answers [`HookOutcome::Ask`](agent_core::HookOutcome::Ask) pauses the run: the turn's
+//!   other calls run (batch rules unchanged), their results are kept out of the transcript, and
+//!   the run ends with [`FinishReason::AwaitingApproval`] and its [`RunState`] in
+//!   [`RunOutcome::state`]. [`AgentRuntime::continue_paused`] finishes the turn with the decisions
+//!   (results enter the transcript in call order) and goes on where the run stopped, counters and
+//!   budgets included. A session ([`RunRequest::in_session`]) keeps the conversation and the
+//!   paused state in a [`SessionStore`](crate::SessionStore) under an id.
+//! - A typed run ([`RunRequest::typed`]) ends when the model's answer passes the output's
+//!   check: a `final_answer` call (tool mode) or a text answer holding the JSON (native and
+//!   prompted modes; native sends the schema only on a turn where no tool can be chosen). It is
+//!   still [`FinishReason::NoMoreToolCalls`], with the value in [`RunOutcome::output`]; answers
+//!   that fail go back to the model with the error, and `output_retries` of them end the run with
+//!   [`Budget::OutputRetries`]. The modes are described on [`OutputMode`].
+
+mod ability;
+mod answer;
+mod compaction;
+mod drive;
+mod effects;
+mod finish;
+mod guards;
+mod in_session;
+mod journal;
+mod journaled;
+mod outcome;
+mod output;
+mod pause;
+mod pending;
+mod plan;
+mod reason;
+mod record;
+mod repair;
+mod run;
+mod settings;
+mod start;
+mod state;
+mod typed;
+
+pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
+pub use outcome::{AgentError, RunOutcome};
+pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
+pub use pending::{Decision, PendingCall};
+pub use reason::{Budget, FinishReason, TranscriptLimit};
+pub use settings::AgentRuntime;
+pub use start::{RunRequest, TypedRunRequest};
+pub use state::{RUN_STATE_VERSION, RunState};
+pub use typed::TypedOutcome;

@@ -1,0 +1,54 @@
+//! How a run ends: the [`RunOutcome`] handed back (its [`FinishReason`] is in `reason.rs`), and
+//! the [`AgentError`] that ends a run abnormally.
+
+use serde_json::Value;
+
+use super::reason::FinishReason;
+use super::state::RunState;
+use agent_llm::llm::ProviderError;
+use agent_llm::message::{Message, Usage};
+use crate::session::error::StoreError;
+
+/// How a run ended, with everything a caller needs to go on.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Why it ended.
+    pub finish: FinishReason,
+    /// The whole conversation, ready to continue with
+    /// [`AgentRuntime::resume`](super::AgentRuntime::resume).
+    pub transcript: Vec<Message>,
+    /// The model's last text, if it wrote any.
+    pub final_text: Option<String>,
+    /// Tokens used by the run.
+    pub usage: Usage,
+    /// Model calls made.
+    pub steps: usize,
+    /// In a typed run that ended with [`FinishReason::NoMoreToolCalls`], the value the model
+    /// answered with, checked against the output type; `None` otherwise. See
+    /// [`RunRequest::typed`](super::RunRequest::typed).
+    pub output: Option<Value>,
+    /// When the run paused ([`FinishReason::AwaitingApproval`]), everything needed to continue
+    /// it; serialize it to keep it (it is `Serialize + Deserialize`, with a format version).
+    pub state: Option<Box<RunState>>,
+}
+
+/// What ends a run abnormally. Skill failures never do: they go back to the model.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The model could not be reached or answered with an error, after retries.
+    #[error("the model call failed: {0}")]
+    Provider(#[from] ProviderError),
+    /// The runtime is configured in a way that cannot work.
+    #[error("invalid runtime configuration: {0}")]
+    Config(String),
+    /// A paused run cannot continue as asked: a pending call has no decision, a decision names
+    /// no pending call, or the state does not fit this runtime. Nothing ran.
+    #[error("cannot resume the run: {0}")]
+    Resume(String),
+    /// A session could not be loaded or saved ([`RunRequest::in_session`](
+    /// super::RunRequest::in_session)); a [`StoreError::Conflict`] means another run saved it
+    /// first.
+    #[error(transparent)]
+    Session(#[from] StoreError),
+}

@@ -1,0 +1,204 @@
+//! The pause: a turn whose calls include one a hook answered with
+//! [`HookOutcome::Ask`](agent_core::HookOutcome::Ask) stops the run, which hands back its state with
+//! the calls waiting ([`hold`]); the turn's other calls have run, and their results are kept, so
+//! that on resumption every result enters the transcript in call order. Decisions turn the
+//! paused state back into a turn to finish ([`decide`]), and the loop keeps stepping.
+//!
+//! Nothing here runs anything: these are changes of the run's state, checked first.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::outcome::AgentError;
+use super::pending::{Decision, PendingCall};
+use super::record::ToolRecord;
+use super::state::{Next, RunState};
+use agent_core::call::{ToolCall, ToolResult};
+use agent_core::error::SkillError;
+use agent_llm::message::Message;
+use agent_core::registry::Registry;
+
+/// Whether a call of the turn waits for a decision.
+pub(super) fn is_pending(result: &ToolResult) -> bool {
+    matches!(result.output, Err(SkillError::ApprovalRequired(_)))
+}
+
+/// Answers the calls that wait for a decision as not run (the run ends without one).
+pub(super) fn not_run(results: &mut [ToolResult]) {
+    for result in results.iter_mut().filter(|r| is_pending(r)) {
+        result.output = Err(SkillError::tool(
+            "not run: it needed approval, and the run ended first",
+        ));
+    }
+}
+
+/// The paused turn: what waits for a decision, and the results of the others (reported by the
+/// caller as they are kept).
+pub(super) struct Held {
+    pub(super) next: Next,
+    pub(super) pending: Vec<PendingCall>,
+    pub(super) done: Vec<ToolResult>,
+}
+
+/// Holds a turn whose results include calls waiting for a decision.
+pub(super) fn hold(
+    registry: &Registry,
+    calls: &[ToolCall],
+    results: Vec<ToolResult>,
+    cut_off: Option<Message>,
+) -> Held {
+    let mut pending = Vec::new();
+    let mut done = Vec::new();
+    for (call, result) in calls.iter().zip(results) {
+        match &result.output {
+            Err(SkillError::ApprovalRequired(reason)) => {
+                let metadata = registry.metadata(&call.name);
+                pending.push(PendingCall {
+                    call: call.clone(),
+                    skill: metadata.map_or_else(|| call.name.clone(), |m| m.name.to_string()),
+                    is_read_only: metadata.is_some_and(|m| m.is_read_only),
+                    is_destructive: metadata.is_some_and(|m| m.is_destructive),
+                    reason: reason.clone(),
+                });
+            }
+            _ => done.push(result),
+        }
+    }
+    let next = Next::Decisions {
+        pending: pending.clone(),
+        done: done
+            .iter()
+            .map(|r| ToolRecord::keep(r, Vec::new()))
+            .collect(),
+        cut_off,
+    };
+    Held {
+        next,
+        pending,
+        done,
+    }
+}
+
+/// Turns a paused state into the turn to finish with these decisions: approved and edited calls
+/// will run (once, through the hooks, which let an approved call through where they asked),
+/// denied ones are answered with the reason. Checked first, against the state and `registry`:
+/// every pending call has exactly one decision, every decision names a pending call whose skill
+/// the registry has; otherwise [`AgentError::Resume`] and the state is unchanged.
+pub(super) fn decide(
+    state: &mut RunState,
+    decisions: Vec<(String, Decision)>,
+    registry: &Registry,
+) -> Result<(), AgentError> {
+    let mut map = HashMap::new();
+    for (id, decision) in decisions {
+        if map.insert(id.clone(), decision).is_some() {
+            return Err(AgentError::Resume(format!(
+                "two decisions for the call `{id}`: give one"
+            )));
+        }
+    }
+    check_decisions(state, &map, registry)?;
+    let Next::Decisions {
+        pending,
+        mut done,
+        cut_off,
+    } = std::mem::replace(&mut state.next, Next::Model)
+    else {
+        unreachable!("checked: the state waits for decisions");
+    };
+    let mut approved: Vec<(String, Option<Value>)> = Vec::new();
+    for waiting in pending {
+        let id = waiting.call.id.to_string();
+        match map.remove(&id) {
+            Some(Decision::Approve) => approved.push((id, None)),
+            Some(Decision::Edit(arguments)) => approved.push((id, Some(arguments))),
+            Some(Decision::Deny(reason)) => {
+                let result = ToolResult::new(&waiting.call, Err(SkillError::Denied(reason)));
+                done.push(ToolRecord::keep(&result, Vec::new()));
+            }
+            None => unreachable!("checked: every pending call has a decision"),
+        }
+    }
+    state.next = Next::Calls {
+        cut_off,
+        done,
+        approved: Some(approved),
+    };
+    Ok(())
+}
+
+/// Checks the decisions against the pending calls before anything runs.
+fn check_decisions(
+    state: &RunState,
+    decisions: &HashMap<String, Decision>,
+    registry: &Registry,
+) -> Result<(), AgentError> {
+    let ids: Vec<&str> = state.pending().iter().map(|p| p.call.id.as_ref()).collect();
+    if ids.is_empty() {
+        return Err(AgentError::Resume(
+            "the state has no call waiting for a decision".into(),
+        ));
+    }
+    let missing: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| !decisions.contains_key(*id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(AgentError::Resume(format!(
+            "no decision for the pending call{} {}: approve, deny or edit each of {}",
+            if missing.len() == 1 { "" } else { "s" },
+            quoted(&missing),
+            quoted(&ids)
+        )));
+    }
+    let mut unknown: Vec<&str> = decisions
+        .keys()
+        .map(String::as_str)
+        .filter(|id| !ids.contains(id))
+        .collect();
+    unknown.sort_unstable();
+    if !unknown.is_empty() {
+        return Err(AgentError::Resume(format!(
+            "the decision{} for {} name{} no pending call; the pending calls are {}",
+            if unknown.len() == 1 { "" } else { "s" },
+            quoted(&unknown),
+            if unknown.len() == 1 { "s" } else { "" },
+            quoted(&ids)
+        )));
+    }
+    if let Some(absent) = state
+        .pending()
+        .iter()
+        .find(|p| !registry.contains(&p.call.name))
+    {
+        return Err(AgentError::Resume(format!(
+            "the pending call `{}` is to `{}`, which this runtime's registry does not have",
+            absent.call.id, absent.call.name
+        )));
+    }
+    match state.transcript.last() {
+        Some(last) if last.tool_calls.iter().any(|c| ids.contains(&c.id.as_ref())) => Ok(()),
+        _ => Err(AgentError::Resume(
+            "the state's transcript does not end with the calls it says are pending".into(),
+        )),
+    }
+}
+
+fn quoted(ids: &[&str]) -> String {
+    ids.iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A typed run that paused must be continued as one.
+pub(super) fn check_output(state: &RunState, typed: bool) -> Result<(), AgentError> {
+    if state.output.is_some() && !typed {
+        return Err(AgentError::Resume(
+            "the paused run is typed: continue it with `.typed::<T>()` or `.output(..)`".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,238 @@
+//! [`AgentRuntime`]: a provider, a registry and the settings every run it starts shares. How a run
+//! starts is `start.rs`; what it does, the rest of this module.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use agent_core::context::SkillContext;
+use crate::event::EventSink;
+use agent_llm::llm::LlmProvider;
+use agent_llm::message::{ThinkingConfig, ToolChoice};
+use agent_core::registry::Registry;
+
+use super::guards::DenialCount;
+use super::journal::Journal;
+use super::output::OutputMode;
+use super::reason::TranscriptLimit;
+
+/// Runs agents: a provider, a registry and settings. Built in one expression; cheap to clone.
+/// See the [module docs](self).
+#[derive(Clone)]
+pub struct AgentRuntime {
+    pub(super) provider: Arc<dyn LlmProvider>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) system: Option<String>,
+    pub(super) max_steps: usize,
+    pub(super) max_tokens_total: Option<u64>,
+    pub(super) max_tokens_per_call: u32,
+    pub(super) transcript_limit: Option<TranscriptLimit>,
+    pub(super) keep_recent: usize,
+    pub(super) stuck_after: usize,
+    pub(super) denial_limit: Option<usize>,
+    pub(super) denial_count: DenialCount,
+    pub(super) plan_mode: bool,
+    /// The base context of every run: workspace, extensions. Each run gets its own session and
+    /// the runtime's cancellation token on a clone of it.
+    pub(super) context: SkillContext,
+    pub(super) sinks: Vec<Arc<dyn EventSink>>,
+    pub(super) streaming: bool,
+    pub(super) thinking: Option<ThinkingConfig>,
+    pub(super) first_tool_choice: ToolChoice,
+    pub(super) cancellation: CancellationToken,
+    pub(super) output_mode: OutputMode,
+    pub(super) output_retries: usize,
+    /// Where a durable run keeps its steps' results ([`AgentRuntime::journal`]).
+    pub(super) journal: Option<Arc<dyn Journal>>,
+}
+
+impl AgentRuntime {
+    /// A runtime with 25 steps at most, no token budget, no transcript limit, `stuck_after(3)`,
+    /// no denial limit, plan mode off, the current directory as workspace, whole (not streamed)
+    /// answers of up to 4,096 tokens.
+    pub fn new(provider: impl LlmProvider + 'static, registry: Registry) -> Self {
+        AgentRuntime::from_shared(Arc::new(provider), Arc::new(registry))
+    }
+
+    /// Like [`AgentRuntime::new`], for a provider and registry already shared.
+    pub fn from_shared(provider: Arc<dyn LlmProvider>, registry: Arc<Registry>) -> Self {
+        AgentRuntime {
+            provider,
+            registry,
+            system: None,
+            max_steps: 25,
+            max_tokens_total: None,
+            max_tokens_per_call: 4096,
+            transcript_limit: None,
+            keep_recent: 6,
+            stuck_after: 3,
+            denial_limit: None,
+            denial_count: DenialCount::Consecutive,
+            plan_mode: false,
+            context: SkillContext::new("."),
+            sinks: Vec::new(),
+            streaming: false,
+            thinking: None,
+            first_tool_choice: ToolChoice::Auto,
+            cancellation: CancellationToken::new(),
+            output_mode: OutputMode::Auto,
+            output_retries: 2,
+            journal: None,
+        }
+    }
+
+    /// The system prompt.
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// The most model calls in one run (at least 1).
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps.max(1);
+        self
+    }
+
+    /// The most tokens one run may use, all calls together.
+    pub fn max_tokens_total(mut self, tokens: u64) -> Self {
+        self.max_tokens_total = Some(tokens);
+        self
+    }
+
+    /// The most tokens one answer may have.
+    pub fn max_tokens_per_call(mut self, tokens: u32) -> Self {
+        self.max_tokens_per_call = tokens;
+        self
+    }
+
+    /// The transcript's size limit; over it, the oldest turns are summarised.
+    pub fn transcript_limit(mut self, limit: TranscriptLimit) -> Self {
+        self.transcript_limit = Some(limit);
+        self
+    }
+
+    /// How many of the newest messages compaction always keeps (default 6).
+    pub fn keep_recent(mut self, messages: usize) -> Self {
+        self.keep_recent = messages;
+        self
+    }
+
+    /// After how many identical calls (or identical errors) in a row the run is `Stuck` (at least 2).
+    pub fn stuck_after(mut self, times: usize) -> Self {
+        self.stuck_after = times.max(2);
+        self
+    }
+
+    /// After how many denied calls the run ends (consecutive ones, unless
+    /// [`AgentRuntime::count_denials_in_total`]).
+    pub fn permission_denial_limit(mut self, denials: usize) -> Self {
+        self.denial_limit = Some(denials.max(1));
+        self
+    }
+
+    /// Counts every denial of the run against the limit, not only consecutive ones.
+    pub fn count_denials_in_total(mut self) -> Self {
+        self.denial_count = DenialCount::Total;
+        self
+    }
+
+    /// Plan mode: only read-only skills run; the model's first answer without tool calls is its
+    /// plan, and the run ends with [`FinishReason::PlanPending`] (an answer cut off by the token
+    /// limit or refused ends it with [`FinishReason::ProviderStop`] instead, as outside plan mode).
+    pub fn plan_mode(mut self, on: bool) -> Self {
+        self.plan_mode = on;
+        self
+    }
+
+    /// The workspace skills work in (default `.`). Keeps the extensions of a context given with
+    /// [`AgentRuntime::context`].
+    pub fn workspace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.context = self.context.with_workspace_root(path);
+        self
+    }
+
+    /// A context whose workspace and extensions (shared clients, settings) every skill call gets.
+    /// It replaces the workspace set before; each run still gets its own session and the
+    /// runtime's cancellation token.
+    pub fn context(mut self, context: SkillContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Adds a sink for events; several may be added.
+    pub fn event_sink(mut self, sink: impl EventSink + 'static) -> Self {
+        self.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// Streams answers (text arrives as [`AgentEvent::TextDelta`]s).
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = on;
+        self
+    }
+
+    /// Asks the model to think before each answer (see [`ThinkingConfig`]); the thinking text
+    /// arrives as [`AgentEvent::ThinkingDelta`]s when streaming, and is kept in the transcript
+    /// (with its signature) so the provider can check it on the next turn.
+    pub fn thinking(mut self, thinking: ThinkingConfig) -> Self {
+        self.thinking = Some(thinking);
+        self
+    }
+
+    /// The tool choice of a run's first model call, e.g. [`ToolChoice::Required`] to make sure a
+    /// tool is used (also the first call after a resume). Later calls are [`ToolChoice::Auto`], so
+    /// the run can end. Default `Auto`.
+    pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.first_tool_choice = choice;
+        self
+    }
+
+    /// The token that cancels runs. A cancelled token cancels every later run too: give a new
+    /// token (on a clone of the runtime) for the next one.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// Makes runs durable: each model call, compaction summary and tool call is a step whose
+    /// result the [`Journal`] records, and a later attempt at the same run replays recorded steps
+    /// instead of doing them again. Tool calls then run one at a time, in call order, and events go
+    /// through [`Journal::emit`]. Without a journal (the default) nothing of this costs anything.
+    /// `agent-restate` gives each Restate invocation its own.
+    pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// The registry this runtime dispatches to.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// How a typed run asks the model for its result (default [`OutputMode::Auto`]; see
+    /// [`OutputMode`] for what each mode sends).
+    pub fn output_mode(mut self, mode: OutputMode) -> Self {
+        self.output_mode = mode;
+        self
+    }
+
+    /// How many answers that fail the output's check a typed run sends back to the model, with
+    /// the error, before it ends with [`Budget::OutputRetries`]. Default 2.
+    pub fn output_retries(mut self, retries: usize) -> Self {
+        self.output_retries = retries;
+        self
+    }
+}
+
+impl std::fmt::Debug for AgentRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRuntime")
+            .field("provider", &self.provider.name())
+            .field("registry", &self.registry)
+            .field("max_steps", &self.max_steps)
+            .field("plan_mode", &self.plan_mode)
+            .field("streaming", &self.streaming)
+            .finish_non_exhaustive()
+    }
+}

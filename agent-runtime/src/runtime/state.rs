@@ -1,0 +1,173 @@
+//! A run, as data: the [`RunState`] the loop steps, and hands back when it stops for a decision.
+//! Plain data only: the loop (`run.rs`) advances it.
+//!
+//! A state is `Serialize + Deserialize` and carries a format version, written first. Reading a
+//! state of another version is an error that says which versions are involved, before any other
+//! field is read: never a misread.
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::guards::{DenialGuard, StuckGuard};
+use super::pending::PendingCall;
+use super::reason::FinishReason;
+use super::record::ToolRecord;
+use agent_llm::message::{Message, Usage};
+
+/// The format version of [`RunState`] this build writes and reads. Version 2 is the whole run
+/// (version 1 was a snapshot taken at a pause).
+pub const RUN_STATE_VERSION: u32 = 2;
+
+/// A run, as one value: everything it is and what it does next. The loop advances it one step at
+/// a time (`run.rs`): the state's next step says whether the model is asked, the calls of its
+/// last answer are run, decisions are awaited, or the run is over. A pause is the loop stopping
+/// with the value in hand; a resume is the loop stepping it again, in this process or another.
+///
+/// It holds the transcript, the usage and step counters (budgets continue, they do not restart),
+/// the guards' counters, the deferred skills `tool_search` loaded, plan mode, a typed run's
+/// progress, and, while paused, the calls waiting for a decision with the results the turn's other
+/// calls already have.
+///
+/// Serialize it with any serde format; `serde_json` is the usual one:
+///
+/// ```
+/// # use agent_core::RunState;
+/// # fn keep(state: &RunState) -> Result<(), Box<dyn std::error::Error>> {
+/// std::fs::write("paused.json", serde_json::to_vec(state)?)?;
+/// let back: RunState = serde_json::from_slice(&std::fs::read("paused.json")?)?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    /// Written first, read first: a state of another version is refused before anything else.
+    version: Version,
+    /// The conversation so far. While paused, it ends with the assistant message whose calls
+    /// wait (their results not yet in).
+    pub transcript: Vec<Message>,
+    /// Tokens used so far.
+    pub usage: Usage,
+    /// Model calls made so far.
+    pub steps: usize,
+    /// Deferred skills `tool_search` loaded in this run.
+    pub loaded_skills: Vec<String>,
+    /// Whether the run is in plan mode.
+    pub plan_mode: bool,
+    pub(crate) stuck: StuckGuard,
+    pub(crate) denials: DenialGuard,
+    #[serde(default)]
+    pub(crate) compaction_failures: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) output: Option<OutputProgress>,
+    /// The last step already had its `TurnFinished` (the run paused after it).
+    #[serde(default)]
+    pub(crate) turn_closed: bool,
+    pub(crate) next: Next,
+}
+
+/// What a run does next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "step")]
+pub(crate) enum Next {
+    /// The checks before a model call, then the call.
+    Model,
+    /// Run the calls of the transcript's last message; then the cut-off notice, if any.
+    Calls {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cut_off: Option<Message>,
+        /// Results the turn has already (a paused turn's other calls, denied decisions).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        done: Vec<ToolRecord>,
+        /// A turn finished after a pause: only these calls run (by id, with the arguments of an
+        /// edit), approved; every other call has its result in `done`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approved: Option<Vec<(String, Option<Value>)>>,
+    },
+    /// Paused: these calls wait for a decision; the turn's other calls have these results.
+    Decisions {
+        pending: Vec<PendingCall>,
+        done: Vec<ToolRecord>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cut_off: Option<Message>,
+    },
+    /// The run is over: why, and a typed run's checked value.
+    Done {
+        finish: FinishReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Value>,
+    },
+}
+
+impl RunState {
+    /// A run about to ask the model about `transcript`.
+    pub(crate) fn new(transcript: Vec<Message>, plan_mode: bool) -> Self {
+        RunState {
+            version: Version,
+            transcript,
+            usage: Usage::default(),
+            steps: 0,
+            loaded_skills: Vec::new(),
+            plan_mode,
+            stuck: StuckGuard::default(),
+            denials: DenialGuard::default(),
+            compaction_failures: 0,
+            output: None,
+            turn_closed: false,
+            next: Next::Model,
+        }
+    }
+
+    /// The calls waiting for a decision, in call order; empty unless the run is paused.
+    pub fn pending(&self) -> &[PendingCall] {
+        match &self.next {
+            Next::Decisions { pending, .. } => pending,
+            _ => &[],
+        }
+    }
+
+    /// Why the run ended, once it has.
+    pub fn finish(&self) -> Option<&FinishReason> {
+        match &self.next {
+            Next::Done { finish, .. } => Some(finish),
+            _ => None,
+        }
+    }
+
+    /// Whether the run waits for decisions ([`FinishReason::AwaitingApproval`]).
+    pub fn is_paused(&self) -> bool {
+        matches!(self.next, Next::Decisions { .. })
+    }
+}
+
+/// The format version, checked as it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Version;
+
+impl Serialize for Version {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(RUN_STATE_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let version = u32::deserialize(deserializer)?;
+        if version == RUN_STATE_VERSION {
+            Ok(Version)
+        } else {
+            Err(de::Error::custom(format!(
+                "this run state has format version {version}, and this build of agent-core reads \
+                 only version {RUN_STATE_VERSION}: resume it with the version that paused it"
+            )))
+        }
+    }
+}
+
+/// A typed run's progress: answers that failed the check, and whether native mode's last turn
+/// (the one under the schema) was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct OutputProgress {
+    pub(crate) failures: usize,
+    pub(crate) native_turn: bool,
+}
