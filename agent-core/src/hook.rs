@@ -48,7 +48,7 @@ pub enum HookOutcome {
     Replace(String),
     /// The call needs a decision from outside the run: the text is the reason a person reads.
     /// An agent run pauses on it (agent-runtime's `FinishReason::AwaitingApproval`) and
-    /// continues when it is decided (`AgentRuntime::resume_state`); the
+    /// continues when it is decided (`AgentRuntime::continue_paused`); the
     /// call runs only if approved. A call approved that way passes this hook's `Ask` again; other
     /// hooks' denials still apply. Outside a run the call gets a
     /// [`SkillError::ApprovalRequired`] result.

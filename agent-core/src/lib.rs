@@ -1,7 +1,7 @@
 //! The core of the eugene agent framework: skills, the registry that describes and runs them,
-//! hooks, and retries.
+//! hooks, and retries — what a crate of skills needs, and nothing more.
 //!
-//! # The pieces
+//! # What it owns, and what it must not depend on
 //!
 //! | module | central type | what it is for |
 //! |---|---|---|
@@ -13,12 +13,13 @@
 //! | [`retry`] | [`RetryPolicy`] | retrying transient failures with backoff |
 //! | [`schema`] | [`ToolDefinition`] | what the model is shown of a skill |
 //! | [`call`] | [`ToolCall`], [`ToolResult`] | one call from the model and its answer |
-//! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
-//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible and scripted models, whole and streamed |
-//! | [`runtime`] | [`AgentRuntime`] | the agent loop, its [`FinishReason`]s, typed results, runs paused for a person ([`RunState`]) |
-//! | [`session`](mod@session) | [`SessionStore`] | conversations and paused runs kept under an id, across processes |
-//! | [`event`] | [`AgentEvent`], [`EventSink`] | what happens during a run, as it happens |
 //! | [`error`] | [`SkillError`], [`RegistryError`] | what can go wrong, in words the model can act on |
+//!
+//! The conversation and the model providers are `agent-llm`'s (`Message`, `LlmProvider`); the
+//! agent loop, sessions and run events are `agent-runtime`'s (`AgentRuntime`, `SessionStore`,
+//! `AgentEvent`). This crate depends on neither, and on no HTTP, TLS or storage crate: Cargo
+//! keeps the skills out of the loop, and an edit to the loop or a provider does not rebuild it
+//! or the crates of skills above it. The `eugene` facade re-exports all three.
 //!
 //! # One turn of tool calls
 //!
@@ -40,24 +41,14 @@
 //! `CancellationToken`), `futures` (bounded ordered concurrency, panic capture), `thiserror`
 //! (error enums), `strsim` (suggesting close skill names), `foldhash` (the name index's hasher:
 //! a lookup per call, on names the registry chose, so a fast hasher without flooding defenses
-//! fits), `fastrand` (retry jitter), `tracing` (spans for runs, turns, model calls and skill
-//! calls, named after the OpenTelemetry GenAI conventions), `redb` (feature `redb`, default:
-//! [`RedbSessionStore`], sessions in one transactional file, pure Rust).
+//! fits), `tracing` (spans for skill calls, named after the OpenTelemetry GenAI conventions).
 //!
-//! Feature `http` (default) adds the HTTP providers and what only they use: `reqwest` (the HTTP
-//! client; the version rmcp uses, so a build with MCP has one HTTP stack), `rustls` with its
-//! `ring` provider and `rustls-platform-verifier` (TLS checked against the system's certificates,
-//! no system TLS library), `eventsource-stream` (the server-sent-events parser of the streaming
-//! APIs), `async-stream` (the provider streams written as plain loops), `bytes` (request bodies
-//! shared across retries).
-//!
-//! # A crate of skills without an HTTP client
+//! # A crate of skills
 //!
 //! A library that only defines skills (to serve them over MCP, to plug them into another model
-//! client, or to keep its own users' builds light) depends on
-//! `agent-core = { version = "…", default-features = false }`: `#[skill]`, link-time
-//! registration, the [`Registry`], hooks, the runtime loop and [`MockProvider`] all build without
-//! `http`, and the build compiles no HTTP or TLS crate.
+//! client, or to keep its own users' builds light) depends on `agent-core` alone: `#[skill]`,
+//! link-time registration, the [`Registry`] and hooks, and the build compiles no HTTP, TLS or
+//! storage crate. Feature `agent-skills` adds [`agent_skills!`](macro@agent_skills).
 
 #![warn(missing_docs)]
 

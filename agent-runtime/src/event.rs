@@ -97,7 +97,7 @@ pub enum AgentEvent {
         error: String,
     },
     /// The run pauses: these calls need a decision from outside (see
-    /// [`AgentRuntime::resume_state`](crate::AgentRuntime::resume_state)). The turn's
+    /// [`AgentRuntime::continue_paused`](crate::AgentRuntime::continue_paused)). The turn's
     /// `TurnFinished`, with [`FinishReason::AwaitingApproval`], follows.
     AwaitingApproval {
         /// The step.
