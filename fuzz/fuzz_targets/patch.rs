@@ -28,24 +28,14 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
+    let Ok(text) = std::str::from_utf8(data) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/lib.rs"),
-        "fn main() {\n    println!(\"hi\");\n}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
     let before = snapshot(dir.path());
     let workspace = Workspace::open(dir.path()).unwrap();
     if apply_patch_in(&workspace, text).is_err() {
-        assert_eq!(
-            snapshot(dir.path()),
-            before,
-            "a refused patch changed the tree"
-        );
+        assert_eq!(snapshot(dir.path()), before, "a refused patch changed the tree");
     }
 });

@@ -20,21 +20,10 @@ fuzz_target!(|data: &[u8]| {
     let workspace = Workspace::open(&root).unwrap();
 
     if let Ok(bytes) = workspace.read(&path) {
-        assert_ne!(
-            bytes, b"SECRET",
-            "read outside the workspace through {path:?}"
-        );
+        assert_ne!(bytes, b"SECRET", "read outside the workspace through {path:?}");
     }
     let _ = workspace.write_atomic(&path, b"FUZZ");
     let _ = workspace.remove_file(&path);
-    assert_eq!(
-        std::fs::read(outside.join("secret.txt")).unwrap(),
-        b"SECRET",
-        "{path:?}"
-    );
-    assert_eq!(
-        std::fs::read_dir(&outside).unwrap().count(),
-        1,
-        "created outside through {path:?}"
-    );
+    assert_eq!(std::fs::read(outside.join("secret.txt")).unwrap(), b"SECRET", "{path:?}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1, "created outside through {path:?}");
 });
