@@ -1,4 +1,4 @@
-//! agent-core's [`Journal`] on Restate's `ctx.run`.
+//! agent-runtime's [`Journal`] on Restate's `ctx.run`.
 //!
 //! The runtime a handler builds must own its journal (`AgentRuntime::journal` takes an
 //! `Arc<dyn Journal>`), while Restate's context is borrowed for the invocation. So the two meet

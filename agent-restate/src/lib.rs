@@ -8,11 +8,11 @@
 //! keeps a journal of each invocation:
 //!
 //! - **Each step is journaled.** Every model call, compaction summary and tool call of a run is one
-//!   `ctx.run` step (through agent-core's [`Journal`](agent_runtime::Journal)). When the process dies
-//!   mid-run, Restate invokes the handler again, on this instance or another; the journal replays:
-//!   the model is not asked again for a turn already answered, and a tool that already ran does
-//!   not run again. A step that was running when the process died runs again (it has no result to
-//!   replay), so a tool in flight at a crash may run twice: make side effects idempotent, or
+//!   `ctx.run` step (through agent-runtime's [`Journal`](agent_runtime::Journal)). When the process
+//!   dies mid-run, Restate invokes the handler again, on this instance or another; the journal
+//!   replays: the model is not asked again for a turn already answered, and a tool that already ran
+//!   does not run again. A step that was running when the process died runs again (it has no result
+//!   to replay), so a tool in flight at a crash may run twice: make side effects idempotent, or
 //!   check, where that matters. Tool calls of a journaled run go one at a time, in call order.
 //! - **Approvals wait durably.** A run that pauses ([`FinishReason::AwaitingApproval`]) waits, in the
 //!   same invocation, on one Restate awakeable per pending call. A decision sent later through
@@ -99,7 +99,8 @@ impl DurableAgent {
 
     /// Makes every run typed: it ends when the model answers with a value that passes `output`'s
     /// check ([`OutputType::of::<T>()`](OutputType::of) for a Rust type), which the [`Outcome`]'s
-    /// `output` then holds (see [`OutputMode`](agent_runtime::OutputMode) for how the model is asked).
+    /// `output` then holds (see [`OutputMode`](agent_runtime::OutputMode) for how the model is
+    /// asked).
     pub fn output(mut self, output: OutputType) -> Self {
         self.output = Some(output);
         self

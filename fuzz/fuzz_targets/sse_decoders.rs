@@ -2,7 +2,7 @@
 //! answer whatever the chunk boundaries.
 #![no_main]
 
-use agent_core::{StreamEvent, WireFormat, decode_recorded_stream};
+use agent_llm::{StreamEvent, WireFormat, decode_recorded_stream};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -46,11 +46,12 @@ pub const FINAL_ANSWER_TOOL: &str = "final_answer";
 /// `{"value": ...}`, since tool inputs and both providers' structured outputs must be objects;
 /// the outcome holds the value itself.
 ///
-/// An answer that fails the check goes back to the model with the check's error (the field's
-/// path and what was expected), as the `final_answer` call's error result or as a user message,
-/// up to [`AgentRuntime::output_retries`](super::AgentRuntime::output_retries) times; the next
-/// failure ends the run with [`Budget::OutputRetries`](super::Budget::OutputRetries), which carries the last error. In plan mode the run
-/// ends in a plan as always; the typed value is asked for once the plan is approved.
+/// An answer that fails the check goes back to the model with the check's error (the field's path
+/// and what was expected), as the `final_answer` call's error result or as a user message, up to
+/// [`AgentRuntime::output_retries`](super::AgentRuntime::output_retries) times; the next failure
+/// ends the run with [`Budget::OutputRetries`](super::Budget::OutputRetries), which carries the
+/// last error. In plan mode the run ends in a plan as always; the typed value is asked for once the
+/// plan is approved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputMode {

@@ -1,7 +1,7 @@
 //! The pause: a turn whose calls include one a hook answered with
-//! [`HookOutcome::Ask`](agent_core::HookOutcome::Ask) stops the run, which hands back its state with
-//! the calls waiting ([`hold`]); the turn's other calls have run, and their results are kept, so
-//! that on resumption every result enters the transcript in call order. Decisions turn the
+//! [`HookOutcome::Ask`](agent_core::HookOutcome::Ask) stops the run, which hands back its state
+//! with the calls waiting ([`hold`]); the turn's other calls have run, and their results are kept,
+//! so that on resumption every result enters the transcript in call order. Decisions turn the
 //! paused state back into a turn to finish ([`decide`]), and the loop keeps stepping.
 //!
 //! Nothing here runs anything: these are changes of the run's state, checked first.

@@ -76,7 +76,8 @@ enum Start {
     Decide(Vec<(String, Decision)>),
 }
 
-/// A run about to start: awaited, it runs to its [`RunOutcome`]. See the [module docs](crate::runtime).
+/// A run about to start: awaited, it runs to its [`RunOutcome`]. See the [module
+/// docs](crate::runtime).
 #[must_use = "a run request does nothing until it is awaited"]
 pub struct RunRequest<'r> {
     runtime: &'r AgentRuntime,
