@@ -1,0 +1,12 @@
+//! The agent loop with a scripted model and real skills: every finish reason (`finish`), runs
+//! paused for a decision (`pause`), sessions in memory and on disk (`sessions`), typed results
+//! (`typed_runs`), and hostile inputs from the network and from skills (`adversarial`). Tracing
+//! spans are a binary of their own (`tracing_spans.rs`: it sets a subscriber, and tracing caches
+//! each callsite's interest process-wide), and the loop against real HTTP on loopback is
+//! `providers/`.
+
+mod adversarial;
+mod finish;
+mod pause;
+mod sessions;
+mod typed_runs;
