@@ -2,7 +2,7 @@
 //! through `AgentRuntime` with `MockProvider`. Linear growth means the 400-turn run takes 2.0× the
 //! 200-turn one; the per-turn overhead is the 200-turn time / 201.
 //!
-//! `cargo bench -p agent-core --bench runtime` (`BENCH_QUICK=1` for a short run)
+//! `cargo bench -p agent-runtime --bench runtime` (`BENCH_QUICK=1` for a short run)
 
 use std::hint::black_box;
 
