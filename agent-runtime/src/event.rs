@@ -4,7 +4,7 @@
 //! A closure is a sink, and so is a tokio channel:
 //!
 //! ```
-//! use agent_core::{AgentEvent, EventSink};
+//! use agent_runtime::{AgentEvent, EventSink};
 //!
 //! let printer = |event: &AgentEvent| {
 //!     if let AgentEvent::TextDelta { text, .. } = event {
@@ -18,9 +18,9 @@
 
 use std::time::Duration;
 
+use crate::runtime::{FinishReason, PendingCall};
 use agent_core::call::{ToolCall, ToolResult};
 use agent_llm::message::Usage;
-use crate::runtime::{FinishReason, PendingCall};
 
 /// One thing that happened in a run. Every event carries the step (model call) it belongs to,
 /// counted from 1. [`AgentEvent::TurnFinished`] ends every turn, once, and the last one of a run

@@ -85,7 +85,7 @@ pub struct JournalError(pub String);
 ///   `Serialize + Deserialize` (a model's answer or its error; a tool's result, with the deferred
 ///   skills the call loaded), so what goes into a journal is serializable by construction,
 ///   checked when agent-core builds. An entry that does not read back (written by another
-///   version) ends the run with [`AgentError::Resume`], never with a silent re-run.
+///   version) ends the run with [`AgentError::Resume`](super::AgentError::Resume), never with a silent re-run.
 /// - **Failures.** A model call that failed transiently after the provider's own retries is
 ///   [`StepOutcome::Retry`]: nothing is recorded and the journal tries it again later (Restate
 ///   retries the invocation); any other model error is recorded, so a replay ends the same way.

@@ -13,13 +13,13 @@ use super::effects::{Direct, Effects};
 use super::journal::{Journal, JournalStep, StepOutcome};
 use super::outcome::AgentError;
 use super::record::ToolRecord;
+use crate::event::AgentEvent;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
-use crate::event::AgentEvent;
+use agent_core::retry::RetryableError;
 use agent_llm::llm::{EventStream, LlmProvider, ProviderError};
 use agent_llm::message::{ChatRequest, ChatResponse, Message};
-use agent_core::retry::RetryableError;
 
 /// A model call through the journal: its answer, or its error, recorded; a transient error that
 /// outlived the provider's retries is not recorded ([`StepOutcome::Retry`]).
@@ -206,8 +206,8 @@ impl ModelRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::registry::Registry;
     use crate::runtime::journal::{JournalError, StepFuture};
+    use agent_core::registry::Registry;
     use agent_core::skill::SkillOutput;
     use std::sync::Arc;
     use std::sync::Mutex;
@@ -363,7 +363,11 @@ mod tests {
         journal.entries.lock().unwrap().truncate(2);
         journal.next.store(0, Ordering::SeqCst);
         runs.store(1, Ordering::SeqCst);
-        let (again, provider) = runtime(vec![agent_llm::llm::MockReply::text("done")], &runs, &journal);
+        let (again, provider) = runtime(
+            vec![agent_llm::llm::MockReply::text("done")],
+            &runs,
+            &journal,
+        );
         let outcome = again.run("bump twice").await.unwrap();
         assert_eq!(outcome.final_text.as_deref(), Some("done"));
         assert_eq!(runs.load(Ordering::SeqCst), 2, "c1 replayed, c2 ran");

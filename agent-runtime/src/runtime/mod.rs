@@ -31,7 +31,9 @@
 //! (`start.rs`), kept in a session by `in_session.rs`.
 //!
 //! ```
-//! use agent_core::{AgentRuntime, FinishReason, MockProvider, MockReply, Registry};
+//! use agent_core::Registry;
+//! use agent_llm::{MockProvider, MockReply};
+//! use agent_runtime::{AgentRuntime, FinishReason};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let provider = MockProvider::new([MockReply::text("Hello!")]);

@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::reason::FinishReason;
 use super::state::RunState;
+use crate::session::error::StoreError;
 use agent_llm::llm::ProviderError;
 use agent_llm::message::{Message, Usage};
-use crate::session::error::StoreError;
 
 /// How a run ended, with everything a caller needs to go on.
 #[derive(Debug, Clone)]

@@ -16,8 +16,8 @@ use super::record::ToolRecord;
 use super::state::{Next, RunState};
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::error::SkillError;
-use agent_llm::message::Message;
 use agent_core::registry::Registry;
+use agent_llm::message::Message;
 
 /// Whether a call of the turn waits for a decision.
 pub(super) fn is_pending(result: &ToolResult) -> bool {

@@ -59,7 +59,7 @@ pub enum FinishReason {
     },
     /// Calls need a decision from outside (a hook answered [`HookOutcome::Ask`](
     /// agent_core::HookOutcome::Ask)): the run paused. The other calls of the turn ran; the outcome's
-    /// [`RunOutcome::state`] holds everything needed to continue, in this process or another,
+    /// [`RunOutcome::state`](super::RunOutcome::state) holds everything needed to continue, in this process or another,
     /// with [`AgentRuntime::continue_paused`](super::AgentRuntime::continue_paused).
     AwaitingApproval {
         /// The calls waiting, in call order.

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use agent_core::context::SkillContext;
 use crate::event::EventSink;
+use agent_core::context::SkillContext;
+use agent_core::registry::Registry;
 use agent_llm::llm::LlmProvider;
 use agent_llm::message::{ThinkingConfig, ToolChoice};
-use agent_core::registry::Registry;
 
 use super::guards::DenialCount;
 use super::journal::Journal;
@@ -18,7 +18,7 @@ use super::output::OutputMode;
 use super::reason::TranscriptLimit;
 
 /// Runs agents: a provider, a registry and settings. Built in one expression; cheap to clone.
-/// See the [module docs](self).
+/// See the [module docs](crate::runtime).
 #[derive(Clone)]
 pub struct AgentRuntime {
     pub(super) provider: Arc<dyn LlmProvider>,
@@ -138,8 +138,8 @@ impl AgentRuntime {
     }
 
     /// Plan mode: only read-only skills run; the model's first answer without tool calls is its
-    /// plan, and the run ends with [`FinishReason::PlanPending`] (an answer cut off by the token
-    /// limit or refused ends it with [`FinishReason::ProviderStop`] instead, as outside plan mode).
+    /// plan, and the run ends with [`FinishReason::PlanPending`](super::FinishReason::PlanPending) (an answer cut off by the token
+    /// limit or refused ends it with [`FinishReason::ProviderStop`](super::FinishReason::ProviderStop) instead, as outside plan mode).
     pub fn plan_mode(mut self, on: bool) -> Self {
         self.plan_mode = on;
         self
@@ -166,14 +166,14 @@ impl AgentRuntime {
         self
     }
 
-    /// Streams answers (text arrives as [`AgentEvent::TextDelta`]s).
+    /// Streams answers (text arrives as [`AgentEvent::TextDelta`](crate::AgentEvent::TextDelta)s).
     pub fn streaming(mut self, on: bool) -> Self {
         self.streaming = on;
         self
     }
 
     /// Asks the model to think before each answer (see [`ThinkingConfig`]); the thinking text
-    /// arrives as [`AgentEvent::ThinkingDelta`]s when streaming, and is kept in the transcript
+    /// arrives as [`AgentEvent::ThinkingDelta`](crate::AgentEvent::ThinkingDelta)s when streaming, and is kept in the transcript
     /// (with its signature) so the provider can check it on the next turn.
     pub fn thinking(mut self, thinking: ThinkingConfig) -> Self {
         self.thinking = Some(thinking);
@@ -218,7 +218,7 @@ impl AgentRuntime {
     }
 
     /// How many answers that fail the output's check a typed run sends back to the model, with
-    /// the error, before it ends with [`Budget::OutputRetries`]. Default 2.
+    /// the error, before it ends with [`Budget::OutputRetries`](super::Budget::OutputRetries). Default 2.
     pub fn output_retries(mut self, retries: usize) -> Self {
         self.output_retries = retries;
         self

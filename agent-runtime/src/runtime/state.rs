@@ -33,7 +33,7 @@ pub const RUN_STATE_VERSION: u32 = 2;
 /// Serialize it with any serde format; `serde_json` is the usual one:
 ///
 /// ```
-/// # use agent_core::RunState;
+/// # use agent_runtime::RunState;
 /// # fn keep(state: &RunState) -> Result<(), Box<dyn std::error::Error>> {
 /// std::fs::write("paused.json", serde_json::to_vec(state)?)?;
 /// let back: RunState = serde_json::from_slice(&std::fs::read("paused.json")?)?;

@@ -10,7 +10,8 @@ use ::redb::{Database, DatabaseError, ReadableTable, TableDefinition, TableError
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{Loaded, SessionData, SessionStore, StoreError, next_version};
+use super::error::StoreError;
+use super::store::{Loaded, SessionData, SessionStore, next_version};
 
 /// Session id → the session's version and data, as JSON.
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
