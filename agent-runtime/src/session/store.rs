@@ -49,7 +49,7 @@ pub trait SessionStore: Send + Sync {
 }
 
 /// A [`SessionStore`] in memory, for tests and for processes that keep their sessions to
-/// themselves. [`RedbSessionStore`] keeps them on disk.
+/// themselves. [`RedbSessionStore`](super::RedbSessionStore) keeps them on disk.
 #[derive(Debug, Default)]
 pub struct MemorySessionStore {
     sessions: Mutex<HashMap<String, (u64, SessionData)>>,
