@@ -14,11 +14,12 @@ use super::journaled::Journaled;
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::plan::PlanMode;
+use super::reason::FinishReason;
 use super::repair;
 use super::run::Run;
 use super::state::{Next, RunState};
 use crate::event::AgentEvent;
-use agent_core::context::SkillSession;
+use agent_core::context::RunScope;
 use agent_llm::message::{Message, Role};
 
 /// A run on `transcript` from its start (repaired first: every call answered).
@@ -55,43 +56,22 @@ pub(super) async fn drive(
             registry: &rt.registry,
         }));
     }
-    let direct = Direct { rt };
-    let effects: Box<dyn Effects + '_> = match rt.journal.as_deref() {
-        Some(journal) => Box::new(Journaled { direct, journal }),
-        None => Box::new(direct),
-    };
     let ctx = rt
         .context
         .clone()
         .with_cancellation(rt.cancellation.clone())
-        .with_session(SkillSession::new());
+        .with_scope(RunScope::new());
     for name in &state.loaded_skills {
-        ctx.session().load(name.clone());
+        ctx.scope().load(name.clone());
     }
-    let span = tracing::info_span!(
-        "invoke_agent",
-        "gen_ai.operation.name" = "invoke_agent",
-        "gen_ai.system" = rt.provider.name(),
-        "gen_ai.usage.input_tokens" = tracing::field::Empty,
-        "gen_ai.usage.output_tokens" = tracing::field::Empty,
-    );
-    let mut run = Run::new(rt, effects, abilities, ctx, state);
-    let result = run.go().instrument(span.clone()).await;
-    span.record("gen_ai.usage.input_tokens", run.state.usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", run.state.usage.output_tokens);
-    result?;
-    let (finish, answer) = match &run.state.next {
-        Next::Done { finish, answer } => (finish.clone(), answer.clone()),
-        Next::Decisions { pending, .. } => (finish::awaiting_approval(pending.clone()), None),
-        Next::Model | Next::Calls { .. } => unreachable!("the loop stops only when done or paused"),
+    let direct = Direct { rt };
+    let (mut state, finish, answer) = match rt.journal.as_deref() {
+        Some(journal) => {
+            let journaled = Journaled { direct, journal };
+            step(Run::new(rt, journaled, abilities, ctx, state)).await?
+        }
+        None => step(Run::new(rt, direct, abilities, ctx, state)).await?,
     };
-    let step = run.state.steps;
-    run.emit(|| AgentEvent::TurnFinished {
-        step,
-        finish: Some(finish.clone()),
-    });
-    let mut state = run.state;
-    state.loaded_skills = run.ctx.session().loaded();
     state.turn_closed = true;
     let final_text = state
         .transcript
@@ -113,4 +93,36 @@ pub(super) async fn drive(
         output: answer,
         state: paused.then(|| Box::new(state)),
     })
+}
+
+/// Steps `run` until it is done or paused, in the run's span, and ends its last step: the state
+/// it stopped in, why, and a typed run's checked value.
+async fn step<E: Effects>(
+    mut run: Run<'_, E>,
+) -> Result<(RunState, FinishReason, Option<serde_json::Value>), AgentError> {
+    let rt = run.rt;
+    let span = tracing::info_span!(
+        "invoke_agent",
+        "gen_ai.operation.name" = "invoke_agent",
+        "gen_ai.system" = rt.provider.name(),
+        "gen_ai.usage.input_tokens" = tracing::field::Empty,
+        "gen_ai.usage.output_tokens" = tracing::field::Empty,
+    );
+    let result = run.go().instrument(span.clone()).await;
+    span.record("gen_ai.usage.input_tokens", run.state.usage.input_tokens);
+    span.record("gen_ai.usage.output_tokens", run.state.usage.output_tokens);
+    result?;
+    let (finish, answer) = match &run.state.next {
+        Next::Done { finish, answer } => (finish.clone(), answer.clone()),
+        Next::Decisions { pending, .. } => (finish::awaiting_approval(pending.clone()), None),
+        Next::Model | Next::Calls { .. } => unreachable!("the loop stops only when done or paused"),
+    };
+    let step = run.state.steps;
+    run.emit(|| AgentEvent::TurnFinished {
+        step,
+        finish: Some(finish.clone()),
+    });
+    let mut state = run.state;
+    state.loaded_skills = run.ctx.scope().loaded();
+    Ok((state, finish, answer))
 }

@@ -2,9 +2,11 @@
 //! summary, the results of a batch of calls, and the delivery of an event. The loop (`run.rs`)
 //! decides what to ask; an `Effects` does it. [`Direct`] asks the provider and the registry
 //! itself; the journal's wrapper (`journal.rs`) records each answer so a replay gets it back
-//! instead. Which one a run uses is chosen once, when it starts.
+//! instead. Which one a run uses is chosen once, when it starts, and the loop is built for it
+//! (`Run<E: Effects>`): its calls are static, and their futures are not boxed.
 
-use async_trait::async_trait;
+use std::future::Future;
+
 use futures::StreamExt;
 
 use super::AgentRuntime;
@@ -16,25 +18,29 @@ use agent_llm::llm::{LlmProvider, ProviderError, StreamEvent};
 use agent_llm::message::{ChatRequest, ChatResponse, Message};
 
 /// The I/O of a run's steps.
-#[async_trait]
 pub(super) trait Effects: Send + Sync {
     /// The model's answer to `request`, the call of step `step`.
-    async fn model(
+    fn model(
         &self,
         step: usize,
         request: &ChatRequest<'_>,
-    ) -> Result<ChatResponse, super::AgentError>;
+    ) -> impl Future<Output = Result<ChatResponse, super::AgentError>> + Send;
 
     /// One attempt at summarising the oldest turns of `transcript`, before step `step`'s call.
-    async fn summarize(
+    fn summarize(
         &self,
         step: usize,
         transcript: &mut Vec<Message>,
         keep_recent: usize,
-    ) -> Option<Attempt>;
+    ) -> impl Future<Output = Option<Attempt>> + Send;
 
     /// The results of `calls`, made at step `step`, in call order.
-    async fn calls(&self, step: usize, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult>;
+    fn calls(
+        &self,
+        step: usize,
+        calls: &[ToolCall],
+        ctx: &SkillContext,
+    ) -> impl Future<Output = Vec<ToolResult>> + Send;
 
     /// Delivers an event to the runtime's sinks.
     fn emit(&self, event: &AgentEvent);
@@ -89,7 +95,6 @@ impl Direct<'_> {
     }
 }
 
-#[async_trait]
 impl Effects for Direct<'_> {
     async fn model(
         &self,

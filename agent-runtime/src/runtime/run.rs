@@ -9,7 +9,7 @@
 //!   order and the checks after a turn run.
 //!
 //! The I/O goes through an [`Effects`] and the abilities are [`Ability`]s, both chosen once when
-//! the run starts (`start.rs`); nothing here asks which ones they are.
+//! the run starts (`drive.rs`); nothing here asks which ones they are.
 
 use tracing::Instrument;
 
@@ -25,10 +25,11 @@ use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
 use agent_llm::message::{ChatRequest, ChatResponse, Message, TruncatedToolCall};
 
-/// A run being stepped: its state, and what it was started with.
-pub(super) struct Run<'a> {
+/// A run being stepped: its state, and what it was started with. It is built for its effects
+/// (`E`: the registry and provider directly, or through a journal), so their calls are static.
+pub(super) struct Run<'a, E> {
     pub(super) rt: &'a AgentRuntime,
-    pub(super) effects: Box<dyn Effects + 'a>,
+    pub(super) effects: E,
     pub(super) abilities: Vec<Box<dyn Ability + 'a>>,
     pub(super) ctx: SkillContext,
     /// The system prompt, with the abilities' instructions.
@@ -49,10 +50,10 @@ pub(super) fn message_chars(message: &Message) -> usize {
             .sum::<usize>()
 }
 
-impl<'a> Run<'a> {
+impl<'a, E: Effects> Run<'a, E> {
     pub(super) fn new(
         rt: &'a AgentRuntime,
-        effects: Box<dyn Effects + 'a>,
+        effects: E,
         abilities: Vec<Box<dyn Ability + 'a>>,
         ctx: SkillContext,
         state: RunState,
@@ -263,7 +264,7 @@ impl<'a> Run<'a> {
             for (call, answer) in to_run.iter_mut().zip(&mut answers) {
                 match approved.iter().find(|(id, _)| *id == *call.id) {
                     Some((id, edit)) => {
-                        self.ctx.session().approve(id);
+                        self.ctx.scope().approve(id);
                         if let Some(arguments) = edit {
                             call.arguments = arguments.clone();
                         }
@@ -284,10 +285,9 @@ impl<'a> Run<'a> {
                 });
             }
         }
-        let ending = self
-            .answer(edited.as_deref().unwrap_or(&calls), &mut answers)
+        let (mut results, ending) = self
+            .answer(edited.as_deref().unwrap_or(&calls), answers)
             .await;
-        let mut results: Vec<ToolResult> = answers.into_iter().flatten().collect();
         if results.iter().any(pause::is_pending) {
             if ending.is_none() && !resumed {
                 return self.hold(&calls, results, cut_off);
@@ -303,54 +303,58 @@ impl<'a> Run<'a> {
         if let Some(notice) = cut_off {
             self.push(notice);
         }
+        let abilities = &self.abilities;
         let counted = results
             .iter()
             .zip(&calls)
-            .filter(|(_, c)| self.abilities.iter().all(|a| a.counts(c)));
-        let counted: Vec<(&ToolResult, &ToolCall)> = counted.collect();
+            .filter(|(_, c)| abilities.iter().all(|a| a.counts(c)));
         if let Some(finish) = finish::after_results(self.rt, &mut self.state, &results, counted) {
             self.end_with(finish);
         }
     }
 
-    /// Answers the calls whose slot is empty: the abilities take theirs, the effects run the rest.
+    /// The results of `calls`, in call order: those in `answers` already, those the abilities
+    /// take, and the rest from the effects (all of a turn's calls at once when none was taken).
     async fn answer(
         &mut self,
         calls: &[ToolCall],
-        answers: &mut [Option<ToolResult>],
-    ) -> Option<Ending> {
+        mut answers: Vec<Option<ToolResult>>,
+    ) -> (Vec<ToolResult>, Option<Ending>) {
         let mut ending = None;
         for ability in &self.abilities {
-            let ended = ability.take_calls(&mut self.state, calls, answers);
+            let ended = ability.take_calls(&mut self.state, calls, &mut answers);
             ending = ending.or(ended);
+        }
+        let step = self.state.steps;
+        if answers.iter().all(Option::is_none) {
+            return (self.effects.calls(step, calls, &self.ctx).await, ending);
         }
         let runnable: Vec<ToolCall> = calls
             .iter()
-            .zip(answers.iter())
+            .zip(&answers)
             .filter(|(_, answer)| answer.is_none())
             .map(|(call, _)| call.clone())
             .collect();
-        if runnable.is_empty() {
-            return ending;
+        if !runnable.is_empty() {
+            let mut ran = self
+                .effects
+                .calls(step, &runnable, &self.ctx)
+                .await
+                .into_iter();
+            for answer in answers.iter_mut().filter(|a| a.is_none()) {
+                *answer = ran.next();
+            }
         }
-        let step = self.state.steps;
-        let mut ran = self
-            .effects
-            .calls(step, &runnable, &self.ctx)
-            .await
-            .into_iter();
-        for answer in answers.iter_mut().filter(|a| a.is_none()) {
-            *answer = ran.next();
-        }
-        ending
+        (answers.into_iter().flatten().collect(), ending)
     }
 
     /// Holds the turn on its calls that wait for a decision: reports the others' results and
     /// which calls wait; the run stops with its state.
     fn hold(&mut self, calls: &[ToolCall], results: Vec<ToolResult>, cut_off: Option<Message>) {
         let step = self.state.steps;
-        let held = pause::hold(&self.rt.registry, calls, results, cut_off);
-        for result in &held.done {
+        let (next, done) = pause::hold(&self.rt.registry, calls, results, cut_off);
+        self.state.next = next;
+        for result in &done {
             self.emit(|| AgentEvent::ToolResult {
                 step,
                 result: result.clone(),
@@ -358,9 +362,8 @@ impl<'a> Run<'a> {
         }
         self.emit(|| AgentEvent::AwaitingApproval {
             step,
-            pending: held.pending.clone(),
+            pending: self.state.pending().to_vec(),
         });
-        self.state.next = held.next;
     }
 
     /// Reports the results of a turn's calls and adds them to the transcript, in call order.
@@ -401,7 +404,7 @@ impl<'a> Run<'a> {
     async fn call_model(&mut self) -> Result<Option<ChatResponse>, super::AgentError> {
         let rt = self.rt;
         let step = self.state.steps;
-        let mut definitions = rt.registry.definitions_for(self.ctx.session());
+        let mut definitions = rt.registry.definitions_for(self.ctx.scope());
         for ability in &self.abilities {
             ability.tools(&mut definitions);
         }
