@@ -17,15 +17,12 @@ pub(super) struct TypedAnswer {
     pub(super) output: Output,
 }
 
-/// The run's progress; a typed run's state always has one (set when the run starts).
-fn progress(state: &mut RunState) -> &mut OutputProgress {
-    state.output.get_or_insert(OutputProgress {
-        failures: 0,
-        native_turn: false,
-    })
-}
-
 impl TypedAnswer {
+    /// The run's progress: the state's, which the run's start sets (`drive.rs`), or a fresh one.
+    fn progress<'s>(&self, state: &'s mut RunState) -> &'s mut OutputProgress {
+        state.output.get_or_insert_with(|| self.output.start())
+    }
+
     fn ending(verdict: Verdict) -> Option<Ending> {
         match verdict {
             Verdict::Accept(value) => Some(Ending {
@@ -85,7 +82,7 @@ impl Ability for TypedAnswer {
         if finals.is_empty() || self.output.mode != Resolved::Tool {
             return None;
         }
-        let (results, verdict) = self.output.on_final_calls(progress(state), &finals);
+        let (results, verdict) = self.output.on_final_calls(self.progress(state), &finals);
         let mut results = results.into_iter();
         let accepted = matches!(verdict, Verdict::Accept(_));
         for (call, answer) in calls.iter().zip(answers) {
@@ -103,7 +100,7 @@ impl Ability for TypedAnswer {
     }
 
     fn on_answer(&self, state: &mut RunState, text: &str) -> Option<Answered> {
-        Some(match self.output.on_text(progress(state), text) {
+        Some(match self.output.on_text(self.progress(state), text) {
             Verdict::Retry(message) => Answered::Retry(message),
             verdict => Answered::End(Self::ending(verdict)?),
         })

@@ -4,13 +4,12 @@
 
 use std::future::Future;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::compaction::{self, Attempt};
 use super::effects::{Direct, Effects};
-use super::journal::{Journal, JournalStep, StepOutcome};
+use super::journal::{Journal, JournalStep, StepResult};
 use super::outcome::AgentError;
 use super::record::ToolRecord;
 use crate::event::AgentEvent;
@@ -22,7 +21,7 @@ use agent_llm::llm::{EventStream, LlmProvider, ProviderError};
 use agent_llm::message::{ChatRequest, ChatResponse, Message};
 
 /// A model call through the journal: its answer, or its error, recorded; a transient error that
-/// outlived the provider's retries is not recorded ([`StepOutcome::Retry`]).
+/// outlived the provider's retries is not recorded ([`StepResult::Retry`]).
 async fn model_call(
     journal: &dyn Journal,
     step: JournalStep,
@@ -31,7 +30,7 @@ async fn model_call(
     let name = step.to_string();
     let run = Box::pin(async move {
         match call.await {
-            Err(error) if error.is_transient() => StepOutcome::Retry(error.to_string()),
+            Err(error) if error.is_transient() => StepResult::Retry(error.to_string()),
             answer => record(&ModelRecord::from(answer)),
         }
     });
@@ -51,7 +50,6 @@ pub(super) struct Journaled<'a> {
     pub(super) journal: &'a dyn Journal,
 }
 
-#[async_trait]
 impl Effects for Journaled<'_> {
     async fn model(
         &self,
@@ -87,11 +85,10 @@ impl Effects for Journaled<'_> {
                 name: call.name.clone(),
             };
             let name = id.to_string();
-            let direct = &self.direct;
+            let registry = &self.direct.rt.registry;
             let run = Box::pin(async move {
-                let mut ran = direct.calls(step, std::slice::from_ref(call), ctx).await;
-                let result = ran.pop().expect("one result per call");
-                record(&ToolRecord::keep(&result, ctx.session().loaded()))
+                let result = registry.run_one(call, ctx).await;
+                record(&ToolRecord::keep(&result, ctx.scope().loaded()))
             });
             let result = match self.journal.step(id, run).await {
                 Ok(value) => match read_back::<ToolRecord>(&name, value) {
@@ -155,10 +152,10 @@ impl LlmProvider for JournaledProvider<'_> {
 
 /// A step's result as JSON. The journaled types serialize to JSON without fail (string keys only);
 /// should one ever not, the step records the failure, which reads back as an error.
-fn record<T: Serialize>(value: &T) -> StepOutcome {
+fn record<T: Serialize>(value: &T) -> StepResult {
     match serde_json::to_value(value) {
-        Ok(value) => StepOutcome::Done(value),
-        Err(error) => StepOutcome::Done(serde_json::json!({ "unserializable": error.to_string() })),
+        Ok(value) => StepResult::Done(value),
+        Err(error) => StepResult::Done(serde_json::json!({ "unserializable": error.to_string() })),
     }
 }
 
@@ -226,7 +223,7 @@ mod tests {
         fn step<'a>(
             &'a self,
             _step: JournalStep,
-            run: StepFuture<'a, StepOutcome>,
+            run: StepFuture<'a, StepResult>,
         ) -> StepFuture<'a, Result<Value, JournalError>> {
             Box::pin(async move {
                 let index = self.next.fetch_add(1, Ordering::SeqCst);
@@ -235,11 +232,11 @@ mod tests {
                 }
                 self.ran.fetch_add(1, Ordering::SeqCst);
                 match run.await {
-                    StepOutcome::Done(value) => {
+                    StepResult::Done(value) => {
                         self.entries.lock().unwrap().push(value.clone());
                         Ok(value)
                     }
-                    StepOutcome::Retry(message) => Err(JournalError(message)),
+                    StepResult::Retry(message) => Err(JournalError(message)),
                 }
             })
         }

@@ -1,5 +1,5 @@
 //! The pause: a turn whose calls include one a hook answered with
-//! [`HookOutcome::Ask`](agent_core::HookOutcome::Ask) stops the run, which hands back its state
+//! [`HookVerdict::Ask`](agent_core::HookVerdict::Ask) stops the run, which hands back its state
 //! with the calls waiting ([`hold`]); the turn's other calls have run, and their results are kept,
 //! so that on resumption every result enters the transcript in call order. Decisions turn the
 //! paused state back into a turn to finish ([`decide`]), and the loop keeps stepping.
@@ -33,21 +33,14 @@ pub(super) fn not_run(results: &mut [ToolResult]) {
     }
 }
 
-/// The paused turn: what waits for a decision, and the results of the others (reported by the
-/// caller as they are kept).
-pub(super) struct Held {
-    pub(super) next: Next,
-    pub(super) pending: Vec<PendingCall>,
-    pub(super) done: Vec<ToolResult>,
-}
-
-/// Holds a turn whose results include calls waiting for a decision.
+/// Holds a turn whose results include calls waiting for a decision: the state that waits for
+/// them, and the results of the others (reported by the caller as they are kept).
 pub(super) fn hold(
     registry: &Registry,
     calls: &[ToolCall],
     results: Vec<ToolResult>,
     cut_off: Option<Message>,
-) -> Held {
+) -> (Next, Vec<ToolResult>) {
     let mut pending = Vec::new();
     let mut done = Vec::new();
     for (call, result) in calls.iter().zip(results) {
@@ -66,18 +59,14 @@ pub(super) fn hold(
         }
     }
     let next = Next::Decisions {
-        pending: pending.clone(),
+        pending,
         done: done
             .iter()
             .map(|r| ToolRecord::keep(r, Vec::new()))
             .collect(),
         cut_off,
     };
-    Held {
-        next,
-        pending,
-        done,
-    }
+    (next, done)
 }
 
 /// Turns a paused state into the turn to finish with these decisions: approved and edited calls
