@@ -29,8 +29,8 @@
 //! # Decisions
 //!
 //! - **One bad skill does not hide the others.** [`AgentSkills::load`] returns the skills that
-//!   pass in [`LoadedSkills::skills`], and each one that does not in [`LoadedSkills::invalid`]
-//!   (its `SKILL.md`, and every rule it breaks with the line) or [`LoadedSkills::unreadable`] (a
+//!   pass in [`LoadedAgentSkills::skills`], and each one that does not in [`LoadedAgentSkills::invalid`]
+//!   (its `SKILL.md`, and every rule it breaks with the line) or [`LoadedAgentSkills::unreadable`] (a
 //!   folder that could not be opened or listed). [`AgentSkills::load_strict`] fails on the first
 //!   of them instead, for programs whose skills must all load (a release, a test).
 //! - **A directory that is itself a skill** (it holds a `SKILL.md`) is loaded as that one skill;
@@ -55,7 +55,7 @@
 //! - **Loading is blocking code too** (it reads every `SKILL.md` and walks every folder): call it
 //!   before the async runtime starts, or on a blocking thread.
 //! - **The folder is the one seen at load time.** The capability is opened once, so renaming or
-//!   replacing the folder afterwards does not redirect reads; [`SkillFiles::folder`] is its
+//!   replacing the folder afterwards does not redirect reads; [`AgentSkillFiles::folder`] is its
 //!   canonical path (links resolved), which the model is told so that it can run a script with
 //!   `run_shell`.
 //! - **Scripts run only through `run_shell`**, gated by the registry's hooks and permission rules
@@ -68,7 +68,7 @@ use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{AgentSkill, SkillError, SkillFiles};
+use agent_core::{AgentSkill, AgentSkillFiles, SkillError};
 use agent_skills_spec::{Found, Invalid};
 use cap_std::fs::OpenOptions;
 
@@ -112,22 +112,22 @@ impl AgentSkills {
 
     /// The skills in `dir` (or `dir` itself, when it holds a `SKILL.md`), with the default
     /// settings: those that pass, and those that do not. Fails only when `dir` cannot be read.
-    pub fn load(dir: impl AsRef<Path>) -> Result<LoadedSkills, SkillsError> {
+    pub fn load(dir: impl AsRef<Path>) -> Result<LoadedAgentSkills, AgentSkillsError> {
         AgentSkills::default().load_dir(dir)
     }
 
     /// The skills in `dir` with the default settings, or an error for the first one that does not
     /// load: the first `SKILL.md` (in name order) that cannot be read or breaks a rule, else the
     /// first folder that cannot be opened or listed.
-    pub fn load_strict(dir: impl AsRef<Path>) -> Result<Vec<AgentSkill>, SkillsError> {
+    pub fn load_strict(dir: impl AsRef<Path>) -> Result<Vec<AgentSkill>, AgentSkillsError> {
         AgentSkills::default().load_dir_strict(dir)
     }
 
     /// [`AgentSkills::load`] with these settings.
-    pub fn load_dir(&self, dir: impl AsRef<Path>) -> Result<LoadedSkills, SkillsError> {
+    pub fn load_dir(&self, dir: impl AsRef<Path>) -> Result<LoadedAgentSkills, AgentSkillsError> {
         let dir = dir.as_ref();
         let (found, invalid) = find(dir)?;
-        let mut loaded = LoadedSkills {
+        let mut loaded = LoadedAgentSkills {
             skills: Vec::with_capacity(found.len()),
             invalid,
             unreadable: Vec::new(),
@@ -142,15 +142,18 @@ impl AgentSkills {
     }
 
     /// [`AgentSkills::load_strict`] with these settings.
-    pub fn load_dir_strict(&self, dir: impl AsRef<Path>) -> Result<Vec<AgentSkill>, SkillsError> {
+    pub fn load_dir_strict(
+        &self,
+        dir: impl AsRef<Path>,
+    ) -> Result<Vec<AgentSkill>, AgentSkillsError> {
         let dir = dir.as_ref();
         let (found, invalid) = find(dir)?;
         if let Some(bad) = invalid.into_iter().next() {
-            return Err(SkillsError::Invalid(bad));
+            return Err(AgentSkillsError::Invalid(bad));
         }
         found
             .into_iter()
-            .map(|found| self.skill(found).map_err(SkillsError::Unreadable))
+            .map(|found| self.skill(found).map_err(AgentSkillsError::Unreadable))
             .collect()
     }
 
@@ -187,8 +190,8 @@ impl AgentSkills {
 }
 
 /// The skill folders of `dir`, or `dir` itself when it is one.
-fn find(dir: &Path) -> Result<(Vec<Found>, Vec<Invalid>), SkillsError> {
-    let failed = |source| SkillsError::Dir {
+fn find(dir: &Path) -> Result<(Vec<Found>, Vec<Invalid>), AgentSkillsError> {
+    let failed = |source| AgentSkillsError::Dir {
         dir: dir.to_path_buf(),
         source,
     };
@@ -211,7 +214,7 @@ fn find(dir: &Path) -> Result<(Vec<Found>, Vec<Invalid>), SkillsError> {
 /// What [`AgentSkills::load`] found in a directory.
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct LoadedSkills {
+pub struct LoadedAgentSkills {
     /// The skills that loaded, in name order.
     pub skills: Vec<AgentSkill>,
     /// The skills whose `SKILL.md` cannot be read or breaks a rule: the file and each violation
@@ -223,7 +226,7 @@ pub struct LoadedSkills {
     pub unreadable: Vec<Unreadable>,
 }
 
-impl LoadedSkills {
+impl LoadedAgentSkills {
     /// Whether every skill found loaded.
     pub fn all_loaded(&self) -> bool {
         self.invalid.is_empty() && self.unreadable.is_empty()
@@ -259,7 +262,7 @@ impl std::error::Error for Unreadable {
 /// Why skills could not be loaded.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum SkillsError {
+pub enum AgentSkillsError {
     /// The directory of skills cannot be read (missing, not a directory, no permission).
     Dir {
         /// The directory given.
@@ -273,24 +276,24 @@ pub enum SkillsError {
     Unreadable(Unreadable),
 }
 
-impl fmt::Display for SkillsError {
+impl fmt::Display for AgentSkillsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SkillsError::Dir { dir, source } => {
+            AgentSkillsError::Dir { dir, source } => {
                 write!(f, "cannot read the skills in {}: {source}", dir.display())
             }
-            SkillsError::Invalid(invalid) => write!(f, "{invalid}"),
-            SkillsError::Unreadable(unreadable) => write!(f, "{unreadable}"),
+            AgentSkillsError::Invalid(invalid) => write!(f, "{invalid}"),
+            AgentSkillsError::Unreadable(unreadable) => write!(f, "{unreadable}"),
         }
     }
 }
 
-impl std::error::Error for SkillsError {
+impl std::error::Error for AgentSkillsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            SkillsError::Dir { source, .. } => Some(source),
-            SkillsError::Invalid(invalid) => Some(invalid),
-            SkillsError::Unreadable(unreadable) => Some(unreadable),
+            AgentSkillsError::Dir { source, .. } => Some(source),
+            AgentSkillsError::Invalid(invalid) => Some(invalid),
+            AgentSkillsError::Unreadable(unreadable) => Some(unreadable),
         }
     }
 }
@@ -328,7 +331,7 @@ struct DiskFiles {
     max_bytes: u64,
 }
 
-impl SkillFiles for DiskFiles {
+impl AgentSkillFiles for DiskFiles {
     fn folder(&self) -> Option<&Path> {
         Some(self.workspace.root())
     }

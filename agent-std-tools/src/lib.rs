@@ -141,7 +141,7 @@ mod walk;
 #[cfg(feature = "web")]
 pub mod web;
 
-pub use agent_skills::{AgentSkills, LoadedSkills, SkillsError, Unreadable};
+pub use agent_skills::{AgentSkills, AgentSkillsError, LoadedAgentSkills, Unreadable};
 pub use files::{DeleteFileSkill, FilesConfig, ListDirSkill, ReadFileSkill, WriteFileSkill};
 pub use memory::{MemoryConfig, RecallSkill, RememberSkill};
 pub use patch::{ApplyPatchSkill, PatchConfig};

@@ -72,8 +72,10 @@
 //! ```
 
 mod apply;
+mod budget;
 mod commit;
 mod parse;
+mod seek;
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -82,11 +84,12 @@ use std::path::{Path, PathBuf};
 use agent_core::{SkillContext, SkillError, skill};
 use cap_std::fs::{Metadata, MetadataExt};
 
+use apply::apply_chunks_until;
 pub use apply::{ApplyError, apply_chunks};
-use apply::{Failure, apply_chunks_until};
-#[cfg(feature = "test-utils")]
-pub use apply::{normalise, seek};
+use budget::Failure;
 pub use parse::{Chunk, DiffLine, Hunk, ParseError, Patch, parse};
+#[cfg(feature = "test-utils")]
+pub use seek::{normalise, seek};
 
 use crate::blocking::{Stop, blocking_until_stopped};
 use crate::files::{DEFAULT_MAX_WRITE_BYTES, FilesConfig, check_write_size};
