@@ -83,6 +83,28 @@ pub trait LlmProvider: Send + Sync {
     }
 }
 
+/// Reads a stream to its end: every event in order, and the error that ended it, if any. For code
+/// that wants the deltas as well as the answer; the answer is the last event when the stream
+/// completed ([`answer_of`]).
+pub async fn all_events(mut stream: EventStream) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    let mut events = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => events.push(event),
+            Err(error) => return (events, Some(error)),
+        }
+    }
+    (events, None)
+}
+
+/// The answer a stream's events end with ([`StreamEvent::Done`]), if they end with one.
+pub fn answer_of(events: &[StreamEvent]) -> Option<&ChatResponse> {
+    match events.last() {
+        Some(StreamEvent::Done(response)) => Some(response),
+        _ => None,
+    }
+}
+
 /// Reads a stream to its [`StreamEvent::Done`] and returns that answer: what
 /// [`LlmProvider::complete`] does by default.
 pub async fn final_response(mut stream: EventStream) -> Result<ChatResponse, ProviderError> {

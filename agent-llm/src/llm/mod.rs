@@ -55,7 +55,9 @@ pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
 pub use error::ProviderError;
 #[cfg(feature = "http")]
 pub use http::HttpOptions;
-pub use llm_provider::{EventStream, LlmProvider, StreamEvent, final_response};
+pub use llm_provider::{
+    EventStream, LlmProvider, StreamEvent, all_events, answer_of, final_response,
+};
 pub use mock::{MockProvider, MockReply, RecordedRequest};
 #[cfg(feature = "http")]
 pub use openai::{OpenAiProvider, OpenAiWire};

@@ -10,25 +10,12 @@ mod tls;
 
 use test_support::server;
 
-use agent_llm::{EventStream, ProviderError, StreamEvent};
-use futures::StreamExt;
+use agent_llm::StreamEvent;
 
 /// Every event of a stream, and the error that ended it, if any.
-pub async fn drain(mut stream: EventStream) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(event) => events.push(event),
-            Err(error) => return (events, Some(error)),
-        }
-    }
-    (events, None)
-}
+pub use agent_llm::all_events as drain;
 
 /// The final response of a drained stream.
 pub fn done(events: &[StreamEvent]) -> &agent_llm::ChatResponse {
-    match events.last() {
-        Some(StreamEvent::Done(response)) => response,
-        other => panic!("the stream did not end with Done: {other:?}"),
-    }
+    agent_llm::answer_of(events).expect("the stream ends with Done")
 }
