@@ -19,7 +19,7 @@ use std::hint::black_box;
 
 use agent_core::__private::{schemars, serde};
 use agent_core::{
-    DynSkill, HookOutcome, PermissionGate, Registry, Skill, SkillContext, SkillError, SkillHook,
+    DynSkill, HookVerdict, PermissionGate, Registry, Skill, SkillContext, SkillError, SkillHook,
     SkillMetadata, SkillOutput, ToolCall, async_trait,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -74,8 +74,8 @@ impl SkillHook for Pass {
         _: &str,
         _: &SkillMetadata,
         _: &Value,
-    ) -> Result<HookOutcome, SkillError> {
-        Ok(HookOutcome::Proceed)
+    ) -> Result<HookVerdict, SkillError> {
+        Ok(HookVerdict::Proceed)
     }
 }
 

@@ -1,5 +1,5 @@
 //! What a running skill can reach: the workspace root, the run's cancellation token, the id of the
-//! call being answered, the session's state, and typed extensions for shared resources.
+//! call being answered, the run's scope (its [`RunScope`]), and typed extensions for shared resources.
 //!
 //! Extensions replace globals. Put a database pool or an HTTP client in the context once, and every
 //! skill asks for it by type:
@@ -15,7 +15,7 @@
 //! assert!(ctx.extension::<String>().is_none());
 //! ```
 //!
-//! Cloning a context is cheap and clones share everything (session, extensions, token) except the
+//! Cloning a context is cheap and clones share everything (scope, extensions, token) except the
 //! call id, which the registry sets per call.
 
 use std::any::{Any, TypeId};
@@ -41,25 +41,25 @@ pub struct SkillContext {
 struct Shared {
     workspace_root: PathBuf,
     cancellation: CancellationToken,
-    session: SkillSession,
+    scope: RunScope,
     extensions: Extensions,
 }
 
 impl Default for SkillContext {
-    /// A context rooted at the current directory (`.`), with a fresh session and token.
+    /// A context rooted at the current directory (`.`), with a fresh scope and token.
     fn default() -> Self {
         SkillContext::new(".")
     }
 }
 
 impl SkillContext {
-    /// A context whose workspace is `workspace_root`, with a fresh session and cancellation token.
+    /// A context whose workspace is `workspace_root`, with a fresh scope and cancellation token.
     pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
         SkillContext {
             shared: Arc::new(Shared {
                 workspace_root: workspace_root.into(),
                 cancellation: CancellationToken::new(),
-                session: SkillSession::default(),
+                scope: RunScope::default(),
                 extensions: Extensions::new(),
             }),
             call_id: None,
@@ -71,7 +71,7 @@ impl SkillContext {
         &self.shared.workspace_root
     }
 
-    /// The same context (extensions, session, token) with another workspace.
+    /// The same context (extensions, scope, token) with another workspace.
     pub fn with_workspace_root(mut self, workspace_root: impl Into<PathBuf>) -> Self {
         Arc::make_mut(&mut self.shared).workspace_root = workspace_root.into();
         self
@@ -110,15 +110,16 @@ impl SkillContext {
         self.call_id
     }
 
-    /// Uses `session` instead of this context's own (to share one session between contexts).
-    pub fn with_session(mut self, session: SkillSession) -> Self {
-        Arc::make_mut(&mut self.shared).session = session;
+    /// Uses `scope` instead of this context's own (to share one run's scope between contexts).
+    pub fn with_scope(mut self, scope: RunScope) -> Self {
+        Arc::make_mut(&mut self.shared).scope = scope;
         self
     }
 
-    /// The state of the session (one agent run or chat) this call belongs to.
-    pub fn session(&self) -> &SkillSession {
-        &self.shared.session
+    /// The scope (one agent run, or one chat or MCP connection) this call belongs to: the deferred
+    /// skills loaded in it and the calls a person approved.
+    pub fn scope(&self) -> &RunScope {
+        &self.shared.scope
     }
 
     /// Whether a person approved the call being answered, after the run paused on it. A skill
@@ -127,7 +128,7 @@ impl SkillContext {
     pub fn is_approved(&self) -> bool {
         self.call_id
             .as_deref()
-            .is_some_and(|id| self.shared.session.is_approved(id))
+            .is_some_and(|id| self.shared.scope.is_approved(id))
     }
 
     /// Adds a value skills can look up by its type; a second value of the same type replaces the first.
@@ -158,23 +159,23 @@ impl std::fmt::Debug for SkillContext {
     }
 }
 
-/// State that lives as long as one session (an agent run or a chat): which deferred skills
-/// `tool_search` has loaded. Clones share the same state; a new `SkillSession` starts empty.
+/// State that lives as long as one run (or one chat, or one MCP connection): which deferred skills
+/// `tool_search` has loaded. Clones share the same state; a new `RunScope` starts empty.
 #[derive(Clone, Default, Debug)]
-pub struct SkillSession {
+pub struct RunScope {
     loaded: Arc<Mutex<BTreeSet<String>>>,
     /// Calls a person approved after the run paused on them (by call id): a hook's
-    /// [`HookOutcome::Ask`](crate::HookOutcome::Ask) lets them through.
+    /// [`HookVerdict::Ask`](crate::HookVerdict::Ask) lets them through.
     approved: Arc<Mutex<BTreeSet<String>>>,
 }
 
-impl SkillSession {
-    /// A session with nothing loaded.
+impl RunScope {
+    /// A scope with nothing loaded.
     pub fn new() -> Self {
-        SkillSession::default()
+        RunScope::default()
     }
 
-    /// Makes the deferred skill `name` part of the definitions sent in this session.
+    /// Makes the deferred skill `name` part of the definitions sent in this scope.
     pub fn load(&self, name: impl Into<String>) {
         self.lock().insert(name.into());
     }
@@ -207,7 +208,7 @@ impl SkillSession {
     }
 }
 
-/// Locks one of a session's sets. They are always left consistent, so a poisoned lock is safe to
+/// Locks one of a scope's sets. They are always left consistent, so a poisoned lock is safe to
 /// keep using.
 fn lock(set: &Mutex<BTreeSet<String>>) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -218,12 +219,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clones_share_the_session_but_new_contexts_do_not() {
+    fn clones_share_the_scope_but_new_contexts_do_not() {
         let a = SkillContext::default();
         let b = a.clone().with_call_id("call_1");
-        b.session().load("delete_file");
-        assert!(a.session().is_loaded("delete_file"));
-        assert!(!SkillContext::default().session().is_loaded("delete_file"));
+        b.scope().load("delete_file");
+        assert!(a.scope().is_loaded("delete_file"));
+        assert!(!SkillContext::default().scope().is_loaded("delete_file"));
         assert_eq!(b.call_id(), Some("call_1"));
         assert_eq!(a.call_id(), None);
     }

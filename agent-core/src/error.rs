@@ -49,7 +49,7 @@ pub enum SkillError {
     #[error("denied: {0}")]
     Denied(String),
     /// The call needs a decision from outside the run (a person's approval) before it may run: a
-    /// before-hook answered [`HookOutcome::Ask`](crate::HookOutcome::Ask), or the skill returned
+    /// before-hook answered [`HookVerdict::Ask`](crate::HookVerdict::Ask), or the skill returned
     /// it itself. An agent run pauses on it (agent-runtime's
     /// `FinishReason::AwaitingApproval`) instead of sending it to the model; the text is
     /// the reason the person reads. Outside a run (a registry used alone, an MCP server) it is an

@@ -4,10 +4,10 @@
 //! Hooks run in the order they were added to the registry. For each call:
 //!
 //! 1. the arguments are validated against the skill's schema;
-//! 2. each hook's [`SkillHook::before`] runs in turn: [`HookOutcome::Proceed`] passes to the next
-//!    hook, [`HookOutcome::Modify`] replaces the arguments (which are validated again before the next
-//!    hook sees them), [`HookOutcome::Deny`] ends the call with a [`SkillError::Denied`] result, and
-//!    [`HookOutcome::Replace`] ends it with the given text as a successful result, skipping the skill;
+//! 2. each hook's [`SkillHook::before`] runs in turn: [`HookVerdict::Proceed`] passes to the next
+//!    hook, [`HookVerdict::Modify`] replaces the arguments (which are validated again before the next
+//!    hook sees them), [`HookVerdict::Deny`] ends the call with a [`SkillError::Denied`] result, and
+//!    [`HookVerdict::Replace`] ends it with the given text as a successful result, skipping the skill;
 //! 3. the skill runs (unless denied or replaced);
 //! 4. each hook's [`SkillHook::after`] sees the result, errors included, and may change it.
 //!
@@ -37,7 +37,7 @@ use crate::skill::{SkillMetadata, SkillOutput};
 
 /// What a before-hook decides about a call.
 #[derive(Debug, Clone, PartialEq)]
-pub enum HookOutcome {
+pub enum HookVerdict {
     /// Go on with the arguments as they are.
     Proceed,
     /// Go on with these arguments instead; they are validated again.
@@ -60,7 +60,7 @@ pub enum HookOutcome {
 /// `#[async_trait]` impl:
 ///
 /// ```
-/// use agent_core::{async_trait, HookOutcome, SkillError, SkillHook, SkillMetadata, SkillOutput};
+/// use agent_core::{async_trait, HookVerdict, SkillError, SkillHook, SkillMetadata, SkillOutput};
 /// use serde_json::Value;
 ///
 /// /// Refuses destructive skills and marks every failed result.
@@ -73,11 +73,11 @@ pub enum HookOutcome {
 ///         skill_name: &str,
 ///         metadata: &SkillMetadata,
 ///         _args: &Value,
-///     ) -> Result<HookOutcome, SkillError> {
+///     ) -> Result<HookVerdict, SkillError> {
 ///         Ok(if metadata.is_destructive {
-///             HookOutcome::Deny(format!("`{skill_name}` is not allowed here"))
+///             HookVerdict::Deny(format!("`{skill_name}` is not allowed here"))
 ///         } else {
-///             HookOutcome::Proceed
+///             HookVerdict::Proceed
 ///         })
 ///     }
 ///
@@ -101,15 +101,15 @@ pub trait SkillHook: Send + Sync + 'static {
     /// Decides about a call before the skill runs. An `Err` ends the call with that error.
     ///
     /// Declared as `async fn before(&self, skill_name: &str, metadata: &SkillMetadata, args:
-    /// &Value) -> Result<HookOutcome, SkillError>`.
+    /// &Value) -> Result<HookVerdict, SkillError>`.
     async fn before(
         &self,
         skill_name: &str,
         metadata: &SkillMetadata,
         args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    ) -> Result<HookVerdict, SkillError> {
         let _ = (skill_name, metadata, args);
-        Ok(HookOutcome::Proceed)
+        Ok(HookVerdict::Proceed)
     }
 
     /// Sees every result, errors included, and may change it: what it leaves in `result` is what
@@ -134,10 +134,10 @@ pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 struct Proceed;
 
 impl Future for Proceed {
-    type Output = Result<HookOutcome, SkillError>;
+    type Output = Result<HookVerdict, SkillError>;
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
-        Poll::Ready(Ok(HookOutcome::Proceed))
+        Poll::Ready(Ok(HookVerdict::Proceed))
     }
 }
 
@@ -145,7 +145,7 @@ impl Future for Proceed {
 ///
 /// [`PermissionGate::new`] takes a yes-or-no rule: a denied call gets a [`SkillError::Denied`]
 /// result the model can read. [`PermissionGate::with`] takes a three-way rule: [`Permission::Ask`]
-/// pauses an agent run until a person decides ([`HookOutcome::Ask`]).
+/// pauses an agent run until a person decides ([`HookVerdict::Ask`]).
 ///
 /// ```
 /// use agent_core::{Permission, PermissionGate, Registry};
@@ -185,12 +185,12 @@ pub trait PermissionRule: Send + Sync + 'static {
 }
 
 /// A yes-or-no rule; see [`PermissionGate::new`].
-pub struct AllowIf<F>(F);
+pub struct YesNoRule<F>(F);
 
 /// A three-way rule; see [`PermissionGate::with`].
-pub struct Decide<F>(F);
+pub struct ThreeWayRule<F>(F);
 
-impl<F> PermissionRule for AllowIf<F>
+impl<F> PermissionRule for YesNoRule<F>
 where
     F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
@@ -206,7 +206,7 @@ where
     }
 }
 
-impl<F> PermissionRule for Decide<F>
+impl<F> PermissionRule for ThreeWayRule<F>
 where
     F: Fn(&str, &SkillMetadata) -> Permission + Send + Sync + 'static,
 {
@@ -215,7 +215,7 @@ where
     }
 }
 
-impl<F> PermissionGate<AllowIf<F>>
+impl<F> PermissionGate<YesNoRule<F>>
 where
     F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
@@ -223,18 +223,20 @@ where
     /// otherwise.
     pub fn new(allow: F) -> Self {
         PermissionGate {
-            rule: AllowIf(allow),
+            rule: YesNoRule(allow),
         }
     }
 }
 
-impl<F> PermissionGate<Decide<F>>
+impl<F> PermissionGate<ThreeWayRule<F>>
 where
     F: Fn(&str, &SkillMetadata) -> Permission + Send + Sync + 'static,
 {
     /// A gate whose rule allows, denies or asks a person about each call.
     pub fn with(rule: F) -> Self {
-        PermissionGate { rule: Decide(rule) }
+        PermissionGate {
+            rule: ThreeWayRule(rule),
+        }
     }
 }
 
@@ -247,7 +249,7 @@ impl<R: PermissionRule> SkillHook for PermissionGate<R> {
         skill_name: &'life1 str,
         metadata: &'life2 SkillMetadata,
         _args: &'life3 Value,
-    ) -> HookFuture<'async_trait, Result<HookOutcome, SkillError>>
+    ) -> HookFuture<'async_trait, Result<HookVerdict, SkillError>>
     where
         'life0: 'async_trait,
         'life1: 'async_trait,
@@ -257,8 +259,8 @@ impl<R: PermissionRule> SkillHook for PermissionGate<R> {
     {
         let outcome = match self.rule.decide(skill_name, metadata) {
             Permission::Allow => return Box::pin(Proceed),
-            Permission::Deny(reason) => HookOutcome::Deny(reason),
-            Permission::Ask(reason) => HookOutcome::Ask(reason),
+            Permission::Deny(reason) => HookVerdict::Deny(reason),
+            Permission::Ask(reason) => HookVerdict::Ask(reason),
         };
         Box::pin(std::future::ready(Ok(outcome)))
     }

@@ -199,13 +199,14 @@ pub use agent_macros::agent_skills;
 /// names nothing, add one line, `use my_skills as _;`. Forgetting it when no other skill is
 /// linked makes `discover()` fail with [`RegistryError::NothingDiscovered`], which says so.
 pub use agent_macros::skill;
-pub use agent_skills::{AgentSkill, EmbeddedAgentSkill, EmbeddedFile, SkillFiles};
+pub use agent_skills::{AgentSkill, AgentSkillFiles, EmbeddedAgentSkill, EmbeddedFile};
 pub use async_trait::async_trait;
 pub use call::{SharedStr, ToolCall, ToolResult};
-pub use context::{SkillContext, SkillSession};
+pub use context::{RunScope, SkillContext};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use hook::{
-    AllowIf, Decide, HookFuture, HookOutcome, Permission, PermissionGate, PermissionRule, SkillHook,
+    HookFuture, HookVerdict, Permission, PermissionGate, PermissionRule, SkillHook, ThreeWayRule,
+    YesNoRule,
 };
 pub use registry::{Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};

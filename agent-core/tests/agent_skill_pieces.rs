@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{AgentSkill, Registry, SkillContext, SkillError, SkillFiles, ToolCall};
+use agent_core::{AgentSkill, AgentSkillFiles, Registry, SkillContext, SkillError, ToolCall};
 use serde_json::{Value, json};
 
 /// One file kept in memory.
 struct OneFile(&'static str, String, Vec<String>);
 
-impl SkillFiles for OneFile {
+impl AgentSkillFiles for OneFile {
     fn folder(&self) -> Option<&Path> {
         None
     }

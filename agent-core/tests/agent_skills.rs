@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{AgentSkill, Registry, SkillContext, SkillError, SkillFiles, ToolCall};
+use agent_core::{AgentSkill, AgentSkillFiles, Registry, SkillContext, SkillError, ToolCall};
 use serde_json::json;
 
 /// Files kept in memory, for skills made by hand.
@@ -21,7 +21,7 @@ impl Memory {
     }
 }
 
-impl SkillFiles for Memory {
+impl AgentSkillFiles for Memory {
     fn folder(&self) -> Option<&Path> {
         Some(Path::new("/skills/release-notes"))
     }

@@ -282,11 +282,11 @@ async fn tool_search_loads_matches_into_the_calling_session_only() {
         "Loaded 1 tool; call it like any other tool:\n- shred_file: Overwrite a file with zeros, then remove it."
     );
     assert_eq!(
-        names(&registry.definitions_for(session_a.session())),
+        names(&registry.definitions_for(session_a.scope())),
         ["echo", "shred_file", "tool_search"]
     );
     assert_eq!(
-        names(&registry.definitions_for(session_b.session())),
+        names(&registry.definitions_for(session_b.scope())),
         ["echo", "tool_search"]
     );
     assert_eq!(names(&registry.definitions()), ["echo", "tool_search"]);
@@ -309,7 +309,7 @@ async fn tool_search_matches_names_aliases_descriptions_and_hints() {
             )
             .await;
         assert_eq!(
-            ctx.session().loaded(),
+            ctx.scope().loaded(),
             [expected],
             "query {query:?}: {}",
             result.content()
@@ -331,7 +331,7 @@ async fn tool_search_without_a_match_lists_what_can_be_loaded() {
         result.content(),
         "No tool matches `quantum teleport`. Tools that can be loaded: shred_file, translate_text."
     );
-    assert!(ctx.session().loaded().is_empty());
+    assert!(ctx.scope().loaded().is_empty());
     let empty = registry
         .run_one(
             &ToolCall::new("2", "tool_search", json!({"query": "  "})),

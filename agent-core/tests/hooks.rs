@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    HookOutcome, PermissionGate, Registry, SkillContext, SkillError, SkillHook, SkillMetadata,
+    HookVerdict, PermissionGate, Registry, SkillContext, SkillError, SkillHook, SkillMetadata,
     SkillOutput, ToolCall, async_trait,
 };
 use common::*;
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 struct Scripted {
     label: &'static str,
     log: Arc<Mutex<Vec<String>>>,
-    outcome: HookOutcome,
+    outcome: HookVerdict,
 }
 
 #[async_trait]
@@ -26,7 +26,7 @@ impl SkillHook for Scripted {
         name: &str,
         metadata: &SkillMetadata,
         args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    ) -> Result<HookVerdict, SkillError> {
         assert_eq!(
             &*metadata.name, "shred_file",
             "metadata is the skill's, whatever name was used"
@@ -70,7 +70,7 @@ async fn hooks_run_in_the_order_added_and_after_hooks_see_the_result() {
         registry.with_hook(Scripted {
             label,
             log: log.clone(),
-            outcome: HookOutcome::Proceed,
+            outcome: HookVerdict::Proceed,
         });
     }
     let result = registry
@@ -99,12 +99,12 @@ async fn modify_rewrites_the_arguments_for_later_hooks_and_the_skill() {
         .with_hook(Scripted {
             label: "rewrite",
             log: log.clone(),
-            outcome: HookOutcome::Modify(json!({"path": "safe.txt"})),
+            outcome: HookVerdict::Modify(json!({"path": "safe.txt"})),
         })
         .with_hook(Scripted {
             label: "watch",
             log: log.clone(),
-            outcome: HookOutcome::Proceed,
+            outcome: HookVerdict::Proceed,
         });
     let result = registry
         .run_one(&shred("/etc/passwd"), &SkillContext::default())
@@ -123,7 +123,7 @@ async fn modified_arguments_are_validated_again() {
     registry.with_hook(Scripted {
         label: "broken",
         log: Arc::default(),
-        outcome: HookOutcome::Modify(json!({"paht": 1})),
+        outcome: HookVerdict::Modify(json!({"paht": 1})),
     });
     let result = registry
         .run_one(&shred("a.txt"), &SkillContext::default())
@@ -145,12 +145,12 @@ async fn deny_becomes_an_error_result_with_the_reason_and_stops_later_hooks() {
         .with_hook(Scripted {
             label: "deny",
             log: log.clone(),
-            outcome: HookOutcome::Deny("no shredding on Sundays".into()),
+            outcome: HookVerdict::Deny("no shredding on Sundays".into()),
         })
         .with_hook(Scripted {
             label: "later",
             log: log.clone(),
-            outcome: HookOutcome::Proceed,
+            outcome: HookVerdict::Proceed,
         });
     let result = registry
         .run_one(&shred("a.txt"), &SkillContext::default())
@@ -176,7 +176,7 @@ async fn replace_skips_the_skill_and_answers_with_the_text() {
     registry.with_hook(Scripted {
         label: "cache",
         log: Arc::default(),
-        outcome: HookOutcome::Replace("from cache".into()),
+        outcome: HookVerdict::Replace("from cache".into()),
     });
     let result = registry
         .run_one(&shred("a.txt"), &SkillContext::default())
@@ -268,7 +268,7 @@ impl SkillHook for Order {
         _name: &str,
         _m: &SkillMetadata,
         args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    ) -> Result<HookVerdict, SkillError> {
         // Yield so that, were hooks run concurrently, their log lines would interleave with starts.
         tokio::task::yield_now().await;
         self.log
@@ -276,7 +276,7 @@ impl SkillHook for Order {
             .lock()
             .unwrap()
             .push(format!("hook {}", args["label"].as_str().unwrap()));
-        Ok(HookOutcome::Proceed)
+        Ok(HookVerdict::Proceed)
     }
 }
 
@@ -314,7 +314,7 @@ async fn hooks_see_the_skill_name_when_it_is_called_by_an_alias() {
     registry.with_hook(Scripted {
         label: "h",
         log: log.clone(),
-        outcome: HookOutcome::Proceed,
+        outcome: HookVerdict::Proceed,
     });
     let result = registry
         .run_one(
@@ -342,11 +342,11 @@ impl SkillHook for Fragile {
         _name: &str,
         _m: &SkillMetadata,
         args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    ) -> Result<HookVerdict, SkillError> {
         if args["text"] == "boom before" {
             panic!("the hook broke before");
         }
-        Ok(HookOutcome::Proceed)
+        Ok(HookVerdict::Proceed)
     }
 
     async fn after(

@@ -214,7 +214,7 @@ impl McpServer {
 
     /// Serves MCP's streamable HTTP transport on `addr`, at `http://ADDR/mcp` ([`HTTP_PATH`]),
     /// until the task is dropped. Each client session gets its own
-    /// [`SkillSession`](agent_core::SkillSession). See the [module docs](self) for what every
+    /// [`RunScope`](agent_core::RunScope). See the [module docs](self) for what every
     /// request and connection goes through.
     ///
     /// Fails with [`McpError::HttpConfig`] before serving when the settings are unsafe

@@ -40,16 +40,14 @@
 //!   cross-origin requests are refused, and connections, sessions and slow clients are bounded:
 //!   see [`crate::http`].
 //! - Sessions: every connection (a stdio pipe, an HTTP session) gets its own
-//!   [`SkillSession`], on a clone of the [`SkillContext`] given with [`McpServer::context`]
+//!   [`RunScope`], on a clone of the [`SkillContext`] given with [`McpServer::context`]
 //!   (same workspace, extensions and cancellation token). A client cancelling a request drops
 //!   the running call.
 
 use std::future::Future;
 use std::sync::Arc;
 
-use agent_core::{
-    Registry, SkillContext, SkillError, SkillOutput, SkillSession, ToolCall, ToolResult,
-};
+use agent_core::{Registry, RunScope, SkillContext, SkillError, SkillOutput, ToolCall, ToolResult};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -153,7 +151,7 @@ impl McpServer {
     /// The tools a client of this connection is shown now, as `tools/list` answers them.
     pub fn tools(&self) -> Vec<Tool> {
         self.registry
-            .definitions_for(self.ctx.session())
+            .definitions_for(self.ctx.scope())
             .into_iter()
             .map(|definition| {
                 let metadata = self.registry.metadata(&definition.name);
@@ -214,7 +212,7 @@ impl McpServer {
     /// A copy for one more client: same registry and context, a session of its own.
     pub(crate) fn for_new_session(&self) -> Self {
         McpServer {
-            ctx: self.ctx.clone().with_session(SkillSession::new()),
+            ctx: self.ctx.clone().with_scope(RunScope::new()),
             ..self.clone()
         }
     }
@@ -262,12 +260,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(context.id.to_string(), request.name.as_ref(), arguments);
-        let loaded_before = self.ctx.session().loaded().len();
+        let loaded_before = self.ctx.scope().loaded().len();
         let result = tokio::select! {
             result = self.registry.run_one(&call, &self.ctx) => result,
             () = context.ct.cancelled() => ToolResult::new(&call, Err(SkillError::Cancelled)),
         };
-        if self.ctx.session().loaded().len() > loaded_before
+        if self.ctx.scope().loaded().len() > loaded_before
             && let Err(error) = context.peer.notify_tool_list_changed().await
         {
             tracing::debug!(%error, "could not send notifications/tools/list_changed");

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::CancellationToken;
 use agent_runtime::{
-    AgentEvent, EventSink, Journal, JournalError, JournalStep, StepFuture, StepOutcome,
+    AgentEvent, EventSink, Journal, JournalError, JournalStep, StepFuture, StepResult,
 };
 use futures::future::{Either, select};
 use restate_sdk::prelude::*;
@@ -33,7 +33,7 @@ pub(crate) struct StepRequest {
     /// Sent when Restate runs the closure: the step is new, run it.
     go: oneshot::Sender<()>,
     /// The step's result, from the run to the closure.
-    result: oneshot::Receiver<StepOutcome>,
+    result: oneshot::Receiver<StepResult>,
     /// The journal's answer: the recorded value (new or replayed).
     reply: oneshot::Sender<Result<Value, JournalError>>,
 }
@@ -59,7 +59,7 @@ impl Journal for StepChannel {
     fn step<'a>(
         &'a self,
         step: JournalStep,
-        run: StepFuture<'a, StepOutcome>,
+        run: StepFuture<'a, StepResult>,
     ) -> StepFuture<'a, Result<Value, JournalError>> {
         Box::pin(async move {
             let (go, go_signal) = oneshot::channel();
@@ -111,8 +111,8 @@ pub(crate) async fn serve_steps(
             .run(move || async move {
                 let _ = go.send(());
                 match result.await {
-                    Ok(StepOutcome::Done(value)) => Ok(Json(value)),
-                    Ok(StepOutcome::Retry(message)) => Err(HandlerError::from(message)),
+                    Ok(StepResult::Done(value)) => Ok(Json(value)),
+                    Ok(StepResult::Retry(message)) => Err(HandlerError::from(message)),
                     Err(_) => Err(HandlerError::from(
                         "the run stopped before the step finished".to_string(),
                     )),

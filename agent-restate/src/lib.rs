@@ -29,10 +29,10 @@
 //!
 //! | handler | kind | input | answer |
 //! |---|---|---|---|
-//! | `run` | exclusive | the goal, a JSON string | [`Outcome`], once the run ends (approvals included) |
+//! | `run` | exclusive | the goal, a JSON string | [`RunSummary`], once the run ends (approvals included) |
 //! | `decide` | shared | `{"<call id>": {"decision": "approve"}}`, `"deny"` with `"with": "<reason>"`, `"edit"` with `"with": {<arguments>}` | the call ids decided |
 //! | `pending` | shared | — | the [`Approval`]s the run waits on (call, reason, awakeable id) |
-//! | `outcome` | shared | — | the last [`Outcome`] (empty before the first) |
+//! | `outcome` | shared | — | the last [`RunSummary`] (empty before the first) |
 //! | `transcript` | shared | — | the session's conversation |
 //! | `reset` | exclusive | — | forgets the session |
 //!
@@ -71,7 +71,7 @@ use restate_sdk::http_server::HttpServer;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
 
 pub use object::AgentObject;
-pub use outcome::{Approval, Outcome};
+pub use outcome::{Approval, RunSummary};
 /// The Restate SDK this crate builds on (its [`ServiceOptions`], [`Endpoint`], ...).
 pub use restate_sdk;
 
@@ -98,7 +98,7 @@ impl DurableAgent {
     }
 
     /// Makes every run typed: it ends when the model answers with a value that passes `output`'s
-    /// check ([`OutputType::of::<T>()`](OutputType::of) for a Rust type), which the [`Outcome`]'s
+    /// check ([`OutputType::of::<T>()`](OutputType::of) for a Rust type), which the [`RunSummary`]'s
     /// `output` then holds (see [`OutputMode`](agent_runtime::OutputMode) for how the model is
     /// asked).
     pub fn output(mut self, output: OutputType) -> Self {

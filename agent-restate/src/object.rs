@@ -13,13 +13,13 @@ use restate_sdk::prelude::*;
 use serde_json::Value;
 
 use crate::journal::{EventGate, StepChannel, mark, with_steps};
-use crate::outcome::{Approval, Outcome};
+use crate::outcome::{Approval, RunSummary};
 
 /// The conversation so far (`Vec<Message>`).
 const TRANSCRIPT: &str = "transcript";
 /// The calls the running invocation waits on (`Vec<Approval>`); absent when none.
 const PENDING: &str = "pending";
-/// The last run's [`Outcome`].
+/// The last run's [`RunSummary`].
 const OUTCOME: &str = "outcome";
 
 /// The Restate virtual object behind [`DurableAgent`](crate::DurableAgent): one per session id.
@@ -33,9 +33,9 @@ pub struct AgentObject {
 impl AgentObject {
     /// Runs the agent on `goal`, continuing the session's conversation. Exclusive: a session runs
     /// one goal at a time, and later ones queue. A run that pauses for approval waits here, inside
-    /// this invocation, for as long as it takes; the answer is the run's [`Outcome`].
+    /// this invocation, for as long as it takes; the answer is the run's [`RunSummary`].
     #[handler]
-    async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<Outcome>> {
+    async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<RunSummary>> {
         let mut transcript = ctx
             .get::<Json<Vec<Message>>>(TRANSCRIPT)
             .await?
@@ -70,7 +70,7 @@ impl AgentObject {
         gate.flush();
 
         ctx.set(TRANSCRIPT, Json(outcome.transcript.clone()));
-        let answer = Outcome::from(&outcome);
+        let answer = RunSummary::from(&outcome);
         ctx.set(OUTCOME, Json(answer.clone()));
         Ok(Json(answer))
     }
@@ -125,10 +125,13 @@ impl AgentObject {
         Ok(Json(pending_of(&ctx).await?))
     }
 
-    /// The last finished run's [`Outcome`], or nothing (an empty answer) before the first.
+    /// The last finished run's [`RunSummary`], or nothing (an empty answer) before the first.
     #[handler]
-    async fn outcome(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Option<Json<Outcome>>> {
-        Ok(ctx.get::<Json<Outcome>>(OUTCOME).await?)
+    async fn outcome(
+        &self,
+        ctx: SharedObjectContext<'_>,
+    ) -> HandlerResult<Option<Json<RunSummary>>> {
+        Ok(ctx.get::<Json<RunSummary>>(OUTCOME).await?)
     }
 
     /// The session's conversation so far.

@@ -1,4 +1,4 @@
-//! What the handlers answer with, as JSON: a finished run ([`Outcome`]) and a call waiting for a
+//! What the handlers answer with, as JSON: a finished run ([`RunSummary`]) and a call waiting for a
 //! person ([`Approval`]).
 
 use agent_llm::Usage;
@@ -9,7 +9,7 @@ use serde_json::Value;
 /// How a durable run ended: what the `run` handler answers with and the `outcome` handler reads
 /// back. A run that pauses for approval does not end: it waits inside the same invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
+pub struct RunSummary {
     /// Why it ended, as agent-core writes it: `{"reason": "no_more_tool_calls"}`,
     /// `{"reason": "budget_exceeded", "budget": "steps", "limit": 20}`, ...
     pub finish: FinishReason,
@@ -24,9 +24,9 @@ pub struct Outcome {
     pub output: Option<Value>,
 }
 
-impl From<&RunOutcome> for Outcome {
+impl From<&RunOutcome> for RunSummary {
     fn from(outcome: &RunOutcome) -> Self {
-        Outcome {
+        RunSummary {
             finish: outcome.finish.clone(),
             final_text: outcome.final_text.clone(),
             steps: outcome.steps,

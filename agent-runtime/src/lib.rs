@@ -35,7 +35,7 @@ pub use runtime::{
     OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState, TranscriptLimit,
     TypedOutcome, TypedRunRequest,
 };
-pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
+pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 #[cfg(feature = "redb")]
 pub use session::RedbSessionStore;
-pub use session::{Loaded, MemorySessionStore, SessionData, SessionStore, StoreError};
+pub use session::{LoadedSession, MemorySessionStore, SessionRecord, SessionStore, StoreError};

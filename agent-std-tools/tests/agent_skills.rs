@@ -8,7 +8,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use agent_core::{AgentSkill, Registry, SkillContext, SkillError, ToolCall};
-use agent_std_tools::{AgentSkills, ShellConfig, SkillsError};
+use agent_std_tools::{AgentSkills, AgentSkillsError, ShellConfig};
 use serde_json::json;
 
 /// The text no refusal may ever return.
@@ -128,7 +128,7 @@ fn one_bad_skill_is_reported_with_file_line_and_rule_and_the_good_one_loads() {
 fn the_strict_form_fails_on_the_bad_skill_naming_its_file_line_and_rule() {
     let dir = good_and_bad();
     let err = AgentSkills::load_strict(dir.path()).unwrap_err();
-    assert!(matches!(err, SkillsError::Invalid(_)), "{err:?}");
+    assert!(matches!(err, AgentSkillsError::Invalid(_)), "{err:?}");
     let shown = err.to_string();
     assert!(
         shown.contains("bad/SKILL.md:3: ") && shown.contains("(rule `name-matches-folder`)"),
@@ -145,7 +145,7 @@ fn a_missing_directory_is_an_error_and_a_skill_folder_given_directly_loads_alone
     let dir = good_and_bad();
     let err = AgentSkills::load(dir.path().join("nowhere")).unwrap_err();
     assert!(
-        matches!(err, SkillsError::Dir { .. }) && err.to_string().contains("nowhere"),
+        matches!(err, AgentSkillsError::Dir { .. }) && err.to_string().contains("nowhere"),
         "{err}"
     );
     let err = AgentSkills::load(dir.path().join("loose.md")).unwrap_err();

@@ -82,7 +82,7 @@ fn flags_are_the_ones_in_the_issue() {
 #[test]
 fn argument_names_are_the_contract_the_model_sees() {
     let registry = Registry::discover().unwrap();
-    let session = agent_core::SkillSession::new();
+    let session = agent_core::RunScope::new();
     session.load("delete_file");
     let definitions = registry.definitions_for(&session);
     let shape = |name: &str| -> (Vec<String>, Value) {

@@ -6,7 +6,7 @@ mod common;
 use std::os::unix::fs::{PermissionsExt, symlink};
 
 use agent_core::registry::DEFAULT_OUTPUT_BUDGET;
-use agent_core::{SkillContext, SkillSession, ToolCall};
+use agent_core::{RunScope, SkillContext, ToolCall};
 use agent_std_tools::FilesConfig;
 use common::{call, call_many, get, put, registry, snapshot};
 use serde_json::json;
@@ -529,8 +529,8 @@ async fn delete_file_is_deferred_until_tool_search_loads_it() {
     let visible: Vec<String> = registry.definitions().into_iter().map(|d| d.name).collect();
     assert!(!visible.contains(&"delete_file".to_owned()), "{visible:?}");
     assert!(visible.contains(&"tool_search".to_owned()));
-    let session = SkillSession::new();
-    let ctx = SkillContext::default().with_session(session.clone());
+    let session = RunScope::new();
+    let ctx = SkillContext::default().with_scope(session.clone());
     let results = registry
         .run_many(
             &[ToolCall::new(

@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
-use eugene::{CancellationToken, HookOutcome, SkillError, SkillHook, SkillMetadata, async_trait};
+use eugene::{CancellationToken, HookVerdict, SkillError, SkillHook, SkillMetadata, async_trait};
 use serde_json::Value;
 
 use crate::output::{Style, summarise_args};
@@ -70,7 +70,7 @@ pub type CurrentRun = Arc<Mutex<CancellationToken>>;
 
 /// Asks before a skill that is not read-only runs: `[y/N/a(lways)]` on a terminal. Without a
 /// terminal (and without `--yes`) such a call pauses the run when there is a `--session` to keep
-/// it in ([`HookOutcome::Ask`]), and is denied when there is none.
+/// it in ([`HookVerdict::Ask`]), and is denied when there is none.
 pub struct AskFirst {
     /// `--yes`: allow everything.
     pub yes: bool,
@@ -96,21 +96,21 @@ impl SkillHook for AskFirst {
         name: &str,
         metadata: &SkillMetadata,
         args: &Value,
-    ) -> Result<HookOutcome, SkillError> {
+    ) -> Result<HookVerdict, SkillError> {
         if metadata.is_read_only
             || self.yes
             || self.always.lock().unwrap().iter().any(|n| n == name)
         {
-            return Ok(HookOutcome::Proceed);
+            return Ok(HookVerdict::Proceed);
         }
         if self.take_approved(name, args) {
-            return Ok(HookOutcome::Proceed);
+            return Ok(HookVerdict::Proceed);
         }
         if !std::io::stdin().is_terminal() {
             if self.pause {
-                return Ok(HookOutcome::Ask(why_ask(name, metadata)));
+                return Ok(HookVerdict::Ask(why_ask(name, metadata)));
             }
-            return Ok(HookOutcome::Deny(format!(
+            return Ok(HookVerdict::Deny(format!(
                 "`{name}` changes things and needs the user's permission, which cannot be asked here \
                  (no terminal to ask on, and no --session to keep the run in until the user \
                  decides; the user can rerun with --yes or --session NAME). Answer without it."
@@ -123,16 +123,16 @@ impl SkillHook for AskFirst {
         let answer = tokio::select! {
             line = async { self.input.lock().await.next_line().await } => line.unwrap_or_default(),
             _ = cancelled.cancelled() => {
-                return Ok(HookOutcome::Deny("the user cancelled the question".into()));
+                return Ok(HookVerdict::Deny("the user cancelled the question".into()));
             }
         };
         match answer.trim().to_lowercase().as_str() {
-            "y" | "yes" => Ok(HookOutcome::Proceed),
+            "y" | "yes" => Ok(HookVerdict::Proceed),
             "a" | "always" => {
                 self.always.lock().unwrap().push(name.to_owned());
-                Ok(HookOutcome::Proceed)
+                Ok(HookVerdict::Proceed)
             }
-            _ => Ok(HookOutcome::Deny(format!(
+            _ => Ok(HookVerdict::Deny(format!(
                 "the user did not allow `{name}`"
             ))),
         }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_std_tools::{AgentSkills, LoadedSkills, ShellConfig, SkillsError};
+use agent_std_tools::{AgentSkills, AgentSkillsError, LoadedAgentSkills, ShellConfig};
 use eugene::{AgentSkill, Registry};
 
 use crate::output::Style;
@@ -77,7 +77,7 @@ pub async fn add(
 }
 
 /// Each folder's skills, in order, each folder once.
-fn load_all(dirs: Vec<(PathBuf, bool)>) -> Result<Vec<(PathBuf, LoadedSkills)>, String> {
+fn load_all(dirs: Vec<(PathBuf, bool)>) -> Result<Vec<(PathBuf, LoadedAgentSkills)>, String> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut all = Vec::new();
     for (dir, given) in dirs {
@@ -88,7 +88,7 @@ fn load_all(dirs: Vec<(PathBuf, bool)>) -> Result<Vec<(PathBuf, LoadedSkills)>, 
         seen.push(canonical);
         match AgentSkills::load(&dir) {
             Ok(loaded) => all.push((dir, loaded)),
-            Err(error @ SkillsError::Dir { .. }) if given => {
+            Err(error @ AgentSkillsError::Dir { .. }) if given => {
                 return Err(format!("{error}: give --skills a folder of skill folders"));
             }
             Err(error) => return Err(error.to_string()),

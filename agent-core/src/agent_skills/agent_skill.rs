@@ -1,4 +1,4 @@
-//! [`AgentSkill`]: one Agent Skill as the registry keeps it, and [`SkillFiles`], where its other
+//! [`AgentSkill`]: one Agent Skill as the registry keeps it, and [`AgentSkillFiles`], where its other
 //! files are read from.
 
 use std::fmt;
@@ -26,7 +26,7 @@ pub struct AgentSkill {
     /// The Markdown body of `SKILL.md` (level 2).
     pub instructions: Arc<str>,
     /// Its other files (level 3).
-    pub files: Arc<dyn SkillFiles>,
+    pub files: Arc<dyn AgentSkillFiles>,
 }
 
 impl AgentSkill {
@@ -49,7 +49,7 @@ impl AgentSkill {
     }
 
     /// The same skill, with these files.
-    pub fn with_files(mut self, files: Arc<dyn SkillFiles>) -> Self {
+    pub fn with_files(mut self, files: Arc<dyn AgentSkillFiles>) -> Self {
         self.files = files;
         self
     }
@@ -83,7 +83,7 @@ impl fmt::Debug for AgentSkill {
 
 /// The files of a skill's folder other than `SKILL.md`: in the program (compiled in), or on disk
 /// behind a sandbox. Reading never reaches outside the folder.
-pub trait SkillFiles: Send + Sync {
+pub trait AgentSkillFiles: Send + Sync {
     /// The folder on disk, when there is one: the model is told it, so that scripts can be run
     /// from there (through `run_shell`, if the permission rules allow). `None` for skills compiled
     /// into the program.
@@ -92,7 +92,7 @@ pub trait SkillFiles: Send + Sync {
     /// The files, as `/`-separated paths relative to the folder, sorted.
     fn list(&self) -> &[String];
 
-    /// One file's bytes. A path that is not one of [`SkillFiles::list`]'s, or that leads outside
+    /// One file's bytes. A path that is not one of [`AgentSkillFiles::list`]'s, or that leads outside
     /// the folder, is an error. May block (it is called on a blocking thread).
     fn read(&self, path: &str) -> Result<Vec<u8>, SkillError>;
 }
@@ -100,7 +100,7 @@ pub trait SkillFiles: Send + Sync {
 /// A skill without files.
 struct NoFiles;
 
-impl SkillFiles for NoFiles {
+impl AgentSkillFiles for NoFiles {
     fn folder(&self) -> Option<&Path> {
         None
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::agent_skill::{AgentSkill, SkillFiles};
+use super::agent_skill::{AgentSkill, AgentSkillFiles};
 use crate::error::SkillError;
 
 /// One Agent Skill as `agent_skills!` embeds it: the front matter it checked at compile time, the
@@ -81,7 +81,7 @@ struct Embedded {
     list: Vec<String>,
 }
 
-impl SkillFiles for Embedded {
+impl AgentSkillFiles for Embedded {
     fn folder(&self) -> Option<&Path> {
         None
     }

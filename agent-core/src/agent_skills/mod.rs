@@ -37,5 +37,5 @@
 mod agent_skill;
 mod embedded;
 
-pub use agent_skill::{AgentSkill, SkillFiles};
+pub use agent_skill::{AgentSkill, AgentSkillFiles};
 pub use embedded::{EmbeddedAgentSkill, EmbeddedFile};

@@ -13,7 +13,7 @@ use super::guard::{hook_panic_error, until_cancelled};
 use super::prepared::{Decision, Next};
 use crate::context::SkillContext;
 use crate::error::SkillError;
-use crate::hook::{HookOutcome, SkillHook};
+use crate::hook::{HookVerdict, SkillHook};
 use crate::skill::{ParsedInput, SkillOutput};
 
 /// The hooks, in the order they were added.
@@ -79,19 +79,19 @@ impl Hooks {
             let current = modified.as_deref().unwrap_or(args);
             let before = hook.before(&entry.definition.name, &entry.metadata, current);
             match until_cancelled(ctx, before).await {
-                Ok(HookOutcome::Proceed) => {}
-                Ok(HookOutcome::Modify(new_args)) => {
+                Ok(HookVerdict::Proceed) => {}
+                Ok(HookVerdict::Modify(new_args)) => {
                     *input = match parse(entry, &new_args) {
                         Ok(new_input) => new_input,
                         Err(error) => return Some(Err(error)),
                     };
                     *modified = Some(Box::new(new_args));
                 }
-                Ok(HookOutcome::Deny(reason)) => return Some(Err(SkillError::Denied(reason))),
-                Ok(HookOutcome::Replace(text)) => return Some(Ok(SkillOutput::Text(text))),
+                Ok(HookVerdict::Deny(reason)) => return Some(Err(SkillError::Denied(reason))),
+                Ok(HookVerdict::Replace(text)) => return Some(Ok(SkillOutput::Text(text))),
                 // A person already approved this call (the run paused on it and was resumed).
-                Ok(HookOutcome::Ask(_)) if ctx.is_approved() => {}
-                Ok(HookOutcome::Ask(reason)) => {
+                Ok(HookVerdict::Ask(_)) if ctx.is_approved() => {}
+                Ok(HookVerdict::Ask(reason)) => {
                     return Some(Err(SkillError::ApprovalRequired(reason)));
                 }
                 Err(error) => return Some(Err(error)),

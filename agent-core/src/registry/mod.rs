@@ -63,7 +63,7 @@ pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};
 #[cfg(feature = "test-utils")]
 pub use truncate::truncate_text;
 
-use crate::context::SkillSession;
+use crate::context::RunScope;
 use crate::error::{RegistryError, SourceLocation};
 use crate::hook::SkillHook;
 use crate::retry::RetryPolicy;
@@ -186,7 +186,7 @@ impl Registry {
 
     /// What the model is shown in `session`: [`Registry::definitions`] plus the deferred skills
     /// `tool_search` loaded in that session.
-    pub fn definitions_for(&self, session: &SkillSession) -> Vec<ToolDefinition> {
+    pub fn definitions_for(&self, session: &RunScope) -> Vec<ToolDefinition> {
         self.skills.definitions(|name| session.is_loaded(name))
     }
 

@@ -177,7 +177,7 @@ impl Skill for ToolSearch {
             if hits.len() == 1 { "it" } else { "them" }
         );
         for (_, doc) in &hits {
-            ctx.session().load(doc.name.clone());
+            ctx.scope().load(doc.name.clone());
             text.push_str(&format!("\n- {}: {}", doc.name, doc.description));
         }
         Ok(text.into())

@@ -16,7 +16,7 @@ use super::pause;
 use super::pending::Decision;
 use super::reason::FinishReason;
 use super::state::RunState;
-use crate::session::{Loaded, SessionData, SessionStore};
+use crate::session::{LoadedSession, SessionRecord, SessionStore};
 use agent_llm::message::Message;
 
 /// What a session can start with.
@@ -40,9 +40,9 @@ pub(super) async fn send(
         SessionStart::Goal(goal) => {
             let version = loaded.as_ref().map(|l| l.version);
             let mut transcript = match loaded {
-                Some(Loaded {
+                Some(LoadedSession {
                     data:
-                        SessionData {
+                        SessionRecord {
                             paused: Some(state),
                             ..
                         },
@@ -57,9 +57,9 @@ pub(super) async fn send(
             Ok(outcome)
         }
         SessionStart::Decide(decisions) => {
-            let Some(Loaded {
+            let Some(LoadedSession {
                 data:
-                    SessionData {
+                    SessionRecord {
                         paused: Some(mut state),
                         ..
                     },
@@ -71,7 +71,7 @@ pub(super) async fn send(
                 )));
             };
             pause::check_output(&state, output.is_some())?;
-            let claim = SessionData {
+            let claim = SessionRecord {
                 transcript: state.transcript.clone(),
                 paused: None,
             };
@@ -90,7 +90,7 @@ async fn save(
     outcome: &RunOutcome,
     version: Option<u64>,
 ) -> Result<u64, AgentError> {
-    let data = SessionData {
+    let data = SessionRecord {
         transcript: outcome.transcript.clone(),
         paused: match outcome.finish {
             FinishReason::AwaitingApproval { .. } => outcome.state.as_deref().cloned(),

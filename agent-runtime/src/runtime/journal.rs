@@ -55,7 +55,7 @@ impl std::fmt::Display for JournalStep {
 
 /// What a step produced when it ran.
 #[derive(Debug, Clone, PartialEq)]
-pub enum StepOutcome {
+pub enum StepResult {
     /// Its result, to record.
     Done(Value),
     /// A failure that may pass if the step is tried again later (a model that stayed
@@ -87,7 +87,7 @@ pub struct JournalError(pub String);
 ///   checked when agent-core builds. An entry that does not read back (written by another
 ///   version) ends the run with [`AgentError::Resume`](super::AgentError::Resume), never with a silent re-run.
 /// - **Failures.** A model call that failed transiently after the provider's own retries is
-///   [`StepOutcome::Retry`]: nothing is recorded and the journal tries it again later (Restate
+///   [`StepResult::Retry`]: nothing is recorded and the journal tries it again later (Restate
 ///   retries the invocation); any other model error is recorded, so a replay ends the same way.
 /// - **Tool calls one at a time.** A run with a journal runs its calls in call order, one at a
 ///   time, each its own step, so that a replay meets them in the same order; concurrency-safe
@@ -101,7 +101,7 @@ pub trait Journal: Send + Sync {
     fn step<'a>(
         &'a self,
         step: JournalStep,
-        run: StepFuture<'a, StepOutcome>,
+        run: StepFuture<'a, StepResult>,
     ) -> StepFuture<'a, Result<Value, JournalError>>;
 
     /// Delivers an event of the run to the runtime's sinks, or holds it back (while replaying).

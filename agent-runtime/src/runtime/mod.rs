@@ -64,7 +64,7 @@
 //!   newest turns stay; everything between is summarised by the same provider into one message.
 //!   The cut never separates a tool call from its results. After two failed attempts the run ends
 //!   with `TranscriptLimit` instead of trying forever.
-//! - A hook that answers [`HookOutcome::Ask`](agent_core::HookOutcome::Ask) pauses the run: the turn's
+//! - A hook that answers [`HookVerdict::Ask`](agent_core::HookVerdict::Ask) pauses the run: the turn's
 //!   other calls run (batch rules unchanged), their results are kept out of the transcript, and
 //!   the run ends with [`FinishReason::AwaitingApproval`] and its [`RunState`] in
 //!   [`RunOutcome::state`]. [`AgentRuntime::continue_paused`] finishes the turn with the decisions
@@ -102,7 +102,7 @@ mod start;
 mod state;
 mod typed;
 
-pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepOutcome};
+pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::{AgentError, RunOutcome};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use pending::{Decision, PendingCall};

@@ -33,6 +33,6 @@ pub enum Decision {
     /// Do not run it; the text is the reason the model reads. Counts as a denial.
     Deny(String),
     /// Run it with these arguments instead, validated like a hook's
-    /// [`HookOutcome::Modify`](agent_core::HookOutcome::Modify).
+    /// [`HookVerdict::Modify`](agent_core::HookVerdict::Modify).
     Edit(Value),
 }

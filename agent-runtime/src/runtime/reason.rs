@@ -57,8 +57,8 @@ pub enum FinishReason {
         /// How many denials were counted.
         denials: usize,
     },
-    /// Calls need a decision from outside (a hook answered [`HookOutcome::Ask`](
-    /// agent_core::HookOutcome::Ask)): the run paused. The other calls of the turn ran; the outcome's
+    /// Calls need a decision from outside (a hook answered [`HookVerdict::Ask`](
+    /// agent_core::HookVerdict::Ask)): the run paused. The other calls of the turn ran; the outcome's
     /// [`RunOutcome::state`](super::RunOutcome::state) holds everything needed to continue, in this process or another,
     /// with [`AgentRuntime::continue_paused`](super::AgentRuntime::continue_paused).
     AwaitingApproval {

@@ -83,7 +83,7 @@ impl ToolRecord {
     /// The result again; the deferred skills it records are loaded into `ctx`'s run.
     pub(crate) fn restore(self, ctx: &SkillContext) -> ToolResult {
         for name in self.loaded {
-            ctx.session().load(name);
+            ctx.scope().load(name);
         }
         let output = match self.output {
             OutputRecord::Text(text) => Ok(SkillOutput::Text(text)),
@@ -135,7 +135,7 @@ mod tests {
             let kind = |r: &ToolResult| r.output.as_ref().err().map(std::mem::discriminant);
             assert_eq!(kind(&back), kind(&result));
             assert_eq!(&*back.call_id, "c1");
-            assert!(ctx.session().is_loaded("x"));
+            assert!(ctx.scope().is_loaded("x"));
         }
     }
 }

@@ -33,4 +33,4 @@ mod store;
 pub use self::error::StoreError;
 #[cfg(feature = "redb")]
 pub use self::redb::RedbSessionStore;
-pub use self::store::{Loaded, MemorySessionStore, SessionData, SessionStore};
+pub use self::store::{LoadedSession, MemorySessionStore, SessionRecord, SessionStore};

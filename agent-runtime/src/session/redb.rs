@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::error::StoreError;
-use super::store::{Loaded, SessionData, SessionStore, next_version};
+use super::store::{LoadedSession, SessionRecord, SessionStore, next_version};
 
 /// Session id → the session's version and data, as JSON.
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
@@ -32,7 +32,7 @@ pub struct RedbSessionStore {
 #[derive(Serialize, Deserialize)]
 struct Record {
     version: u64,
-    data: SessionData,
+    data: SessionRecord,
 }
 
 impl RedbSessionStore {
@@ -76,7 +76,7 @@ impl RedbSessionStore {
         }
     }
 
-    fn load_now(&self, id: &str) -> Result<Option<Loaded>, StoreError> {
+    fn load_now(&self, id: &str) -> Result<Option<LoadedSession>, StoreError> {
         let Some(db) = self.database(false)? else {
             return Ok(None);
         };
@@ -90,7 +90,7 @@ impl RedbSessionStore {
             return Ok(None);
         };
         let record = decode(id, value.value())?;
-        Ok(Some(Loaded {
+        Ok(Some(LoadedSession {
             data: record.data,
             version: record.version,
         }))
@@ -99,7 +99,7 @@ impl RedbSessionStore {
     fn save_now(
         &self,
         id: &str,
-        data: &SessionData,
+        data: &SessionRecord,
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
         let db = self.database(true)?.expect("created");
@@ -131,7 +131,7 @@ impl RedbSessionStore {
 
 #[async_trait]
 impl SessionStore for RedbSessionStore {
-    async fn load(&self, id: &str) -> Result<Option<Loaded>, StoreError> {
+    async fn load(&self, id: &str) -> Result<Option<LoadedSession>, StoreError> {
         let (store, id) = (self.clone(), id.to_owned());
         blocking(move || store.load_now(&id)).await
     }
@@ -139,7 +139,7 @@ impl SessionStore for RedbSessionStore {
     async fn save(
         &self,
         id: &str,
-        data: &SessionData,
+        data: &SessionRecord,
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
         let (store, id, data) = (self.clone(), id.to_owned(), data.clone());

@@ -1,4 +1,4 @@
-//! What a session keeps ([`SessionData`]), the [`SessionStore`] trait with its version check, and
+//! What a session keeps ([`SessionRecord`]), the [`SessionStore`] trait with its version check, and
 //! [`MemorySessionStore`].
 
 use std::collections::HashMap;
@@ -14,7 +14,7 @@ use super::error::StoreError;
 
 /// What a session keeps: the conversation, and the paused run when it waits for a decision.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SessionData {
+pub struct SessionRecord {
     /// The conversation so far.
     pub transcript: Vec<Message>,
     /// The run paused for approval, if the session's last run did.
@@ -23,9 +23,9 @@ pub struct SessionData {
 
 /// A session as loaded: its data and the version to name when saving it back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Loaded {
+pub struct LoadedSession {
     /// The data.
-    pub data: SessionData,
+    pub data: SessionRecord,
     /// The version read; [`SessionStore::save`] refuses to write over any other.
     pub version: u64,
 }
@@ -35,7 +35,7 @@ pub struct Loaded {
 #[async_trait]
 pub trait SessionStore: Send + Sync {
     /// The session `id`, or `None` when there is none.
-    async fn load(&self, id: &str) -> Result<Option<Loaded>, StoreError>;
+    async fn load(&self, id: &str) -> Result<Option<LoadedSession>, StoreError>;
 
     /// Saves `data` as session `id` if the stored version is still `expected` (`None`: the
     /// session must not exist yet), and returns the new version; otherwise
@@ -43,7 +43,7 @@ pub trait SessionStore: Send + Sync {
     async fn save(
         &self,
         id: &str,
-        data: &SessionData,
+        data: &SessionRecord,
         expected: Option<u64>,
     ) -> Result<u64, StoreError>;
 }
@@ -52,14 +52,14 @@ pub trait SessionStore: Send + Sync {
 /// themselves. [`RedbSessionStore`](super::RedbSessionStore) keeps them on disk.
 #[derive(Debug, Default)]
 pub struct MemorySessionStore {
-    sessions: Mutex<HashMap<String, (u64, SessionData)>>,
+    sessions: Mutex<HashMap<String, (u64, SessionRecord)>>,
 }
 
 #[async_trait]
 impl SessionStore for MemorySessionStore {
-    async fn load(&self, id: &str) -> Result<Option<Loaded>, StoreError> {
+    async fn load(&self, id: &str) -> Result<Option<LoadedSession>, StoreError> {
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(sessions.get(id).map(|(version, data)| Loaded {
+        Ok(sessions.get(id).map(|(version, data)| LoadedSession {
             data: data.clone(),
             version: *version,
         }))
@@ -68,7 +68,7 @@ impl SessionStore for MemorySessionStore {
     async fn save(
         &self,
         id: &str,
-        data: &SessionData,
+        data: &SessionRecord,
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    HookOutcome, Permission, PermissionGate, Registry, SkillContext, SkillError, ToolCall, skill,
+    HookVerdict, Permission, PermissionGate, Registry, SkillContext, SkillError, ToolCall, skill,
 };
 use agent_llm::{MockProvider, MockReply, Role};
 use agent_runtime::{
@@ -350,11 +350,11 @@ async fn an_approved_call_still_meets_hooks_that_deny() {
             _: &str,
             _: &agent_core::SkillMetadata,
             args: &serde_json::Value,
-        ) -> Result<HookOutcome, SkillError> {
+        ) -> Result<HookVerdict, SkillError> {
             Ok(if args["dir"] == "/" {
-                HookOutcome::Deny("never the root".into())
+                HookVerdict::Deny("never the root".into())
             } else {
-                HookOutcome::Proceed
+                HookVerdict::Proceed
             })
         }
     }

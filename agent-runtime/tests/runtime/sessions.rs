@@ -7,7 +7,7 @@ use agent_core::{Permission, PermissionGate, Registry, SkillError, ToolCall, ski
 use agent_llm::{MockProvider, MockReply};
 use agent_runtime::{
     AgentError, AgentRuntime, Decision, FinishReason, MemorySessionStore, RedbSessionStore,
-    SessionData, SessionStore, StoreError,
+    SessionRecord, SessionStore, StoreError,
 };
 use serde_json::json;
 
@@ -102,7 +102,7 @@ async fn a_paused_session_is_resumed_by_id(store: &dyn SessionStore) {
 }
 
 async fn of_two_writers_one_wins_and_the_other_is_told(store: Arc<dyn SessionStore>) {
-    let data = |text: &str| SessionData {
+    let data = |text: &str| SessionRecord {
         transcript: vec![agent_llm::Message::user(text)],
         paused: None,
     };
@@ -170,7 +170,7 @@ async fn a_run_whose_session_changed_meanwhile_is_not_saved_over_it() {
     struct Meddling<'a>(&'a MemorySessionStore);
     #[agent_core::async_trait]
     impl SessionStore for Meddling<'_> {
-        async fn load(&self, id: &str) -> Result<Option<agent_runtime::Loaded>, StoreError> {
+        async fn load(&self, id: &str) -> Result<Option<agent_runtime::LoadedSession>, StoreError> {
             let loaded = self.0.load(id).await?;
             if let Some(l) = &loaded {
                 self.0.save(id, &l.data, Some(l.version)).await?;
@@ -180,7 +180,7 @@ async fn a_run_whose_session_changed_meanwhile_is_not_saved_over_it() {
         async fn save(
             &self,
             id: &str,
-            data: &SessionData,
+            data: &SessionRecord,
             expected: Option<u64>,
         ) -> Result<u64, StoreError> {
             self.0.save(id, data, expected).await
@@ -244,7 +244,7 @@ async fn two_processes_approving_one_pause_run_the_call_once() {
     }
     #[agent_core::async_trait]
     impl SessionStore for BothLoadFirst {
-        async fn load(&self, id: &str) -> Result<Option<agent_runtime::Loaded>, StoreError> {
+        async fn load(&self, id: &str) -> Result<Option<agent_runtime::LoadedSession>, StoreError> {
             let loaded = self.inner.load(id).await;
             self.barrier.wait().await;
             loaded
@@ -252,7 +252,7 @@ async fn two_processes_approving_one_pause_run_the_call_once() {
         async fn save(
             &self,
             id: &str,
-            data: &SessionData,
+            data: &SessionRecord,
             expected: Option<u64>,
         ) -> Result<u64, StoreError> {
             self.inner.save(id, data, expected).await
