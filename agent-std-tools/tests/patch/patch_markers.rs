@@ -3,7 +3,7 @@
 //! patch wrapped in a shell here-document is unwrapped. Through `Registry::run_many` on real files,
 //! plus a property test over the pure parser and applier.
 
-mod common;
+use crate::common;
 
 use agent_core::SkillContext;
 use agent_std_tools::patch::{Hunk, apply_chunks, parse};

@@ -6,7 +6,7 @@
 //! active LSMs; ABI 6, Linux 6.12, for the signal tests): on a kernel without it they fail and say
 //! so, they never pass by skipping.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

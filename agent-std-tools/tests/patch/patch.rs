@@ -1,7 +1,7 @@
 //! The `apply_patch` suite: the V4A grammar, forgiving context matching, and all-or-nothing
 //! commits across files, through `Registry::run_many` on real files.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

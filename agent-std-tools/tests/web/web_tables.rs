@@ -10,7 +10,7 @@
 //! the call answered is a bound on work that should have stopped, with a wide margin.
 #![cfg(feature = "web")]
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::process::Command;
@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// The inner test, run by the outer ones in a child process.
-const INNER: &str = "child_fetches_one_page";
+const INNER: &str = "web_tables::child_fetches_one_page";
 /// Which page the child fetches, and its time limit in milliseconds.
 const CASE: &str = "WEB_TABLES_CASE";
 const LIMIT_MS: &str = "WEB_TABLES_LIMIT_MS";

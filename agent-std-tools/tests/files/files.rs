@@ -1,7 +1,7 @@
 //! `read_file`, `write_file`, `list_dir` and `delete_file` through `Registry::run_many`, on real
 //! files in temp dirs.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::common;
 
 const PLAN_VAR: &str = "EUGENE_TEST_AGENT_PLAN";
-const INNER: &str = "agent::agent_process";
+const INNER: &str = "shell_isolation::agent::agent_process";
 
 /// What the agent process does.
 #[derive(Debug, Clone, Default)]

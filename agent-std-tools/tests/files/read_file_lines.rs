@@ -1,7 +1,7 @@
 //! `read_file` cuts long lines by characters, not bytes, wherever they are in the file.
 //! (Its memory is measured in `read_file_bounds.rs`.)
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! No test asserts a duration. A generous `tokio::time::timeout` guards each call that once ran
 //! for minutes, so that the old behaviour fails the test instead of hanging it.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
@@ -163,7 +163,7 @@ fn assert_intact(root: &Path, rel: &str, ino: u64) {
 /// Applies `body` in `root` in a process of its own; returns the answer and the process's peak.
 fn patch_in_child(root: &Path, body: &str) -> common::child::Measured {
     let measured = in_child(
-        "child_applies_a_patch",
+        "patch_bounds::child_applies_a_patch",
         json!({
             "root": root,
             "patch": format!("*** Begin Patch\n{body}\n*** End Patch\n"),

@@ -4,7 +4,7 @@
 //! `Registry::run_many`. However a name is spelled, one entry is one line, and every character in
 //! it can be seen.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -4,7 +4,7 @@
 //! limit and on a full store refused with nothing changed. The big stores are written with redb
 //! directly, in the store's own table, as an older version of `remember` wrote them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -91,7 +91,7 @@ async fn child_calls_a_memory_skill() {
 
 fn in_child_call(root: &Path, skill: &str, args: serde_json::Value) -> common::child::Measured {
     let measured = in_child(
-        "child_calls_a_memory_skill",
+        "memory_bounds::child_calls_a_memory_skill",
         json!({"root": root, "skill": skill, "args": args}),
     );
     eprintln!(

@@ -2,7 +2,7 @@
 //! Each refusal must be a `Safety` error naming the path, and afterwards neither the workspace nor
 //! the directory beside it has changed in any way.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

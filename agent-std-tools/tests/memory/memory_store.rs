@@ -3,7 +3,7 @@
 //! (truncated) database, and a `recall` before anything was remembered. Real redb files in temp
 //! dirs, through `Registry::run_many`.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

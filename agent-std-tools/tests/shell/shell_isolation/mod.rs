@@ -7,8 +7,7 @@
 //!
 //! They need Linux with Landlock (ABI 6) and user namespaces; they fail and say so without them.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod agent;
 mod capabilities;

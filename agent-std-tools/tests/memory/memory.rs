@@ -1,7 +1,7 @@
 //! `remember` and `recall` through `Registry::run_many`: a real redb file, parallel callers, a
 //! process killed mid-write, another process holding the file.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
@@ -245,7 +245,7 @@ async fn memory_survives_the_process_being_killed() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_remembers_until_killed",
+            "memory::child_remembers_until_killed",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -1,6 +1,6 @@
 //! `run_shell` through `Registry::run_many`: real `sh` child processes, real process groups.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

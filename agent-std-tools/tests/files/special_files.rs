@@ -14,7 +14,7 @@
 //! terminal case (`O_NOCTTY`) is not attacked: the node of a pseudo-terminal made outside
 //! `/dev/pts` cannot be opened at all (`EIO`), and a real terminal belongs to the machine.
 
-mod common;
+use crate::common;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;

@@ -5,7 +5,7 @@
 //! is what `/proc/<pid>/environ` shows): the outer test runs this test binary again, running only
 //! the ignored inner test, and reads what it printed.
 
-mod common;
+use crate::common;
 
 use agent_core::SkillContext;
 use agent_std_tools::ShellConfig;
@@ -30,7 +30,7 @@ const SECRETS: &[(&str, &str)] = &[
     ("ANTHROPIC_API_KEY", "sk-ant-15"),
 ];
 
-const INNER: &str = "agent_process_runs_a_hostile_command";
+const INNER: &str = "shell_env::agent_process_runs_a_hostile_command";
 
 #[test]
 fn no_secret_of_the_agent_reaches_a_command() {

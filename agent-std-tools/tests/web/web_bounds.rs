@@ -5,7 +5,7 @@
 //! for minutes, so that the old behaviour fails the test instead of hanging it.
 #![cfg(feature = "web")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! tests allow explicitly), and the address checks that refuse everything non-public.
 #![cfg(feature = "web")]
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! `search_files` through `Registry::run_many`: ripgrep's engine over a real tree.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 

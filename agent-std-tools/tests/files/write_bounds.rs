@@ -3,7 +3,7 @@
 //! by `FilesConfig::max_write_bytes` (10 MiB by default). Over it, the call is a bad argument and
 //! the workspace is left exactly as it was: no file, no directory, no temporary file.
 
-mod common;
+use crate::common;
 
 use agent_core::SkillContext;
 use agent_std_tools::FilesConfig;

@@ -4,7 +4,7 @@
 //! No test asserts a duration. A generous `tokio::time::timeout` guards each call that once ran
 //! for minutes, so that the old behaviour fails the test instead of hanging it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
