@@ -5,7 +5,7 @@
 //! PyPI package `mcp` installed; CI sets it), else with one the tests install once under the test
 //! target's directory. A test that cannot get one fails, saying how to install it by hand.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -13,7 +13,10 @@ use std::process::{Command, Output};
 use agent_core::{Registry, SkillError, skill};
 use agent_mcp::McpServer;
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python_client.py");
+const SCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/programs/python_client.py"
+);
 
 /// A Python with the `mcp` package: `AGENT_MCP_PYTHON` (CI sets it), else one installed once
 /// under the test target's directory. A test that cannot get one fails, saying how to install it.

@@ -3,8 +3,7 @@
 //! closed to make room; admitted ones (a request with the token), bounded, kept until they
 //! close. None of these tests asserts how long anything takes.
 
-#[path = "support/raw_http.rs"]
-mod raw_http;
+use crate::raw_http;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -2,8 +2,7 @@
 //! written by hand. Each test names the defence it checks; none asserts how long anything
 //! takes (a generous time limit only turns a hang into a failure).
 
-#[path = "support/raw_http.rs"]
-mod raw_http;
+use crate::raw_http;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

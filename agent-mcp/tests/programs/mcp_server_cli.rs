@@ -1,7 +1,7 @@
 //! The `mcp_server` example's command line: `--help` prints usage and serves nothing (it used to
 //! serve a folder named `--help`), and a wrong command line says how to get help.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 

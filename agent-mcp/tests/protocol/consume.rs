@@ -1,9 +1,9 @@
 //! A server written with rmcp alone (`examples/echo_server.rs`), used through `McpSkills`: over a
 //! duplex, as a child process, and by an agent run.
 
-mod support;
+use crate::support;
 
-#[path = "../examples/echo_server.rs"]
+#[path = "../../examples/echo_server.rs"]
 mod echo_server;
 
 use std::time::Duration;
