@@ -8,8 +8,12 @@
 //!    hook, [`HookVerdict::Modify`] replaces the arguments (which are validated again before the next
 //!    hook sees them), [`HookVerdict::Deny`] ends the call with a [`SkillError::Denied`] result, and
 //!    [`HookVerdict::Replace`] ends it with the given text as a successful result, skipping the skill;
-//! 3. the skill runs (unless denied or replaced);
-//! 4. each hook's [`SkillHook::after`] sees the result, errors included, and may change it.
+//! 3. a call of a destructive skill that every hook let through meets the registry's
+//!    [`DestructiveCalls`](crate::DestructiveCalls), unless a hook decides permissions
+//!    ([`SkillHook::decides_permissions`], as a [`PermissionGate`] does): by default a person is
+//!    asked, as if a hook had answered [`HookVerdict::Ask`];
+//! 4. the skill runs (unless denied, replaced or waiting for a person);
+//! 5. each hook's [`SkillHook::after`] sees the result, errors included, and may change it.
 //!
 //! Both methods receive the skill's own name, also when the model called it by an alias, so a rule
 //! about `delete_file` cannot be dodged by calling it `rm`.
@@ -124,6 +128,15 @@ pub trait SkillHook: Send + Sync + 'static {
         result: &mut Result<SkillOutput, SkillError>,
     ) {
         let _ = (skill_name, args, result);
+    }
+
+    /// Whether this hook is the application's permission policy. A registry with such a hook
+    /// leaves calls of destructive skills to it; without one, they meet the registry's
+    /// [`DestructiveCalls`](crate::DestructiveCalls) (by default a person is asked). A
+    /// [`PermissionGate`] says yes; a hook that allows or refuses calls by its own rule should
+    /// too. Default: `false`.
+    fn decides_permissions(&self) -> bool {
+        false
     }
 }
 
@@ -263,5 +276,10 @@ impl<R: PermissionRule> SkillHook for PermissionGate<R> {
             Permission::Ask(reason) => HookVerdict::Ask(reason),
         };
         Box::pin(std::future::ready(Ok(outcome)))
+    }
+
+    /// A gate is the application's permission policy: its rule decides destructive calls too.
+    fn decides_permissions(&self) -> bool {
+        true
     }
 }

@@ -208,7 +208,7 @@ pub use hook::{
     HookFuture, HookVerdict, Permission, PermissionGate, PermissionRule, SkillHook, ThreeWayRule,
     YesNoRule,
 };
-pub use registry::{Registry, SkillRegistration};
+pub use registry::{DestructiveCalls, Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use schema::ToolDefinition;
 /// The `schemars` this crate derives JSON Schemas with, re-exported so that a crate of skills

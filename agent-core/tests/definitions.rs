@@ -237,12 +237,15 @@ fn an_input_that_is_not_an_object_is_refused_with_its_schema() {
     );
 }
 
+/// Deferred and visible skills; the destructive `shred_file` runs its calls (what these tests
+/// check is what the model is offered, not who approves).
 fn deferred_registry(runs: &Arc<AtomicUsize>) -> Registry {
     let mut registry = Registry::new();
     registry
         .add(Echo)
         .add(Shred { runs: runs.clone() })
-        .add(Translate);
+        .add(Translate)
+        .destructive_calls(agent_core::DestructiveCalls::Allow);
     registry
 }
 

@@ -51,7 +51,16 @@ impl SkillHook for Scripted {
     }
 }
 
+/// A registry with the destructive `shred_file` that runs its calls: these tests are about the
+/// hooks, not the default for destructive skills (the last tests below are).
 fn shredder(runs: &Arc<AtomicUsize>) -> Registry {
+    let mut registry = shredder_by_default(runs);
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    registry
+}
+
+/// The same registry with the default for destructive skills: a person decides.
+fn shredder_by_default(runs: &Arc<AtomicUsize>) -> Registry {
     let mut registry = Registry::new();
     registry.add(Shred { runs: runs.clone() });
     registry
@@ -404,4 +413,107 @@ async fn a_panicking_hook_becomes_an_error_result_and_the_batch_goes_on() {
         "{}",
         one.content()
     );
+}
+
+// The default for destructive skills: a person decides unless the application chose otherwise.
+
+#[tokio::test]
+async fn a_destructive_call_without_a_policy_waits_for_a_person_and_does_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = shredder_by_default(&runs);
+    let results = registry
+        .run_many(&[shred("a"), shred("b")], &SkillContext::default())
+        .await;
+    for result in &results {
+        let Err(SkillError::ApprovalRequired(reason)) = &result.output else {
+            panic!("expected ApprovalRequired, got {:?}", result.output);
+        };
+        assert!(reason.contains("`shred_file` is destructive"), "{reason}");
+    }
+    // One call alone takes the path without hooks too: the same answer.
+    let one = registry
+        .run_one(&shred("c"), &SkillContext::default())
+        .await;
+    assert!(matches!(one.output, Err(SkillError::ApprovalRequired(_))));
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing destructive ran");
+}
+
+#[tokio::test]
+async fn hooks_that_only_watch_do_not_lift_the_default() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder_by_default(&runs);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    registry.with_hook(Scripted {
+        label: "watch",
+        log: log.clone(),
+        outcome: HookVerdict::Proceed,
+    });
+    let result = registry
+        .run_one(&shred("a"), &SkillContext::default())
+        .await;
+    assert!(matches!(
+        result.output,
+        Err(SkillError::ApprovalRequired(_))
+    ));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // The watching hook saw the call, and its after-hook the answer.
+    assert_eq!(log.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_hook_that_denies_wins_over_the_default_question() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder_by_default(&runs);
+    registry.with_hook(Scripted {
+        label: "no",
+        log: Arc::new(Mutex::new(Vec::new())),
+        outcome: HookVerdict::Deny("never".into()),
+    });
+    let result = registry
+        .run_one(&shred("a"), &SkillContext::default())
+        .await;
+    assert!(matches!(result.output, Err(SkillError::Denied(ref r)) if r == "never"));
+}
+
+#[tokio::test]
+async fn the_application_may_allow_or_deny_destructive_calls() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder_by_default(&runs);
+    registry.destructive_calls(agent_core::DestructiveCalls::Deny);
+    let denied = registry
+        .run_one(&shred("a"), &SkillContext::default())
+        .await;
+    assert!(matches!(denied.output, Err(SkillError::Denied(_))));
+    assert!(denied.content().contains("does not run destructive skills"));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let ran = registry
+        .run_one(&shred("a"), &SkillContext::default())
+        .await;
+    assert!(ran.output.is_ok(), "{:?}", ran.output);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_permission_gate_is_the_policy_and_the_default_stands_aside() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut registry = shredder_by_default(&runs);
+    registry.with_hook(PermissionGate::new(|_name, _metadata| true));
+    let result = registry
+        .run_one(&shred("a"), &SkillContext::default())
+        .await;
+    assert!(result.output.is_ok(), "{:?}", result.output);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_call_a_person_approved_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = shredder_by_default(&runs);
+    let ctx = SkillContext::default();
+    ctx.scope().approve("call_1");
+    let result = registry.run_one(&shred("a"), &ctx).await;
+    assert!(result.output.is_ok(), "{:?}", result.output);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

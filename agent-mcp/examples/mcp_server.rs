@@ -21,6 +21,11 @@
 //! }
 //! ```
 //!
+//! Destructive tools (`write_file`, `delete_file`, `run_shell`, ...) run when called: MCP clients
+//! ask their user before a tool marked `destructiveHint: true`, so this server leaves the question
+//! to the client (`DestructiveCalls::Allow`). A server whose clients do not ask would keep the
+//! registry's default, which answers such a call as needing approval without running it.
+//!
 //! Paths the model gives are resolved inside the workspace; a path that leads out (`../x`,
 //! `/etc/passwd`, a symbolic link pointing out) is refused with an `isError` result. Standard
 //! output carries the protocol only; messages go to standard error.
@@ -47,7 +52,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent_core::{Registry, SkillContext};
+use agent_core::{DestructiveCalls, Registry, SkillContext};
 use agent_mcp::McpServer;
 use agent_mcp::rmcp::transport::StreamableHttpServerConfig;
 use agent_std_tools as _; // links the standard skills, which `Registry::discover` then finds
@@ -126,13 +131,15 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let registry = match Registry::discover() {
+    let mut registry = match Registry::discover() {
         Ok(registry) => registry,
         Err(error) => {
             eprintln!("mcp_server: {error}");
             return ExitCode::FAILURE;
         }
     };
+    // The client asks its user before destructive tools (see the module docs).
+    registry.destructive_calls(DestructiveCalls::Allow);
     let server = McpServer::new(registry)
         .context(SkillContext::new(&workspace))
         .server_info("eugene-std-tools", env!("CARGO_PKG_VERSION"))

@@ -21,7 +21,11 @@
 //!   `destructiveHint` from `is_destructive` (always `false` for a read-only skill, whose other
 //!   hints the spec ignores).
 //! - `tools/call` runs [`Registry::run_one`], so hooks, argument validation, timeouts, retries
-//!   and output truncation are those of an in-process call. Every failure, an unknown tool name
+//!   and output truncation are those of an in-process call, and so is the registry's policy for
+//!   destructive skills ([`DestructiveCalls`](agent_core::DestructiveCalls)): by default such a
+//!   call is answered as needing approval and does not run, since a server cannot pause for a
+//!   person. A server whose clients ask their user before a `destructiveHint` tool (most do) sets
+//!   `registry.destructive_calls(DestructiveCalls::Allow)`, as the `mcp_server` example does. Every failure, an unknown tool name
 //!   included, is a result with `isError: true` whose text is what a model would have read;
 //!   JSON-RPC errors are left to the protocol itself.
 //! - Typed outputs: a skill with an output schema

@@ -91,6 +91,12 @@ pub struct AskFirst {
 
 #[async_trait]
 impl SkillHook for AskFirst {
+    /// This hook is the CLI's permission policy (destructive skills included: it asks, or
+    /// `--yes` allows).
+    fn decides_permissions(&self) -> bool {
+        true
+    }
+
     async fn before(
         &self,
         name: &str,

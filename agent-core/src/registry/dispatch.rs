@@ -6,6 +6,8 @@
 use futures::{StreamExt, stream};
 
 use super::Registry;
+#[cfg(doc)]
+use super::destructive::DestructiveCalls;
 use super::prepared::{Decided, Decision, Next, PreparedCall};
 use super::suggest;
 use super::truncate::truncate_output;
@@ -24,7 +26,10 @@ impl Registry {
     ///   after it waits for it.
     /// - **Per call**: the name or alias is resolved (an unknown name gets an error result that
     ///   suggests close names); the arguments are validated ([`SkillError::BadArgs`]); the hooks'
-    ///   `before` run in order, for all calls of a batch before any of them starts; the skill runs,
+    ///   `before` run in order, for all calls of a batch before any of them starts; a destructive
+    ///   skill's call that they let through meets the registry's [`DestructiveCalls`] (by default
+    ///   it is answered with [`SkillError::ApprovalRequired`] unless a person approved it, or a hook
+    ///   decides permissions); the skill runs,
     ///   with its timeout, and transient failures are retried by its policy or the registry's; a
     ///   panic becomes an error result; the hooks' `after` see the result; a result longer than the
     ///   output budget is cut with a notice.
@@ -54,9 +59,10 @@ impl Registry {
         let ctx = prepared.context(ctx);
         let called_as = prepared.called_as();
         let output = match prepared {
-            PreparedCall::Known { entry, .. } => {
-                self.execute(entry, None, &call.arguments, &ctx).await
-            }
+            PreparedCall::Known { entry, .. } => match self.destructive_answer(entry, &ctx) {
+                Some(error) => Err(error),
+                None => self.execute(entry, None, &call.arguments, &ctx).await,
+            },
             PreparedCall::Unknown(_) => Err(self.unknown_skill(&call.name)),
         };
         self.result(call, called_as, output, ctx)
@@ -87,9 +93,21 @@ impl Registry {
         let ctx = call.context(ctx);
         let decision = match call {
             PreparedCall::Unknown(call) => Decision::answer(Err(self.unknown_skill(&call.name))),
-            PreparedCall::Known { entry, .. } if self.hooks.is_empty() => Decision::run(entry),
+            PreparedCall::Known { entry, .. } if self.hooks.is_empty() => {
+                match self.destructive_answer(entry, &ctx) {
+                    Some(error) => Decision::answer(Err(error)),
+                    None => Decision::run(entry),
+                }
+            }
             PreparedCall::Known { call, entry, .. } => {
-                self.hooks.before(entry, &call.arguments, &ctx).await
+                let mut decision = self.hooks.before(entry, &call.arguments, &ctx).await;
+                // What every hook let through still meets the default for destructive calls.
+                if matches!(decision.next, Next::Run(..))
+                    && let Some(error) = self.destructive_answer(entry, &ctx)
+                {
+                    decision.next = Next::Answer(Box::new(Err(error)));
+                }
+                decision
             }
         };
         Decided {

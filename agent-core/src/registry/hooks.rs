@@ -16,14 +16,21 @@ use crate::error::SkillError;
 use crate::hook::{HookVerdict, SkillHook};
 use crate::skill::{ParsedInput, SkillOutput};
 
-/// The hooks, in the order they were added.
+/// The hooks, in the order they were added, and whether one of them decides permissions.
 #[derive(Default)]
-pub(super) struct Hooks(Vec<Arc<dyn SkillHook>>);
+pub(super) struct Hooks(Vec<Arc<dyn SkillHook>>, bool);
 
 impl Hooks {
     /// Adds a hook after the others.
     pub(super) fn push(&mut self, hook: Arc<dyn SkillHook>) {
+        self.1 |= hook.decides_permissions();
         self.0.push(hook);
+    }
+
+    /// Whether a hook decides permissions: then destructive calls are left to it.
+    #[inline]
+    pub(super) fn decides_permissions(&self) -> bool {
+        self.1
     }
 
     /// Whether there are none: then a call needs no validation before its skill starts.

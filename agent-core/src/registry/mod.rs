@@ -38,6 +38,7 @@
 //! added with [`Registry::add`]. How calls run (batches, hooks, retries, timeouts, cancellation,
 //! truncation) is described on [`Registry::run_many`].
 
+mod destructive;
 mod discover;
 mod dispatch;
 mod entry;
@@ -57,6 +58,7 @@ mod truncate;
 
 use std::sync::Arc;
 
+pub use destructive::DestructiveCalls;
 pub use names::is_valid_name;
 pub use registration::SkillRegistration;
 pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};

@@ -1,5 +1,6 @@
 //! How a registry runs calls: the settings its builder methods set and dispatch reads.
 
+use super::destructive::DestructiveCalls;
 use crate::retry::RetryPolicy;
 
 /// How many concurrency-safe calls run at once, unless [`Registry::with_max_concurrency`] says otherwise.
@@ -21,6 +22,8 @@ pub(super) struct Settings {
     pub(super) max_concurrency: usize,
     /// How many characters of a result the model gets.
     pub(super) output_budget: usize,
+    /// What happens to destructive calls when no hook decides permissions.
+    pub(super) destructive: DestructiveCalls,
 }
 
 impl Default for Settings {
@@ -29,6 +32,7 @@ impl Default for Settings {
             retry_policy: RetryPolicy::default(),
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             output_budget: DEFAULT_OUTPUT_BUDGET,
+            destructive: DestructiveCalls::Ask,
         }
     }
 }

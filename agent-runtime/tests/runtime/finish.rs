@@ -52,13 +52,16 @@ async fn send_secret(to: String) -> Result<String, SkillError> {
     Ok(format!("sent to {to}"))
 }
 
+/// The skills these tests use. The destructive `write_note` runs its calls: how runs end is the
+/// subject here; the default that pauses on destructive calls is tested in `pause.rs`.
 fn registry() -> Registry {
     let mut registry = Registry::new();
     registry
         .add(LookupSkill)
         .add(WriteNoteSkill)
         .add(BrokenSkill)
-        .add(SendSecretSkill);
+        .add(SendSecretSkill)
+        .destructive_calls(agent_core::DestructiveCalls::Allow);
     registry
 }
 

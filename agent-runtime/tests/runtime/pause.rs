@@ -407,3 +407,49 @@ async fn outside_a_run_an_ask_is_an_error_result_like_any_other() {
     );
     assert!(result.is_error());
 }
+
+/// No gate, no policy: a destructive skill's call pauses the run by default, and runs once when
+/// approved (the state through JSON in between, as a second process would have it).
+#[tokio::test]
+async fn a_destructive_call_pauses_by_default_and_runs_once_approved() {
+    let mut registry = Registry::new();
+    registry.add(WipeSkill).add(LookSkill);
+    let model = MockProvider::new([
+        MockReply::tool_calls([
+            call("l1", "look", "/tmp/default"),
+            call("w1", "wipe", "/tmp/default"),
+        ]),
+        MockReply::text("Cleaned."),
+    ]);
+    let runtime = AgentRuntime::new(model, registry);
+    let outcome = runtime.run("Clean up /tmp/default.").await.unwrap();
+    let FinishReason::AwaitingApproval { pending } = &outcome.finish else {
+        panic!("expected a pause, got {:?}", outcome.finish);
+    };
+    assert_eq!(pending.len(), 1);
+    assert_eq!(&*pending[0].call.id, "w1");
+    assert!(pending[0].is_destructive);
+    assert!(
+        pending[0].reason.contains("`wipe` is destructive"),
+        "{}",
+        pending[0].reason
+    );
+    assert_eq!(
+        wipes("/tmp/default"),
+        0,
+        "nothing destructive ran before the decision"
+    );
+
+    let json = serde_json::to_string(outcome.state.as_deref().unwrap()).unwrap();
+    let state: RunState = serde_json::from_str(&json).unwrap();
+    let done = runtime
+        .continue_paused(state, [("w1", Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(done.finish, FinishReason::NoMoreToolCalls);
+    assert_eq!(
+        wipes("/tmp/default"),
+        1,
+        "the approved call ran exactly once"
+    );
+}

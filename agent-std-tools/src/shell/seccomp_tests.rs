@@ -1,6 +1,6 @@
 //! The filters run on a small classic-BPF interpreter over `seccomp_data` as the kernel lays it
 //! out, so every rule is checked on both sides of its condition, on every argument width and ABI.
-//! (The tests in `tests/shell_isolation.rs` attack the installed filter with real programs.)
+//! (The tests in `tests/shell/shell_isolation/` attack the installed filter with real programs.)
 
 use super::*;
 

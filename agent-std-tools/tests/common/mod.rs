@@ -7,16 +7,22 @@ pub mod child;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use agent_core::{Registry, SkillContext, ToolCall};
+use agent_core::{DestructiveCalls, Registry, SkillContext, ToolCall};
 use serde_json::Value;
 
 // Links the crate, and with it its `#[skill]` registrations.
 use agent_std_tools as _;
 
-/// Every skill of the crate, found the way a binary finds them.
+/// Every skill of the crate, found the way a binary finds them. Destructive calls run: these
+/// tests are about what the skills do, and a person's approval is the loop's concern (its own
+/// tests pause on them).
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| Registry::discover().expect("the crate's skills are linked"))
+    REGISTRY.get_or_init(|| {
+        let mut registry = Registry::discover().expect("the crate's skills are linked");
+        registry.destructive_calls(DestructiveCalls::Allow);
+        registry
+    })
 }
 
 /// What one call answered.
