@@ -1,7 +1,7 @@
 //! The workspace sandbox every file-touching skill goes through.
 //!
 //! A [`Workspace`] is a capability: a [`cap_std::fs::Dir`] opened once, with ambient authority, at
-//! [`SkillContext::workspace_root`]. Every later file operation is a method on that handle, so it is
+//! [`SkillContext::workspace_root`](agent_core::SkillContext::workspace_root). Every later file operation is a method on that handle, so it is
 //! resolved *beneath* the root by the operating system (on Linux, `openat2` with
 //! `RESOLVE_BENEATH`; elsewhere cap-std resolves each component itself), never by comparing
 //! strings. Lexical prefix checks are how Claude Code (CVE-2025-54794) and codex (CVE-2025-55345)
@@ -9,7 +9,7 @@
 //!
 //! Before anything touches the filesystem, [`Workspace::relative`] refuses what can never be
 //! right: absolute paths, `..` components, NUL bytes, paths over 4096 bytes and components over
-//! 255 bytes. Every refusal is a [`SkillError::Safety`] whose message names the path.
+//! 255 bytes. Every refusal is a [`SkillError::Safety`](agent_core::SkillError::Safety) whose message names the path.
 //!
 //! ```
 //! use agent_core::SkillContext;

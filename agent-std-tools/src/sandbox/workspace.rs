@@ -56,8 +56,8 @@ impl Workspace {
     /// relative path of plain components (`.` for `""` or `.`, which mean the root).
     ///
     /// Refused, with a [`SkillError::Safety`] naming the path: absolute paths, any `..`
-    /// component, NUL bytes, paths longer than [`MAX_PATH_BYTES`] and components longer than
-    /// [`MAX_COMPONENT_BYTES`].
+    /// component, NUL bytes, paths longer than [`MAX_PATH_BYTES`](super::MAX_PATH_BYTES) and components longer than
+    /// [`MAX_COMPONENT_BYTES`](super::MAX_COMPONENT_BYTES).
     pub fn relative(&self, path: &str) -> Result<PathBuf, SkillError> {
         check_relative(path)
     }
