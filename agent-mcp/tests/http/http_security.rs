@@ -47,9 +47,15 @@ async fn hold() -> Result<String, SkillError> {
     Ok("released".into())
 }
 
+/// The served skills. `mark` runs when an authorized client calls it, as in a server whose
+/// clients ask their user before destructive tools: what is tested here is who may call at all.
 fn registry() -> Registry {
     let mut registry = Registry::new();
-    registry.add(MarkSkill).add(HelloSkill).add(HoldSkill);
+    registry
+        .add(MarkSkill)
+        .add(HelloSkill)
+        .add(HoldSkill)
+        .destructive_calls(agent_core::DestructiveCalls::Allow);
     registry
 }
 

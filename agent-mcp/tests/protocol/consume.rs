@@ -38,6 +38,9 @@ fn call(name: &str, args: Value) -> ToolCall {
 async fn tools_become_skills_with_the_servers_schema_and_fail_closed_flags() {
     let echo = echo_over_duplex().await.with_prefix("echo_");
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     let mut names = echo.add_to(&mut registry).unwrap();
     names.sort();
     assert_eq!(
@@ -91,6 +94,9 @@ async fn tools_become_skills_with_the_servers_schema_and_fail_closed_flags() {
 async fn remote_results_and_errors_come_back_as_skill_results() {
     let echo = echo_over_duplex().await;
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     echo.add_to(&mut registry).unwrap();
     let ctx = SkillContext::default();
 
@@ -133,6 +139,9 @@ async fn a_call_that_never_answers_times_out() {
         .await
         .with_call_timeout(Duration::from_millis(200));
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     echo.add_to(&mut registry).unwrap();
     let hung = registry
         .run_one(&call("hang", json!({})), &SkillContext::default())
@@ -156,6 +165,9 @@ async fn a_call_that_never_answers_times_out() {
 async fn names_that_are_taken_add_nothing() {
     let echo = echo_over_duplex().await;
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     echo.add_to(&mut registry).unwrap();
     let before = registry.len();
     let again = echo_over_duplex().await;
@@ -172,6 +184,9 @@ async fn names_that_are_taken_add_nothing() {
 async fn an_agent_runs_a_remote_tool() {
     let echo = echo_over_duplex().await.with_prefix("echo_");
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     echo.add_to(&mut registry).unwrap();
     let model = MockProvider::new([
         MockReply::tool_calls([
@@ -220,6 +235,9 @@ async fn a_child_process_that_exits_gives_errors_and_can_be_reconnected() {
         .with_prefix("echo_");
     assert_eq!(echo.server_info().unwrap().name, "rmcp");
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     echo.add_to(&mut registry).unwrap();
     let ctx = SkillContext::default();
 
@@ -345,6 +363,9 @@ async fn odd_over_duplex() -> McpSkills {
 async fn a_tool_whose_input_is_not_an_object_adds_nothing() {
     let odd = odd_over_duplex().await;
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     let before = registry.len();
     let error = odd.add_to(&mut registry).unwrap_err();
     assert!(error.to_string().contains("raw"), "{error}");
@@ -365,6 +386,9 @@ async fn an_error_result_with_only_structured_content_keeps_its_details() {
         .find(|s| s.name() == "report")
         .unwrap();
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     registry.try_add_shared(report).unwrap();
     let failed = registry
         .run_one(&call("report", json!({})), &SkillContext::default())
@@ -398,6 +422,9 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.spawn(async move {
             let mut registry = Registry::new();
+            // Remote tools without annotations count as destructive; these tests are about what comes
+            // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+            registry.destructive_calls(agent_core::DestructiveCalls::Allow);
             registry.add(StallSkill);
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             let _ = McpServer::new(registry)
@@ -413,6 +440,9 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
         .unwrap()
         .with_call_timeout(Duration::from_secs(120));
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     remote.add_to(&mut registry).unwrap();
     let (stall, ctx) = (call("stall", json!({})), SkillContext::default());
     let call = registry.run_one(&stall, &ctx);
@@ -455,6 +485,9 @@ async fn an_http_server_that_requires_a_token_is_consumed_with_it_and_refused_wi
         .await
         .unwrap();
     let mut registry = Registry::new();
+    // Remote tools without annotations count as destructive; these tests are about what comes
+    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     remote.add_to(&mut registry).unwrap();
     assert!(registry.contains("stall"));
     server.abort();

@@ -313,6 +313,16 @@ async fn http_serves_our_registry_to_mcp_skills_with_a_session_per_client() {
         .run_one(&call("remote_shout", json!({"text": "http"})), &ctx)
         .await;
     assert_eq!(shouted.content(), "HTTP");
+    // A remote destructive tool waits for a person here, as a local one would: not sent.
+    let asked = registry
+        .run_one(&call("remote_wipe", json!({})), &ctx)
+        .await;
+    assert!(
+        matches!(asked.output, Err(SkillError::ApprovalRequired(_))),
+        "{:?}",
+        asked.output
+    );
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
     let wiped = registry
         .run_one(&call("remote_wipe", json!({})), &ctx)
         .await;
