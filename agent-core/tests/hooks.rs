@@ -517,3 +517,38 @@ async fn a_call_a_person_approved_runs() {
     assert!(result.output.is_ok(), "{:?}", result.output);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn nobody_is_asked_about_arguments_the_skill_would_refuse() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let bad = ToolCall::new("call_1", "shred_file", json!({ "path": 7 }));
+    // Without hooks (one call, and a batch) and with a watching hook: the same error, first.
+    let plain = shredder_by_default(&runs);
+    let one = plain.run_one(&bad, &SkillContext::default()).await;
+    assert!(
+        matches!(one.output, Err(SkillError::BadArgs { .. })),
+        "{:?}",
+        one.output
+    );
+    let batch = plain
+        .run_many(&[bad.clone(), bad.clone()], &SkillContext::default())
+        .await;
+    assert!(
+        batch
+            .iter()
+            .all(|r| matches!(r.output, Err(SkillError::BadArgs { .. })))
+    );
+    let mut watched = shredder_by_default(&runs);
+    watched.with_hook(Scripted {
+        label: "watch",
+        log: Arc::new(Mutex::new(Vec::new())),
+        outcome: HookVerdict::Proceed,
+    });
+    let hooked = watched.run_one(&bad, &SkillContext::default()).await;
+    assert!(
+        matches!(hooked.output, Err(SkillError::BadArgs { .. })),
+        "{:?}",
+        hooked.output
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

@@ -3,8 +3,11 @@
 //! unasked is a choice the application writes down ([`Registry::destructive_calls`], or a hook
 //! that decides permissions, such as a [`PermissionGate`](crate::PermissionGate)).
 
+use serde_json::Value;
+
 use super::Registry;
 use super::entry::Entry;
+use super::execute::parse;
 use crate::context::SkillContext;
 use crate::error::SkillError;
 
@@ -42,12 +45,15 @@ impl Registry {
         self
     }
 
-    /// The answer a call of `entry` gets instead of running, by the default for destructive
-    /// calls; `None` when it may run. `ctx` is the call's own (a call a person approved runs).
+    /// The answer a call of `entry` with `args` gets instead of running, by the default for
+    /// destructive calls; `None` when it may run. `ctx` is the call's own (a call a person
+    /// approved runs). Nobody is asked about arguments the skill would refuse: their error is the
+    /// answer, as it is when a hook asks.
     #[inline]
     pub(super) fn destructive_answer(
         &self,
         entry: &Entry,
+        args: &Value,
         ctx: &SkillContext,
     ) -> Option<SkillError> {
         if !entry.metadata.is_destructive || self.hooks.decides_permissions() {
@@ -57,6 +63,7 @@ impl Registry {
         match self.settings.destructive {
             DestructiveCalls::Allow => None,
             DestructiveCalls::Ask if ctx.is_approved() => None,
+            DestructiveCalls::Ask if let Err(error) = parse(entry, args) => Some(error),
             DestructiveCalls::Ask => Some(SkillError::ApprovalRequired(format!(
                 "`{name}` is destructive (it does something hard to undo): a person must approve this call"
             ))),

@@ -59,10 +59,12 @@ impl Registry {
         let ctx = prepared.context(ctx);
         let called_as = prepared.called_as();
         let output = match prepared {
-            PreparedCall::Known { entry, .. } => match self.destructive_answer(entry, &ctx) {
-                Some(error) => Err(error),
-                None => self.execute(entry, None, &call.arguments, &ctx).await,
-            },
+            PreparedCall::Known { entry, .. } => {
+                match self.destructive_answer(entry, &call.arguments, &ctx) {
+                    Some(error) => Err(error),
+                    None => self.execute(entry, None, &call.arguments, &ctx).await,
+                }
+            }
             PreparedCall::Unknown(_) => Err(self.unknown_skill(&call.name)),
         };
         self.result(call, called_as, output, ctx)
@@ -93,8 +95,8 @@ impl Registry {
         let ctx = call.context(ctx);
         let decision = match call {
             PreparedCall::Unknown(call) => Decision::answer(Err(self.unknown_skill(&call.name))),
-            PreparedCall::Known { entry, .. } if self.hooks.is_empty() => {
-                match self.destructive_answer(entry, &ctx) {
+            PreparedCall::Known { call, entry, .. } if self.hooks.is_empty() => {
+                match self.destructive_answer(entry, &call.arguments, &ctx) {
                     Some(error) => Decision::answer(Err(error)),
                     None => Decision::run(entry),
                 }
@@ -102,8 +104,9 @@ impl Registry {
             PreparedCall::Known { call, entry, .. } => {
                 let mut decision = self.hooks.before(entry, &call.arguments, &ctx).await;
                 // What every hook let through still meets the default for destructive calls.
+                let args = decision.modified.as_deref().unwrap_or(&call.arguments);
                 if matches!(decision.next, Next::Run(..))
-                    && let Some(error) = self.destructive_answer(entry, &ctx)
+                    && let Some(error) = self.destructive_answer(entry, args, &ctx)
                 {
                     decision.next = Next::Answer(Box::new(Err(error)));
                 }

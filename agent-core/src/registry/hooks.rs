@@ -16,21 +16,20 @@ use crate::error::SkillError;
 use crate::hook::{HookVerdict, SkillHook};
 use crate::skill::{ParsedInput, SkillOutput};
 
-/// The hooks, in the order they were added, and whether one of them decides permissions.
+/// The hooks, in the order they were added.
 #[derive(Default)]
-pub(super) struct Hooks(Vec<Arc<dyn SkillHook>>, bool);
+pub(super) struct Hooks(Vec<Arc<dyn SkillHook>>);
 
 impl Hooks {
     /// Adds a hook after the others.
     pub(super) fn push(&mut self, hook: Arc<dyn SkillHook>) {
-        self.1 |= hook.decides_permissions();
         self.0.push(hook);
     }
 
-    /// Whether a hook decides permissions: then destructive calls are left to it.
-    #[inline]
+    /// Whether a hook decides permissions: then destructive calls are left to it. Asked only
+    /// about calls of destructive skills.
     pub(super) fn decides_permissions(&self) -> bool {
-        self.1
+        self.0.iter().any(|hook| hook.decides_permissions())
     }
 
     /// Whether there are none: then a call needs no validation before its skill starts.
