@@ -16,6 +16,15 @@ use echo_server::EchoServer;
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
+/// An empty registry whose destructive calls run. Remote tools without annotations count as
+/// destructive; these tests are about what comes back from them (the default, asking a person,
+/// is tested in serve.rs).
+fn running_remote_tools() -> Registry {
+    let mut registry = Registry::new();
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    registry
+}
+
 async fn echo_over_duplex() -> McpSkills {
     let (server_end, client_end) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
@@ -37,10 +46,7 @@ fn call(name: &str, args: Value) -> ToolCall {
 #[tokio::test]
 async fn tools_become_skills_with_the_servers_schema_and_fail_closed_flags() {
     let echo = echo_over_duplex().await.with_prefix("echo_");
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     let mut names = echo.add_to(&mut registry).unwrap();
     names.sort();
     assert_eq!(
@@ -93,10 +99,7 @@ async fn tools_become_skills_with_the_servers_schema_and_fail_closed_flags() {
 #[tokio::test]
 async fn remote_results_and_errors_come_back_as_skill_results() {
     let echo = echo_over_duplex().await;
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     echo.add_to(&mut registry).unwrap();
     let ctx = SkillContext::default();
 
@@ -138,10 +141,7 @@ async fn a_call_that_never_answers_times_out() {
     let echo = echo_over_duplex()
         .await
         .with_call_timeout(Duration::from_millis(200));
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     echo.add_to(&mut registry).unwrap();
     let hung = registry
         .run_one(&call("hang", json!({})), &SkillContext::default())
@@ -164,10 +164,7 @@ async fn a_call_that_never_answers_times_out() {
 #[tokio::test]
 async fn names_that_are_taken_add_nothing() {
     let echo = echo_over_duplex().await;
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     echo.add_to(&mut registry).unwrap();
     let before = registry.len();
     let again = echo_over_duplex().await;
@@ -183,10 +180,7 @@ async fn names_that_are_taken_add_nothing() {
 #[tokio::test]
 async fn an_agent_runs_a_remote_tool() {
     let echo = echo_over_duplex().await.with_prefix("echo_");
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     echo.add_to(&mut registry).unwrap();
     let model = MockProvider::new([
         MockReply::tool_calls([
@@ -234,10 +228,7 @@ async fn a_child_process_that_exits_gives_errors_and_can_be_reconnected() {
         .expect("the child process answers")
         .with_prefix("echo_");
     assert_eq!(echo.server_info().unwrap().name, "rmcp");
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     echo.add_to(&mut registry).unwrap();
     let ctx = SkillContext::default();
 
@@ -362,10 +353,7 @@ async fn odd_over_duplex() -> McpSkills {
 #[tokio::test]
 async fn a_tool_whose_input_is_not_an_object_adds_nothing() {
     let odd = odd_over_duplex().await;
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     let before = registry.len();
     let error = odd.add_to(&mut registry).unwrap_err();
     assert!(error.to_string().contains("raw"), "{error}");
@@ -385,10 +373,7 @@ async fn an_error_result_with_only_structured_content_keeps_its_details() {
         .into_iter()
         .find(|s| s.name() == "report")
         .unwrap();
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     registry.try_add_shared(report).unwrap();
     let failed = registry
         .run_one(&call("report", json!({})), &SkillContext::default())
@@ -422,9 +407,6 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.spawn(async move {
             let mut registry = Registry::new();
-            // Remote tools without annotations count as destructive; these tests are about what comes
-            // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-            registry.destructive_calls(agent_core::DestructiveCalls::Allow);
             registry.add(StallSkill);
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             let _ = McpServer::new(registry)
@@ -439,10 +421,7 @@ async fn an_http_server_that_dies_mid_call_fails_the_call_before_its_time_limit(
         .await
         .unwrap()
         .with_call_timeout(Duration::from_secs(120));
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     remote.add_to(&mut registry).unwrap();
     let (stall, ctx) = (call("stall", json!({})), SkillContext::default());
     let call = registry.run_one(&stall, &ctx);
@@ -484,10 +463,7 @@ async fn an_http_server_that_requires_a_token_is_consumed_with_it_and_refused_wi
     let remote = McpSkills::connect_http_with_token(&url, token)
         .await
         .unwrap();
-    let mut registry = Registry::new();
-    // Remote tools without annotations count as destructive; these tests are about what comes
-    // back from them, so their calls run (the default, asking a person, is tested in serve.rs).
-    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    let mut registry = running_remote_tools();
     remote.add_to(&mut registry).unwrap();
     assert!(registry.contains("stall"));
     server.abort();
