@@ -17,11 +17,11 @@
 
 use std::hint::black_box;
 
-use agent_core::__private::{schemars, serde};
 use agent_core::{
     DynSkill, HookVerdict, PermissionGate, Registry, Skill, SkillContext, SkillError, SkillHook,
     SkillMetadata, SkillOutput, ToolCall, async_trait,
 };
+use agent_core::{schemars, serde};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -35,8 +35,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 struct AddInput {
     a: i64,
     b: i64,

@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use agent_core::__private::{inventory, schemars, serde};
+use agent_core::{__private::inventory, schemars, serde};
 use agent_core::{
     DynSkill, Registry, Skill, SkillContext, SkillError, SkillOutput, SkillRegistration,
     async_trait,
@@ -15,8 +15,8 @@ use agent_core::{
 use criterion::{Criterion, criterion_group, criterion_main};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 #[allow(dead_code)]
 struct Input {
     /// A path.

@@ -110,8 +110,12 @@ pub use agent_macros::agent_skills;
 ///   `#[arg(default = expr)]` make a parameter optional with that default; `#[arg(rename = "q")]`
 ///   changes the name the model uses.
 /// - Descriptions come from the doc comment's `# Arguments` section, written
-///   `` * `name` - text `` or `` - `name`: text `` (continuation lines are joined). Describing a
-///   name that is not a parameter is a compile error at that line.
+///   `` * `name` - text `` or `` - `name`: text `` (continuation lines are joined). Every
+///   parameter needs one, because the model reads nothing else about it: a parameter without an
+///   entry is a compile error at its name, and so is describing a name that is not a parameter.
+///   `#[arg(undocumented)]` opts one parameter out, for a name that says it all (`path`, `url`).
+/// - The context is borrowed for the call: `ctx: SkillContext` by value is a compile error that
+///   says to take `&SkillContext`.
 ///
 /// # Return type
 ///
@@ -139,14 +143,14 @@ pub use agent_macros::agent_skills;
 ///   (`search_files` → `SearchFilesSkill`), or `struct_name = ...`, with the function's
 ///   visibility, implementing [`Skill`]: `registry.add(SearchFilesSkill)`.
 /// - A hidden input struct with `#[serde(deny_unknown_fields)]` whose `Deserialize` and
-///   `JsonSchema` are derived through agent-core's own paths: your crate needs no serde,
+///   `JsonSchema` are derived through agent-core's re-exports: your crate needs no serde,
 ///   schemars, async-trait or inventory dependency of its own. Your own parameter and output
 ///   types can derive through the re-exports [`serde`](mod@serde) and
 ///   [`schemars`](mod@schemars), as below.
 /// - An `inventory` registration with the name, module path, file and line, unless
 ///   `register = false`.
 /// - Checks that turn trait errors into one sentence at your tokens: a parameter type without
-///   `Deserialize`/`JsonSchema`, a future that is not `Send` (pointing at the `.await` that holds
+///   `Deserialize`/`JsonSchema` (the only error of the build for it, at the parameter's type), a future that is not `Send` (pointing at the `.await` that holds
 ///   the culprit), an `Ok` type without `Serialize` or `JsonSchema` (saying what to derive).
 ///
 /// # Names
@@ -174,6 +178,9 @@ pub use agent_macros::agent_skills;
 /// }
 ///
 /// /// Forecast the weather in a named city.
+/// ///
+/// /// # Arguments
+/// /// * `city` - The city's name in English.
 /// #[skill(read_only, struct_name = CityForecaster)]
 /// pub async fn city_forecast(city: String) -> Result<Forecast, SkillError> {
 ///     Ok(Forecast { celsius: if city == "Oslo" { 4.0 } else { 21.5 } })
@@ -220,6 +227,9 @@ pub use schemars;
 /// of skills can derive `Serialize`/`Deserialize` for its own types without depending on serde
 /// itself: `#[derive(agent_core::serde::Deserialize)] #[serde(crate = "agent_core::serde")]`.
 pub use serde;
+/// The `serde_json` this crate's arguments and outputs are values of, re-exported so that a crate
+/// of skills can write `agent_core::serde_json::json!` and name `Value` without depending on it.
+pub use serde_json;
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 

@@ -18,17 +18,43 @@ use crate::skill::SkillOutput;
 
 /// A type a skill parameter may have: one the model's JSON deserializes into and whose schema
 /// the model can be shown.
+///
+/// The generated input struct and `Skill` impl state `T: SkillParam` for each parameter type
+/// (spanned at the user's type) and declare the field as [`SkillParam::Checked`]. When `T` lacks
+/// `Deserialize` or `JsonSchema`, that bound is the one error of the build, in this trait's words,
+/// at the parameter's type: the derives and the impl assume it, so serde and schemars have
+/// nothing more to report, and `do_not_recommend` keeps rustc from listing the blanket impl's
+/// bounds as errors of their own.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a skill parameter: it must implement `Deserialize` and `JsonSchema`",
+    message = "`{Self}` cannot be a skill parameter: it must implement `Deserialize` and `JsonSchema`, and be `Send`",
     label = "this parameter's type needs `Deserialize` and `JsonSchema`",
-    note = "for your own type, add `#[derive(serde::Deserialize, schemars::JsonSchema)]`; for a foreign type, wrap it in a type of yours"
+    note = "for your own type, add `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or derive through the re-exports: `#[derive(eugene::serde::Deserialize, eugene::schemars::JsonSchema)]` with `#[serde(crate = \"eugene::serde\")]` and `#[schemars(crate = \"eugene::schemars\")]`; for a foreign type, wrap it in a type of yours"
 )]
-pub trait SkillParam {}
+pub trait SkillParam: Sized {
+    /// `Self`, once the bound holds: the type of the input struct's field.
+    type Checked: DeserializeOwned + JsonSchema + Send + 'static;
 
-impl<T: DeserializeOwned + JsonSchema> SkillParam for T {}
+    /// The value as a field of the input struct (a default's value).
+    fn into_checked(self) -> Self::Checked;
 
-/// Fails to compile, at the parameter's type, unless `T` can be a skill parameter.
-pub fn assert_skill_param<T: SkillParam>() {}
+    /// The field's value as the function's argument.
+    fn from_checked(checked: Self::Checked) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> SkillParam for T {
+    type Checked = T;
+
+    #[inline(always)]
+    fn into_checked(self) -> T {
+        self
+    }
+
+    #[inline(always)]
+    fn from_checked(checked: T) -> T {
+        checked
+    }
+}
 
 /// A value a skill function may return in `Ok`: any type that serializes to JSON and has a JSON
 /// Schema, or a [`SkillOutput`].
@@ -206,5 +232,45 @@ pub trait ViaNoSchema {
 impl<T> ViaNoSchema for &OutputSchemaOf<T> {
     fn __output_schema(&self) -> Option<Value> {
         None
+    }
+}
+
+/// Names a skill's unit struct for its `inventory` registration; see [`ViaSkill`].
+pub struct ConstructOf<S>(PhantomData<fn() -> S>);
+
+impl<S> ConstructOf<S> {
+    /// The marker.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        ConstructOf(PhantomData)
+    }
+}
+
+/// First choice for the generated registration: the skill, boxed. Chosen over [`ViaUnbuilt`] by
+/// method resolution: `(&ConstructOf::<S>::new()).__construct()`.
+pub trait ViaSkill {
+    /// The skill, boxed for the registry.
+    fn __construct(&self) -> Box<dyn crate::DynSkill>;
+}
+
+impl<S: crate::Skill + Default> ViaSkill for ConstructOf<S> {
+    fn __construct(&self) -> Box<dyn crate::DynSkill> {
+        Box::new(S::default())
+    }
+}
+
+/// Fallback for a unit struct whose `Skill` impl does not hold, because a parameter's type is no
+/// [`SkillParam`]. That build fails anyway, with the one error at the parameter's type; this keeps
+/// the registration from reporting it a second time. No program that compiles calls it.
+pub trait ViaUnbuilt {
+    /// Never called: a crate in which this is chosen does not compile.
+    fn __construct(&self) -> Box<dyn crate::DynSkill>;
+}
+
+impl<S> ViaUnbuilt for &ConstructOf<S> {
+    fn __construct(&self) -> Box<dyn crate::DynSkill> {
+        unreachable!(
+            "chosen only when a skill's parameter type fails `SkillParam`, which fails the build"
+        )
     }
 }

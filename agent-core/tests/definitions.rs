@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::__private::{schemars, serde};
 use agent_core::{Registry, Skill, SkillContext, SkillError, SkillOutput, ToolCall, async_trait};
+use agent_core::{schemars, serde};
 use common::*;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::json;
@@ -45,7 +45,7 @@ static SCHEMA_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// An input whose schema generation is counted.
 #[derive(serde::Deserialize)]
-#[serde(crate = "agent_core::__private::serde")]
+#[serde(crate = "agent_core::serde")]
 struct Counted {}
 
 impl JsonSchema for Counted {
@@ -101,8 +101,8 @@ async fn schemas_are_generated_once_when_the_skill_enters_the_registry() {
 
 // The user's own types as parameters: inlined, except a recursive one.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", rename_all = "snake_case")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", rename_all = "snake_case")]
+#[schemars(crate = "agent_core::schemars")]
 #[allow(dead_code)]
 enum Mode {
     Fast,
@@ -110,8 +110,8 @@ enum Mode {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde")]
+#[schemars(crate = "agent_core::schemars")]
 #[allow(dead_code)]
 struct Tree {
     label: String,
@@ -119,8 +119,8 @@ struct Tree {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 #[allow(dead_code)]
 struct RichInput {
     mode: Mode,

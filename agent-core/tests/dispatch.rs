@@ -644,7 +644,7 @@ fn invalid_names_are_refused() {
 
 /// Input whose hand-written `Deserialize` has a bug: it panics on the text "boom".
 #[derive(schemars::JsonSchema)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[schemars(crate = "agent_core::schemars")]
 struct TouchyInput {
     text: String,
 }
@@ -652,7 +652,7 @@ struct TouchyInput {
 impl<'de> serde::Deserialize<'de> for TouchyInput {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(serde::Deserialize)]
-        #[serde(crate = "agent_core::__private::serde")]
+        #[serde(crate = "agent_core::serde")]
         struct Raw {
             text: String,
         }

@@ -41,11 +41,9 @@ struct Timed {
     log: Arc<Mutex<Vec<(bool, String)>>>,
 }
 
-#[derive(
-    agent_core::__private::serde::Deserialize, agent_core::__private::schemars::JsonSchema,
-)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[derive(agent_core::serde::Deserialize, agent_core::schemars::JsonSchema)]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 struct TimedInput {
     ms: u64,
 }

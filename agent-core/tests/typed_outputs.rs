@@ -8,19 +8,19 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agent_core::__private::{schemars, serde};
 use agent_core::schema::schema_for_output;
 use agent_core::{
     Registry, Skill, SkillContext, SkillError, SkillHook, SkillOutput, ToolCall, ToolDefinition,
     async_trait, skill,
 };
+use agent_core::{schemars, serde};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Value, json};
 
 /// A weather forecast.
 #[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde")]
+#[schemars(crate = "agent_core::schemars")]
 struct Forecast {
     /// Where.
     city: String,
@@ -35,8 +35,8 @@ struct Forecast {
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", rename_all = "lowercase")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", rename_all = "lowercase")]
+#[schemars(crate = "agent_core::schemars")]
 enum Sky {
     #[allow(dead_code)] // in the schema only
     Sunny,
@@ -45,12 +45,8 @@ enum Sky {
 
 /// What a check found.
 #[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(
-    crate = "agent_core::__private::serde",
-    tag = "kind",
-    rename_all = "snake_case"
-)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", tag = "kind", rename_all = "snake_case")]
+#[schemars(crate = "agent_core::schemars")]
 enum Finding {
     Clean,
     Problem { line: u32, message: String },
@@ -58,8 +54,8 @@ enum Finding {
 
 /// A directory tree: recursive, so its definition stays under `$defs`.
 #[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde")]
+#[schemars(crate = "agent_core::schemars")]
 struct Tree {
     name: String,
     children: Vec<Tree>,
@@ -448,7 +444,7 @@ static OUTPUT_SCHEMA_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// A reading whose output-schema generations are counted.
 #[derive(serde::Serialize)]
-#[serde(crate = "agent_core::__private::serde")]
+#[serde(crate = "agent_core::serde")]
 struct Reading {
     volts: f32,
 }
@@ -464,8 +460,8 @@ impl JsonSchema for Reading {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 struct NoInput {}
 
 /// A skill written by hand that declares its output schema.

@@ -40,6 +40,8 @@ pub struct ArgOptions {
     pub default: Option<Option<Expr>>,
     /// `#[arg(rename = "...")]`: the field's name in the schema.
     pub rename: Option<LitStr>,
+    /// `#[arg(undocumented)]`: the parameter's name says it all; no `# Arguments` entry needed.
+    pub undocumented: Option<Span>,
 }
 
 /// What a parameter is.
@@ -187,13 +189,20 @@ fn collect_idents(tokens: TokenStream, names: &mut HashSet<String>) {
     }
 }
 
-/// Whether `ty` is `&SkillContext` (any path ending in `SkillContext`, shared or `mut`).
+/// Whether `ty` is the context: `&SkillContext` (any path ending in `SkillContext`, shared or
+/// `mut`), or `SkillContext` by value, which `validate` refuses with a sentence of its own rather
+/// than as a parameter the model would fill in.
 pub fn is_context(ty: &Type) -> bool {
     match ty {
-        Type::Reference(r) => matches!(&*r.elem, Type::Path(p) if p.qself.is_none()
-            && p.path.segments.last().is_some_and(|s| s.ident == "SkillContext")),
-        _ => false,
+        Type::Reference(r) => is_context_path(&r.elem),
+        other => is_context_path(other),
     }
+}
+
+/// Whether `ty` is a path ending in `SkillContext`.
+pub fn is_context_path(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "SkillContext"))
 }
 
 /// `T` from a return type `Result<T, E>`/`Result<T>` under any path (`anyhow::Result<T>`).
@@ -228,8 +237,11 @@ fn parse_arg_options(cx: &Ctxt, attrs: &[Attribute]) -> ArgOptions {
                 let value: LitStr = meta.value()?.parse()?;
                 options.rename = Some(value);
                 Ok(())
+            } else if meta.path.is_ident("undocumented") {
+                options.undocumented = Some(meta.path.span());
+                Ok(())
             } else {
-                Err(meta.error("unknown option in #[arg]; expected `default`, `default = expr` or `rename = \"...\"`"))
+                Err(meta.error("unknown option in #[arg]; expected `default`, `default = expr`, `rename = \"...\"` or `undocumented`"))
             }
         });
         if let Err(error) = result {

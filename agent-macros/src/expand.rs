@@ -2,9 +2,10 @@
 //! the unit struct (in a hidden module, glob-imported), the check that its name is free, the hidden
 //! input struct (with the checks that turn trait-bound errors into one sentence at the user's
 //! tokens), the `Skill` impl and the `inventory` registration. Nothing here judges: the model is
-//! valid. Every generated path starts at the runtime crate and goes through its `__private`
-//! re-exports, so the user's crate needs no serde, schemars, async-trait or inventory dependency
-//! of its own.
+//! valid. Every generated path starts at the runtime crate: the derives go through its public
+//! `serde` and `schemars` re-exports (so errors name paths the user can write), everything else
+//! through `__private`; the user's crate needs no serde, schemars, async-trait or inventory
+//! dependency of its own.
 //!
 //! Names: the unit struct is the only generated name the user is meant to write. Everything else
 //! lives in an anonymous `const _` block, where the user's tokens (parameter types, default
@@ -176,15 +177,15 @@ fn struct_name_check(skill: &SkillFn, idents: &Idents) -> TokenStream {
 }
 
 /// The hidden input struct, one documented field per input parameter, deriving `Deserialize` and
-/// `JsonSchema`; the helpers its `#[arg(default = expr)]` fields name; and a function that fails to
-/// compile, at a parameter's type, unless the type can be a skill parameter.
+/// `JsonSchema`, each field's type checked by `SkillParam` at the user's tokens; and the helpers
+/// its `#[arg(default = expr)]` fields name.
 fn input_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let Idents { krate, input, .. } = idents;
-    let serde_path = private_path(krate, "serde");
-    let schemars_path = private_path(krate, "schemars");
+    let serde_path = public_path(krate, "serde");
+    let schemars_path = public_path(krate, "schemars");
+    let where_clause = param_bounds(skill, krate);
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
-    let mut param_checks = Vec::new();
     for param in skill.inputs() {
         let ident = param
             .ident
@@ -199,40 +200,85 @@ fn input_struct(skill: &SkillFn, idents: &Idents) -> TokenStream {
             .rename
             .as_ref()
             .map(|r| quote!(#[serde(rename = #r)]));
-        let default = match &param.options.default {
-            None => None,
-            Some(None) => Some(quote!(#[serde(default)])),
-            Some(Some(expr)) => {
-                let helper = idents.fresh(&format!("__default_{}", unraw(ident)));
-                let helper_name = LitStr::new(&helper.to_string(), Span::call_site());
-                defaults.push(quote_spanned! {expr.span()=>
-                    fn #helper() -> #ty { #expr }
-                });
-                Some(quote!(#[serde(default = #helper_name)]))
-            }
-        };
-        fields.push(quote! { #doc #rename #default pub #ident: #ty, });
-        param_checks.push(quote_spanned! {ty.span()=>
-            #krate::__private::assert_skill_param::<#ty>();
+        let checked = checked_type(ty, krate);
+        // Both kinds of default go through a helper that returns the field's type, so the field
+        // needs nothing (`Default`) beyond what `SkillParam` promises.
+        let default = param.options.default.as_ref().map(|expr| {
+            let value = match expr {
+                Some(expr) => quote_spanned! {expr.span()=> #expr },
+                None => quote_spanned! {ty.span()=> <#ty as ::core::default::Default>::default() },
+            };
+            let helper = idents.fresh(&format!("__default_{}", unraw(ident)));
+            let helper_name = LitStr::new(&helper.to_string(), Span::call_site());
+            defaults.push(quote! {
+                fn #helper() -> #checked #where_clause {
+                    #krate::__private::SkillParam::into_checked(#value)
+                }
+            });
+            quote!(#[serde(default = #helper_name)])
         });
+        fields.push(quote! { #doc #rename #default pub #ident: #checked, });
     }
-    let check = idents.fresh("__check_parameters");
     quote! {
         #[doc(hidden)]
-        #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+        #[derive(#krate::serde::Deserialize, #krate::schemars::JsonSchema)]
         #[serde(crate = #serde_path, deny_unknown_fields)]
         #[schemars(crate = #schemars_path)]
-        pub struct #input {
+        pub struct #input #where_clause {
             #(#fields)*
         }
 
         #(#defaults)*
-
-        #[allow(dead_code)]
-        fn #check() {
-            #(#param_checks)*
-        }
     }
+}
+
+/// `where T: SkillParam, ...` for every parameter type, each bound spanned at the user's type, or
+/// nothing for a skill without parameters. The input struct, its derives (which copy a struct's
+/// `where` clause), the default helpers and the `Skill` impl all carry it: a type that cannot be
+/// a parameter fails this bound, at its own tokens, with one sentence (the copies of the error
+/// are one diagnostic, which rustc prints once), and every item that carries it may assume it, so
+/// nothing else fails for that type.
+fn param_bounds(skill: &SkillFn, krate: &TokenStream) -> TokenStream {
+    let bounds: Vec<TokenStream> = skill
+        .inputs()
+        .map(|param| {
+            let ty = param.ty;
+            // The crate's path is respanned too: a bound whose tokens came from two places
+            // would be reported at `#[skill]` instead of at the type.
+            let krate = respan(krate, ty.span());
+            quote_spanned! {ty.span()=> #ty: #krate::__private::SkillParam }
+        })
+        .collect();
+    if bounds.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(where #(#bounds),*)
+    }
+}
+
+/// `<T as SkillParam>::Checked`, the type of a parameter's field, spanned at the user's type.
+fn checked_type(ty: &Type, krate: &TokenStream) -> TokenStream {
+    let krate = respan(krate, ty.span());
+    quote_spanned! {ty.span()=> <#ty as #krate::__private::SkillParam>::Checked }
+}
+
+/// `tokens` with every token (groups included) spanned at `span`.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(&group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }
 
 /// `impl Skill for {module}::{unit}`: the attribute's settings as methods, and `run`, which calls the
@@ -269,9 +315,10 @@ fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
     };
     let run_fn = run_fn(skill, idents);
     let output_schema_fn = output_schema_fn(skill, idents);
+    let where_clause = param_bounds(skill, krate);
     quote! {
         #[#krate::__private::async_trait::async_trait]
-        impl #krate::Skill for #unit_path {
+        impl #krate::Skill for #unit_path #where_clause {
             type Input = #input;
             fn name(&self) -> &str { #name }
             fn description(&self) -> &str { #description }
@@ -334,7 +381,8 @@ fn run_fn(skill: &SkillFn, idents: &Idents) -> TokenStream {
         ParamKind::Context => quote!(#ctx),
         ParamKind::Input => {
             let ident = local(p.ident.as_ref().expect("validated"));
-            quote!(#ident)
+            let ty = p.ty;
+            quote!(<#ty as #krate::__private::SkillParam>::from_checked(#ident))
         }
     });
     // The user's future must be `Send`; the check is spanned at the function itself.
@@ -384,7 +432,11 @@ fn registration(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let construct = idents.fresh("__construct");
     quote! {
         fn #construct() -> ::std::boxed::Box<dyn #krate::DynSkill> {
-            ::std::boxed::Box::new(#unit_path)
+            // Through method resolution, so that a `Skill` impl whose parameter bounds fail is
+            // reported once, there, and not again here.
+            #[allow(unused_imports)]
+            use #krate::__private::{ViaSkill as _, ViaUnbuilt as _};
+            (&#krate::__private::ConstructOf::<#unit_path>::new()).__construct()
         }
         #krate::__private::inventory::submit! {
             #krate::SkillRegistration::new(#name, ::core::module_path!(), ::core::file!(), ::core::line!(), #construct)
@@ -430,9 +482,10 @@ pub fn runtime_crate() -> TokenStream {
     quote!(::agent_core)
 }
 
-/// `"{krate}::__private::{module}"` as a string literal, for `#[serde(crate = "...")]` and
-/// `#[schemars(crate = "...")]`.
-fn private_path(krate: &TokenStream, module: &str) -> LitStr {
+/// `"{krate}::{module}"` as a string literal, for `#[serde(crate = "...")]` and
+/// `#[schemars(crate = "...")]`: the runtime crate's public re-export, so an error about a derive
+/// names a path the user can write too (`eugene::schemars::JsonSchema`).
+fn public_path(krate: &TokenStream, module: &str) -> LitStr {
     let krate = krate.to_string().replace(' ', "");
-    LitStr::new(&format!("{krate}::__private::{module}"), Span::call_site())
+    LitStr::new(&format!("{krate}::{module}"), Span::call_site())
 }

@@ -20,6 +20,7 @@ pub fn check(cx: &Ctxt, skill: &SkillFn) {
     returns_a_result(cx, skill);
     ok_type_is_owned(cx, skill);
     arguments_doc_names_parameters(cx, skill);
+    every_parameter_is_described(cx, skill);
     field_names_are_unique(cx, skill);
     name_is_valid(cx, skill);
     struct_name_is_not_the_function(cx, skill);
@@ -181,7 +182,7 @@ fn owned_suggestion(elem: &Type) -> String {
     }
 }
 
-/// One `&SkillContext` at most, and shared, not `&mut`.
+/// One `&SkillContext` at most, borrowed (not by value) and shared (not `&mut`).
 fn at_most_one_context(cx: &Ctxt, skill: &SkillFn) {
     let mut contexts = skill
         .params
@@ -201,6 +202,13 @@ fn at_most_one_context(cx: &Ctxt, skill: &SkillFn) {
             cx.error_at(
                 m.span,
                 "the context is shared: take `&SkillContext`, not `&mut SkillContext`",
+            );
+        }
+        if matches!(param.kind, ParamKind::Context) && crate::ast::is_context_path(param.ty) {
+            cx.error_spanned_by(
+                param.ty,
+                "the context is lent to the skill for the call: take `&SkillContext`, not \
+                 `SkillContext` by value",
             );
         }
     }
@@ -273,6 +281,34 @@ fn arguments_doc_names_parameters(cx: &Ctxt, skill: &SkillFn) {
                     entry.name
                 ),
             );
+        }
+    }
+}
+
+/// Every input parameter has a description the model reads (its `# Arguments` entry), unless it
+/// is marked `#[arg(undocumented)]`; a parameter is not both.
+fn every_parameter_is_described(cx: &Ctxt, skill: &SkillFn) {
+    for param in skill.inputs() {
+        let Some(ident) = &param.ident else { continue };
+        let name = unraw(ident);
+        let described = skill.arg_doc(&name).filter(|text| !text.trim().is_empty());
+        match (described, param.options.undocumented) {
+            (None, None) => cx.error_at(
+                ident.span(),
+                format!(
+                    "the model is not told what `{name}` is: describe it under `# Arguments` in \
+                     the doc comment (`/// * `{name}` - what it is.`), or mark it \
+                     `#[arg(undocumented)]` if its name says it all"
+                ),
+            ),
+            (Some(_), Some(span)) => cx.error_at(
+                span,
+                format!(
+                    "`{name}` is described under `# Arguments` and marked `undocumented`: remove \
+                     one"
+                ),
+            ),
+            _ => {}
         }
     }
 }

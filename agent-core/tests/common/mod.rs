@@ -5,13 +5,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::__private::{schemars, serde};
 use agent_core::{RetryPolicy, Skill, SkillContext, SkillError, SkillOutput, async_trait};
+use agent_core::{schemars, serde};
 
 /// Input with one required and one optional field.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 pub struct EchoInput {
     /// The text to send back.
     pub text: String,
@@ -66,8 +66,8 @@ impl Tracker {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 pub struct ProbeInput {
     /// A label for the log.
     pub label: String,
@@ -113,8 +113,8 @@ impl Skill for Probe {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 pub struct NoInput {}
 
 /// Fails with `Transient` `failures` times, then succeeds; counts attempts.
@@ -222,8 +222,8 @@ impl Skill for Big {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 pub struct PathInput {
     /// The file to remove.
     pub path: String,

@@ -159,6 +159,9 @@ impl AgentRuntime {
     /// use serde_json::json;
     ///
     /// /// Delete a file.
+    /// ///
+    /// /// # Arguments
+    /// /// * `path` - The file to delete.
     /// #[skill(destructive, register = false)]
     /// async fn delete(path: String) -> Result<String, agent_core::SkillError> {
     ///     Ok(format!("deleted {path}"))

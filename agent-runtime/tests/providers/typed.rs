@@ -2,8 +2,8 @@
 //! wire (the final-answer tool, the response schema, the instructions), and answers read back
 //! whole and streamed.
 
-use agent_core::__private::{schemars, serde};
 use agent_core::Registry;
+use agent_core::{schemars, serde};
 use agent_llm::{AnthropicProvider, LlmProvider, OpenAiProvider};
 use agent_runtime::{AgentRuntime, OutputMode};
 use serde_json::{Value, json};
@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use crate::server::{Reply, Server};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-#[serde(crate = "agent_core::__private::serde")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde")]
+#[schemars(crate = "agent_core::schemars")]
 struct Ticket {
     title: String,
     priority: u8,
@@ -147,6 +147,9 @@ fn runtime(provider: impl LlmProvider + 'static, with_tool: bool) -> AgentRuntim
 }
 
 /// Look a ticket up by number.
+///
+/// # Arguments
+/// * `number` - The ticket's number.
 #[agent_core::skill(read_only, register = false)]
 async fn lookup(number: u32) -> Result<String, agent_core::SkillError> {
     Ok(format!("ticket {number}: users cannot log in"))

@@ -22,6 +22,9 @@ fn wipes(dir: &str) -> usize {
 }
 
 /// Wipe a directory.
+///
+/// # Arguments
+/// * `dir` - The directory to wipe.
 #[skill(destructive, register = false)]
 async fn wipe(dir: String) -> Result<String, SkillError> {
     WIPED.lock().unwrap().push(dir.clone());
@@ -29,12 +32,18 @@ async fn wipe(dir: String) -> Result<String, SkillError> {
 }
 
 /// Look at a directory.
+///
+/// # Arguments
+/// * `dir` - The directory to look at.
 #[skill(read_only, register = false)]
 async fn look(dir: String) -> Result<String, SkillError> {
     Ok(format!("{dir} has 3 files"))
 }
 
 /// A rarely needed skill, loaded by `tool_search`.
+///
+/// # Arguments
+/// * `dir` - The directory to archive.
 #[skill(read_only, defer, search_hint = "archive tarball", register = false)]
 async fn archive(dir: String) -> Result<String, SkillError> {
     Ok(format!("archived {dir}"))

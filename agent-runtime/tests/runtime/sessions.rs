@@ -12,6 +12,9 @@ use agent_runtime::{
 use serde_json::json;
 
 /// Drop a table.
+///
+/// # Arguments
+/// * `name` - The table's name.
 #[skill(destructive, register = false)]
 async fn drop_table(name: String) -> Result<String, SkillError> {
     Ok(format!("dropped {name}"))
@@ -228,6 +231,9 @@ async fn a_damaged_record_is_reported_not_misread() {
 static DROPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// Drop a table, counting it.
+///
+/// # Arguments
+/// * `name` - The table's name.
 #[skill(destructive, register = false)]
 async fn drop_counted(name: String) -> Result<String, SkillError> {
     DROPPED.lock().unwrap().push(name.clone());

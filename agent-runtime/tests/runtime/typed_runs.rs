@@ -2,15 +2,15 @@
 //! the retry budget, plan mode, resume and streaming. The same modes against real HTTP on
 //! loopback, in both wire formats, are in `providers/typed.rs`.
 
-use agent_core::__private::{schemars, serde};
 use agent_core::{Registry, SkillContext, SkillError, ToolCall, skill};
+use agent_core::{schemars, serde};
 use agent_llm::{MockProvider, MockReply, Role, ToolChoice};
 use agent_runtime::{AgentRuntime, Budget, FinishReason, OutputMode, OutputType};
 use serde_json::json;
 
 #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 struct Forecast {
     city: String,
     high_c: i32,
@@ -18,8 +18,8 @@ struct Forecast {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-#[serde(crate = "agent_core::__private::serde", rename_all = "lowercase")]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", rename_all = "lowercase")]
+#[schemars(crate = "agent_core::schemars")]
 enum Sky {
     Sunny,
     Cloudy,

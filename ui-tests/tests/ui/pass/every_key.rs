@@ -17,7 +17,7 @@ use serde_json::json;
     register = true,
     struct_name = WordLookup
 )]
-pub async fn lookup(word: String) -> Result<String, SkillError> {
+pub async fn lookup(#[arg(undocumented)] word: String) -> Result<String, SkillError> {
     Ok(format!("{word}: a word"))
 }
 

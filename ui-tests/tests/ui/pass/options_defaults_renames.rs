@@ -1,4 +1,5 @@
-// `Option<T>`, `#[arg(default)]`, `#[arg(default = expr)]` and `#[arg(rename = "...")]`.
+// `Option<T>`, `#[arg(default)]`, `#[arg(default = expr)]`, `#[arg(rename = "...")]` and
+// `#[arg(undocumented)]` (a field without a description, and no error for it).
 use eugene::{Registry, SkillContext, SkillError, ToolCall, skill};
 use serde_json::json;
 
@@ -15,8 +16,9 @@ async fn grep(
     #[arg(default = 10)] limit: u32,
     #[arg(default)] case_sensitive: bool,
     context: Option<u8>,
+    #[arg(undocumented, default)] path: Option<String>,
 ) -> Result<String, SkillError> {
-    Ok(format!("{query} {limit} {case_sensitive} {context:?}"))
+    Ok(format!("{query} {limit} {case_sensitive} {context:?}{}", path.map(|p| format!(" in {p}")).unwrap_or_default()))
 }
 
 #[tokio::main]
@@ -31,7 +33,8 @@ async fn main() {
                 "q": {"type": "string", "description": "What to look for."},
                 "limit": {"type": "integer", "format": "uint32", "minimum": 0, "default": 10, "description": "At most this many lines."},
                 "case_sensitive": {"type": "boolean", "default": false, "description": "Match case exactly."},
-                "context": {"type": ["integer", "null"], "format": "uint8", "minimum": 0, "maximum": 255, "description": "Lines around each match."}
+                "context": {"type": ["integer", "null"], "format": "uint8", "minimum": 0, "maximum": 255, "description": "Lines around each match."},
+                "path": {"type": ["string", "null"], "default": null}
             },
             "required": ["q"],
             "additionalProperties": false
@@ -44,6 +47,8 @@ async fn main() {
         .run_one(&ToolCall::new("2", "grep", json!({"q": "fn", "limit": 2, "case_sensitive": true, "context": 3})), &ctx)
         .await;
     assert_eq!(given.content(), "fn 2 true Some(3)");
+    let in_path = registry.run_one(&ToolCall::new("4", "grep", json!({"q": "fn", "path": "src"})), &ctx).await;
+    assert_eq!(in_path.content(), "fn 10 false None in src");
     let old_name = registry.run_one(&ToolCall::new("3", "grep", json!({"query": "fn"})), &ctx).await;
     assert!(old_name.content().starts_with("invalid arguments: `query`: unknown field"), "{}", old_name.content());
 }

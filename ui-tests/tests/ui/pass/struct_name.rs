@@ -16,13 +16,13 @@ mod tools {
 
     /// Get a user, in snake case.
     #[skill(read_only)]
-    pub async fn get_user(id: u32) -> Result<String, SkillError> {
+    pub async fn get_user(#[arg(undocumented)] id: u32) -> Result<String, SkillError> {
         Ok(format!("get_user {id}"))
     }
 
     /// Get a user, in camel case.
     #[skill(read_only, name = "getUser")]
-    pub async fn get_user_camel(id: u32) -> Result<String, SkillError> {
+    pub async fn get_user_camel(#[arg(undocumented)] id: u32) -> Result<String, SkillError> {
         Ok(format!("getUser {id}"))
     }
 }

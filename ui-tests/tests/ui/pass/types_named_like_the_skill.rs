@@ -43,7 +43,7 @@ pub struct User {
 
 /// Look a user up by id.
 #[skill(read_only)]
-pub async fn user(id: u32) -> Result<User, SkillError> {
+pub async fn user(#[arg(undocumented)] id: u32) -> Result<User, SkillError> {
     Ok(User {
         name: format!("user {id}"),
     })
