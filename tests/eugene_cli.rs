@@ -245,6 +245,63 @@ fn a_server_that_cannot_stream_tool_calls_is_answered_whole_and_says_so() {
     assert_eq!(requests[1].json()["stream"], false);
 }
 
+#[test]
+fn verbose_shows_the_wire_and_each_retry_on_stderr_and_never_the_key() {
+    let key = "sk-cli-secret-93a7";
+    let server = Server::start([
+        Reply::Json(
+            503,
+            json!({"error": {"message": "overloaded, try again", "type": "server_error"}}),
+        ),
+        whole(json!({"role": "assistant", "content": "Hello."})),
+    ]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", key)
+        .args(["-vv", "--no-stream", "hi"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Hello.\n", "the wire goes to stderr only");
+    let stderr = &done.stderr;
+    let wire: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("agent_llm::wire"))
+        .collect();
+    assert!(
+        wire.iter()
+            .filter(|l| l.contains("DEBUG") && l.contains("request"))
+            .count()
+            >= 2,
+        "{stderr}"
+    );
+    assert!(wire.iter().any(|l| l.contains("status=503")), "{stderr}");
+    assert!(
+        wire.iter()
+            .any(|l| l.contains("TRACE") && l.contains("\"hi\"")),
+        "the body at -vv: {stderr}"
+    );
+    assert!(
+        stderr.lines().any(|l| l.contains("WARN")
+            && l.contains("retrying")
+            && l.contains("overloaded, try again")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("authorization: [redacted]"), "{stderr}");
+    assert!(!stderr.contains(key), "the key is never shown: {stderr}");
+    assert_eq!(server.received().len(), 2);
+
+    // Without -v, none of it.
+    let server = Server::start([whole(json!({"role": "assistant", "content": "Hello."}))]);
+    let quiet = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .args(["--no-stream", "hi"]));
+    assert_eq!(quiet.code(), Some(0), "{quiet:?}");
+    assert!(
+        !quiet.stderr.contains("agent_llm::wire"),
+        "{}",
+        quiet.stderr
+    );
+}
+
 fn thinking_answer() -> Reply {
     sse(&[
         chunk(
@@ -331,6 +388,7 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
         "--plan",
         "--yes",
         "--json",
+        "--verbose",
         "--color",
         "--require-tool[=<NAME>]",
         "--help",

@@ -38,7 +38,7 @@ pub use llm::{
 };
 pub use llm::{
     EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
-    all_events, answer_of,
+    WIRE, all_events, answer_of,
 };
 #[cfg(all(feature = "http", feature = "test-utils"))]
 pub use llm::{WireFormat, decode_recorded_stream};

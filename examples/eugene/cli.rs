@@ -166,6 +166,11 @@ pub struct Args {
     /// (its "output" holds the --json-schema value).
     #[arg(long)]
     pub json: bool,
+    /// Show the model's wire on stderr: -v each request and response (URL, size, status, time)
+    /// and every retry, -vv also the headers (keys redacted), bodies (clipped) and streamed
+    /// events. The same as RUST_LOG=agent_llm::wire=debug (or =trace) in a program of your own.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// When to colour stderr: auto (on a terminal, unless NO_COLOR), always, never.
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,

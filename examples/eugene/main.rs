@@ -58,6 +58,7 @@ use sessions::Kept;
 
 fn main() {
     let args = Args::parse_checked();
+    show_the_wire(args.verbose);
     let exit = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -72,6 +73,26 @@ fn main() {
     let _ = std::io::stdout().flush();
     // Not returning: the thread that reads stdin may be blocked in a read.
     std::process::exit(exit.code());
+}
+
+/// `-v`/`-vv`: the wire's `tracing` events (and every warning, retries among them) on stderr,
+/// at `debug` or `trace`. Without the flag, no subscriber: nothing is formatted.
+fn show_the_wire(verbose: u8) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let level = match verbose {
+        0 => return,
+        1 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    };
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::WARN)
+        .with_target(eugene::WIRE, level);
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false);
+    let _ = tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(stderr).with(filter),
+    );
 }
 
 /// After this many calls in a row were denied permission, the question ends (exit status 7).

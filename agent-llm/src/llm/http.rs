@@ -6,8 +6,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::ProviderError;
+use super::{ProviderError, StreamEvent};
 use agent_core::retry::{RetryPolicy, RetryableError};
+
+/// How many characters of a body a `tracing` event of the wire shows.
+const WIRE_BODY_CHARS: usize = 4000;
+
+/// One step of [`Http::send`].
+pub(crate) enum Sent {
+    /// An attempt failed and another follows: the [`StreamEvent::Retry`] that says so.
+    Retry(StreamEvent),
+    /// The answer began with a success status.
+    Answer(reqwest::Response),
+}
 
 /// Time limits, extra headers and retries of a provider's HTTP client.
 #[derive(Debug, Clone)]
@@ -86,12 +97,27 @@ impl Http {
         })
     }
 
-    /// Sends one attempt and returns the response if its status is a success.
+    /// Sends one attempt and returns the response if its status is a success. The request and
+    /// what came back are `tracing` events of target [`WIRE`](super::WIRE): at `debug`, the URL
+    /// (keys in its query redacted), sizes, status and time; at `trace`, the headers (secrets
+    /// redacted) and the bodies, clipped.
     pub(crate) async fn attempt(
         &self,
         url: &str,
         body: Bytes,
     ) -> Result<reqwest::Response, ProviderError> {
+        let provider = self.provider;
+        tracing::debug!(target: super::WIRE, provider, url = %redact_url(url), bytes = body.len(), "request");
+        if tracing::enabled!(target: super::WIRE, tracing::Level::TRACE) {
+            tracing::trace!(
+                target: super::WIRE,
+                provider,
+                headers = %shown_headers(&self.headers),
+                body = %clip(&String::from_utf8_lossy(&body), WIRE_BODY_CHARS),
+                "request body"
+            );
+        }
+        let started = std::time::Instant::now();
         let request = self
             .client
             .post(url)
@@ -108,31 +134,62 @@ impl Http {
             Ok(Err(error)) => return Err(self.transport_error(&error)),
             Ok(Ok(response)) => response,
         };
+        tracing::debug!(
+            target: super::WIRE,
+            provider,
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "response"
+        );
         if response.status().is_success() {
             return Ok(response);
         }
         Err(self.api_error(response).await)
     }
 
-    /// Sends with retries and returns the JSON of a successful answer.
-    pub(crate) async fn send_json(
-        &self,
-        url: &str,
+    /// Sends `body` to `url`, retrying transient failures: a stream of one [`Sent::Retry`] per
+    /// failed attempt that another follows (each also a `tracing` warning), then the
+    /// [`Sent::Answer`], or the error that ended it. `final_error` names failures that must not
+    /// be retried although they look transient.
+    pub(crate) fn send(
+        self: std::sync::Arc<Self>,
+        url: String,
         body: Bytes,
-    ) -> Result<serde_json::Value, ProviderError> {
-        let mut attempt = 1;
-        let response = loop {
-            match self.attempt(url, body.clone()).await {
-                Ok(response) => break response,
-                Err(error) if self.may_retry(attempt, &error) => {
-                    tokio::time::sleep(self.retry_delay(attempt, &error)).await;
-                    attempt += 1;
+        final_error: impl Fn(&ProviderError) -> bool + Send + 'static,
+    ) -> impl futures::Stream<Item = Result<Sent, ProviderError>> + Send + 'static {
+        async_stream::try_stream! {
+            let mut attempt = 1;
+            loop {
+                match self.attempt(&url, body.clone()).await {
+                    Ok(response) => {
+                        yield Sent::Answer(response);
+                        break;
+                    }
+                    Err(error) if self.may_retry(attempt, &error) && !final_error(&error) => {
+                        let delay = self.retry_delay(attempt, &error);
+                        tracing::warn!(
+                            provider = self.provider,
+                            attempt,
+                            delay_ms = delay.as_millis() as u64,
+                            %error,
+                            "model request failed; retrying"
+                        );
+                        yield Sent::Retry(StreamEvent::Retry { attempt, delay, error: error.to_string() });
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
+                    }
+                    Err(error) => Err(error)?,
                 }
-                Err(error) => return Err(error),
             }
-        };
-        // Read with the stream's limit on silence: a body that stalls is an error, not a hang.
-        let mut response = response;
+        }
+    }
+
+    /// Reads a whole answer's JSON, with the stream's limit on silence: a body that stalls is an
+    /// error, not a hang.
+    pub(crate) async fn read_json(
+        &self,
+        mut response: reqwest::Response,
+    ) -> Result<serde_json::Value, ProviderError> {
         let mut bytes = Vec::new();
         loop {
             match tokio::time::timeout(self.options.idle_timeout, response.chunk()).await {
@@ -151,6 +208,12 @@ impl Http {
                 Ok(Ok(Some(chunk))) => bytes.extend_from_slice(&chunk),
             }
         }
+        tracing::trace!(
+            target: super::WIRE,
+            provider = self.provider,
+            body = %clip(&String::from_utf8_lossy(&bytes), WIRE_BODY_CHARS),
+            "response body"
+        );
         serde_json::from_slice(&bytes).map_err(|e| ProviderError::Decode {
             provider: self.provider.into(),
             message: format!("the answer is not JSON: {e}"),
@@ -193,6 +256,13 @@ impl Http {
             Ok(Ok(bytes)) => bytes,
             _ => Bytes::new(),
         };
+        tracing::debug!(
+            target: super::WIRE,
+            provider = self.provider,
+            status,
+            body = %clip(&String::from_utf8_lossy(&body), WIRE_BODY_CHARS),
+            "error body"
+        );
         let (error_type, message) = parse_error_body(&body);
         ProviderError::Api {
             provider: self.provider.into(),
@@ -202,6 +272,45 @@ impl Http {
             retry_after,
         }
     }
+}
+
+/// The headers as `name: value` lines for the wire's `trace` events, with the values the client
+/// marks sensitive (API keys, `authorization`) shown as `[redacted]`.
+fn shown_headers(headers: &HeaderMap) -> String {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let value = if value.is_sensitive() {
+                "[redacted]"
+            } else {
+                value.to_str().unwrap_or("[not text]")
+            };
+            format!("{name}: {value}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `url` with the value of every query parameter whose name holds `key`, `token` or `secret`
+/// replaced by `[redacted]` (some APIs take the key in the query).
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_owned();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _))
+                if ["key", "token", "secret"]
+                    .iter()
+                    .any(|word| name.to_ascii_lowercase().contains(word)) =>
+            {
+                format!("{name}=[redacted]")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", pairs.join("&"))
 }
 
 /// `retry-after` in seconds, or OpenAI's `retry-after-ms`.
@@ -222,33 +331,57 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 
 /// The error type and message of an error body in either provider's shape:
 /// `{"type":"error","error":{"type":"overloaded_error","message":"..."}}` or
-/// `{"error":{"message":"...","type":"...","code":"..."}}`; anything else is kept as text.
+/// `{"error":{"message":"...","type":"...","code":"..."}}`; anything else is kept as text. A
+/// message that is missing or empty says what the body was instead, so an error never ends in a
+/// bare colon.
 pub(crate) fn parse_error_body(body: &[u8]) -> (Option<String>, String) {
     let text = String::from_utf8_lossy(body);
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+    let shown = || -> String {
         let text = text.trim();
+        if text.is_empty() {
+            "the server sent an empty body".to_owned()
+        } else {
+            format!(
+                "the server sent no message; its body was: {}",
+                clip(text, 2000)
+            )
+        }
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        let trimmed = text.trim();
         return (
             None,
-            if text.is_empty() {
-                "no error message".to_owned()
+            if trimmed.is_empty() {
+                shown()
             } else {
-                text.chars().take(2000).collect()
+                clip(trimmed, 2000)
             },
         );
     };
     let error = value.get("error").unwrap_or(&value);
-    let message = match error.get("message").and_then(|m| m.as_str()) {
-        Some(message) => message.to_owned(),
-        None => error
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| text.chars().take(2000).collect()),
-    };
+    let message = error
+        .get("message")
+        .and_then(|m| m.as_str())
+        .or_else(|| error.as_str())
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map_or_else(shown, str::to_owned);
     let code = error.get("code").and_then(|c| c.as_str());
     let kind = error.get("type").and_then(|t| t.as_str());
     // OpenAI puts the specific reason in `code` (`insufficient_quota`) and a broad one in `type`.
     let error_type = code.or(kind).map(str::to_owned);
     (error_type, message)
+}
+
+/// At most `max` characters of `text`, saying how many more there were.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => {
+            let rest = text[cut..].chars().count();
+            format!("{}… ({rest} more characters)", &text[..cut])
+        }
+    }
 }
 
 /// The error and its sources, joined: reqwest's own message alone is often just "error sending

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 
 use super::ProviderError;
@@ -70,6 +71,20 @@ pub trait LlmProvider: Send + Sync {
     /// stream does not borrow it.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream;
 
+    /// The model's whole answer, not streamed, as events: a [`StreamEvent::Retry`] for each
+    /// failed attempt that another follows, as it happens, then [`StreamEvent::Done`]. What a
+    /// runtime that does not stream reads, so that its retries are seen too
+    /// (`AgentEvent::Retry`). The default answers [`LlmProvider::complete`] with one `Done`; the
+    /// HTTP providers announce each retry.
+    fn complete_events<'a>(
+        &'a self,
+        request: &'a ChatRequest<'a>,
+    ) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        Box::pin(futures::stream::once(async move {
+            self.complete(request).await.map(StreamEvent::Done)
+        }))
+    }
+
     /// Whether the model can call tools. Typed runs (agent-runtime's `OutputMode::Auto`)
     /// fall back to asking for JSON in the instructions when it cannot. Default: `true`.
     fn supports_tools(&self) -> bool {
@@ -86,7 +101,9 @@ pub trait LlmProvider: Send + Sync {
 /// Reads a stream to its end: every event in order, and the error that ended it, if any. For code
 /// that wants the deltas as well as the answer; the answer is the last event when the stream
 /// completed ([`answer_of`]).
-pub async fn all_events(mut stream: EventStream) -> (Vec<StreamEvent>, Option<ProviderError>) {
+pub async fn all_events(
+    mut stream: BoxStream<'_, Result<StreamEvent, ProviderError>>,
+) -> (Vec<StreamEvent>, Option<ProviderError>) {
     let mut events = Vec::new();
     while let Some(item) = stream.next().await {
         match item {
@@ -107,7 +124,9 @@ pub fn answer_of(events: &[StreamEvent]) -> Option<&ChatResponse> {
 
 /// Reads a stream to its [`StreamEvent::Done`] and returns that answer: what
 /// [`LlmProvider::complete`] does by default.
-pub async fn final_response(mut stream: EventStream) -> Result<ChatResponse, ProviderError> {
+pub async fn final_response(
+    mut stream: BoxStream<'_, Result<StreamEvent, ProviderError>>,
+) -> Result<ChatResponse, ProviderError> {
     while let Some(event) = stream.next().await {
         if let StreamEvent::Done(response) = event? {
             return Ok(response);

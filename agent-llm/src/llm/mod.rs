@@ -13,7 +13,9 @@
 //! Transient ones — HTTP 429 (unless it is a spending cap without `retry-after`), 500, 502, 503,
 //! 504, 529 / `overloaded_error`, a connection that failed or was reset, a timeout before the
 //! first byte — are retried with exponential backoff and jitter, honouring `retry-after`, up to
-//! [`HttpOptions::retry`]. While streaming, each retry is announced with [`StreamEvent::Retry`].
+//! [`HttpOptions::retry`]. Each retry is announced with [`StreamEvent::Retry`], streamed or whole
+//! ([`LlmProvider::complete_events`]), and is a `tracing` warning; [`WIRE`] is the target that
+//! shows the requests and responses themselves.
 //! A stream that already delivered events is never replayed: a failure mid-stream is an error.
 //!
 //! ```no_run
@@ -50,6 +52,13 @@ mod wire;
 /// The TLS settings of the providers' HTTP client (the `agent-tls` crate's).
 #[cfg(feature = "http")]
 pub use agent_tls::tls_config;
+
+/// The `tracing` target of the HTTP providers' wire: each request (URL with keys redacted, size)
+/// and response (status, time) at `debug`, their headers (secrets redacted) and bodies (clipped
+/// to 4,000 characters) and each server-sent event at `trace`. Retries are warnings of this
+/// crate's own target. `RUST_LOG=agent_llm::wire=trace` with a `tracing` subscriber shows it all;
+/// `eugene -v` / `-vv` turns it on.
+pub const WIRE: &str = "agent_llm::wire";
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
 pub use error::ProviderError;

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::http::{Http, HttpOptions};
+use super::http::{Http, HttpOptions, Sent};
 use super::stream::{SseDecoder, sse_stream};
 use super::{EventStream, LlmProvider, ProviderError, StreamEvent};
 use crate::message::{ChatRequest, ChatResponse};
@@ -167,6 +167,19 @@ impl<W: WireCodec> HttpProvider<W> {
     fn url(&self) -> String {
         self.wire.endpoint(&self.config.base_url)
     }
+
+    /// The whole answer to `request` as events (see [`whole_answer`]).
+    fn whole(&self, request: &ChatRequest<'_>, deltas: bool) -> EventStream {
+        let body = Bytes::from(self.request_body(request, false).to_string());
+        whole_answer(
+            self.wire.clone(),
+            self.http.clone(),
+            self.url(),
+            body,
+            self.config.base_url.clone(),
+            deltas,
+        )
+    }
 }
 
 impl<W: WireCodec> std::fmt::Debug for HttpProvider<W> {
@@ -190,9 +203,14 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     }
 
     async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
-        let body = Bytes::from(self.request_body(request, false).to_string());
-        let http = self.http.as_ref().map_err(Clone::clone)?;
-        whole_answer(&self.wire, http, &self.url(), body, &self.config.base_url).await
+        super::final_response(self.whole(request, false)).await
+    }
+
+    fn complete_events<'a>(
+        &'a self,
+        request: &'a ChatRequest<'a>,
+    ) -> futures::stream::BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        self.whole(request, false)
     }
 
     /// Streams the answer. A server that cannot stream this request (as the codec judges: for
@@ -204,13 +222,7 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
         let base_url = self.config.base_url.clone();
         let whole = || Bytes::from(self.request_body(request, false).to_string());
         if self.whole_answers.load(Ordering::Relaxed) {
-            let whole_body = whole();
-            return Box::pin(async_stream::try_stream! {
-                let http = http?;
-                for event in whole_answer_events(&wire, &http, &url, whole_body, &base_url).await? {
-                    yield event;
-                }
-            });
+            return self.whole(request, true);
         }
         let body = Bytes::from(self.request_body(request, true).to_string());
         let has_tools = !request.tools.is_empty();
@@ -245,10 +257,10 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
                                  so whole answers are asked for from now on"
                             ),
                         };
-                        let http = http?;
                         let whole_body = whole_body.expect("prepared where falling back is possible");
-                        for event in whole_answer_events(&wire, &http, &url, whole_body, &base_url).await? {
-                            yield event;
+                        let mut whole = whole_answer(wire.clone(), http.clone(), url.clone(), whole_body, base_url.clone(), true);
+                        while let Some(event) = whole.next().await {
+                            yield event?;
                         }
                         return;
                     }
@@ -259,45 +271,53 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     }
 }
 
-/// Asks for the whole answer (with retries) and decodes it.
-async fn whole_answer<W: WireCodec>(
-    wire: &W,
-    http: &Http,
-    url: &str,
+/// Asks for the whole answer and decodes it, as events: a [`StreamEvent::Retry`] for each failed
+/// attempt that another follows, then (with `deltas`) the text and calls as a stream of them
+/// would have given them, and [`StreamEvent::Done`].
+fn whole_answer<W: WireCodec>(
+    wire: W,
+    http: Result<Arc<Http>, ProviderError>,
+    url: String,
     body: Bytes,
-    base_url: &str,
-) -> Result<ChatResponse, ProviderError> {
-    let value = http
-        .send_json(url, body)
-        .await
-        .map_err(|e| wire.explain(e, base_url))?;
-    wire.decode(&value)
-}
-
-/// A whole answer as the events a stream of it would have given.
-async fn whole_answer_events<W: WireCodec>(
-    wire: &W,
-    http: &Http,
-    url: &str,
-    body: Bytes,
-    base_url: &str,
-) -> Result<Vec<StreamEvent>, ProviderError> {
-    let response = whole_answer(wire, http, url, body, base_url).await?;
-    let mut events = Vec::new();
-    if !response.message.content.is_empty() {
-        events.push(StreamEvent::TextDelta(response.message.content.clone()));
-    }
-    for (index, call) in response.message.tool_calls.iter().enumerate() {
-        events.push(StreamEvent::ToolCallStarted {
-            index,
-            id: call.id.to_string(),
-            name: call.name.clone(),
-        });
-        events.push(StreamEvent::ToolCallFinished(call.clone()));
-    }
-    events.push(StreamEvent::Usage(response.usage));
-    events.push(StreamEvent::Done(response));
-    Ok(events)
+    base_url: String,
+    deltas: bool,
+) -> EventStream {
+    Box::pin(async_stream::try_stream! {
+        let http = http?;
+        let mut sent = Box::pin(http.clone().send(url, body, |_| false));
+        let mut answer = None;
+        while let Some(step) = sent.next().await {
+            match step.map_err(|e| wire.explain(e, &base_url))? {
+                Sent::Retry(event) => yield event,
+                Sent::Answer(response) => answer = Some(response),
+            }
+        }
+        let Some(answer) = answer else {
+            Err(ProviderError::Stream {
+                provider: W::NAME.into(),
+                error_type: None,
+                message: "the request ended without an answer".into(),
+            })?;
+            return;
+        };
+        let value = http.read_json(answer).await.map_err(|e| wire.explain(e, &base_url))?;
+        let response = wire.decode(&value)?;
+        if deltas {
+            if !response.message.content.is_empty() {
+                yield StreamEvent::TextDelta(response.message.content.clone());
+            }
+            for (index, call) in response.message.tool_calls.iter().enumerate() {
+                yield StreamEvent::ToolCallStarted {
+                    index,
+                    id: call.id.to_string(),
+                    name: call.name.clone(),
+                };
+                yield StreamEvent::ToolCallFinished(call.clone());
+            }
+            yield StreamEvent::Usage(response.usage);
+        }
+        yield StreamEvent::Done(response);
+    })
 }
 
 /// A base URL that cannot work is a configuration error at once, naming the fix, rather than a

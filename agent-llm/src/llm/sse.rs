@@ -31,7 +31,16 @@ pub(crate) fn events(
                 None,
             )),
             Ok(None) => None,
-            Ok(Some(Ok(event))) => Some((Ok(event), Some(inner))),
+            Ok(Some(Ok(event))) => {
+                tracing::trace!(
+                    target: super::WIRE,
+                    provider,
+                    event = %event.event,
+                    data = %super::http::clip(&event.data, 4000),
+                    "server-sent event"
+                );
+                Some((Ok(event), Some(inner)))
+            }
             Ok(Some(Err(error))) => {
                 Some((Err(failure(format!("the connection broke: {error}"))), None))
             }

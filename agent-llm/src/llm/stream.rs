@@ -4,6 +4,7 @@
 
 use futures::StreamExt;
 
+use super::http::Sent;
 use super::{EventStream, ProviderError, StreamEvent};
 use crate::message::ChatResponse;
 
@@ -31,18 +32,21 @@ pub(crate) fn sse_stream<D: SseDecoder>(
 ) -> EventStream {
     Box::pin(async_stream::try_stream! {
         let http = http?;
-        let mut attempt = 1;
-        let response = loop {
-            match http.attempt(&url, body.clone()).await {
-                Ok(response) => break response,
-                Err(error) if http.may_retry(attempt, &error) && !final_error(&error) => {
-                    let delay = http.retry_delay(attempt, &error);
-                    yield StreamEvent::Retry { attempt, delay, error: error.to_string() };
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                Err(error) => Err(error)?,
+        let mut sent = Box::pin(http.clone().send(url, body, final_error));
+        let mut answer = None;
+        while let Some(step) = sent.next().await {
+            match step? {
+                Sent::Retry(event) => yield event,
+                Sent::Answer(response) => answer = Some(response),
             }
+        }
+        let Some(response) = answer else {
+            Err(ProviderError::Stream {
+                provider: http.provider.into(),
+                error_type: None,
+                message: "the request ended without an answer".into(),
+            })?;
+            return;
         };
         let events = super::sse::events(response, http.options.idle_timeout, http.provider);
         let mut decoded = Box::pin(decode(events, decoder));

@@ -236,3 +236,81 @@ async fn a_whole_answer_that_stalls_mid_body_is_an_error_not_a_hang() {
         other => panic!("expected a stall error, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn every_retry_of_a_whole_answer_is_announced_as_it_happens() {
+    let server = Server::start([
+        api_error(529, "overloaded_error", "busy"),
+        api_error(503, "api_error", "unavailable"),
+        Reply::json(
+            200,
+            &json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+                    "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 3, "output_tokens": 1}}),
+        ),
+    ])
+    .await;
+    let provider = quick_retries(&server);
+    let transcript = [Message::user("hi")];
+    let request = ChatRequest::new(&transcript);
+    let (events, error) = drain(provider.complete_events(&request)).await;
+    assert!(error.is_none(), "{error:?}");
+    let announced: Vec<u32> = retries(&events)
+        .iter()
+        .map(|(attempt, _)| *attempt)
+        .collect();
+    assert_eq!(announced, [1, 2], "{events:?}");
+    let errors: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Retry { error, .. } => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        errors[0].contains("529") && errors[0].contains("busy"),
+        "{errors:?}"
+    );
+    assert_eq!(done(&events).message.content, "hello");
+    assert_eq!(events.len(), 3, "retries then Done, no deltas: {events:?}");
+    assert_eq!(server.received().len(), 3);
+    for request in server.received() {
+        assert_ne!(
+            request.json()["stream"],
+            json!(true),
+            "a whole answer is asked for"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_error_whose_message_is_empty_says_what_the_server_sent() {
+    let server = Server::start([
+        Reply::json(
+            400,
+            &json!({"error": {"message": "", "type": "invalid_request_error"}}),
+        ),
+        Reply::Chunked {
+            status: 400,
+            headers: Vec::new(),
+            chunks: Vec::new(),
+            end: End::Finish,
+        },
+    ])
+    .await;
+    let provider = quick_retries(&server);
+    let transcript = [Message::user("hi")];
+    let request = ChatRequest::new(&transcript);
+    let empty_message = provider.complete(&request).await.unwrap_err().to_string();
+    assert!(
+        empty_message.contains("invalid_request_error")
+            && empty_message.contains("the server sent no message; its body was: {"),
+        "{empty_message}"
+    );
+    assert!(!empty_message.trim_end().ends_with(':'), "{empty_message}");
+    let empty_body = provider.complete(&request).await.unwrap_err().to_string();
+    assert!(
+        empty_body.ends_with("400: the server sent an empty body"),
+        "{empty_body}"
+    );
+}

@@ -59,11 +59,13 @@ impl Direct<'_> {
         request: &ChatRequest<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let rt = self.rt;
-        if !rt.streaming {
-            return rt.provider.complete(request).await;
-        }
         let emit = |event: AgentEvent| rt.sinks.iter().for_each(|s| s.send(&event));
-        let mut stream = rt.provider.stream(request);
+        // Not streaming, the answer comes whole, but each retry is still announced as it happens.
+        let mut stream = if rt.streaming {
+            rt.provider.stream(request)
+        } else {
+            rt.provider.complete_events(request)
+        };
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(text) => emit(AgentEvent::TextDelta { step, text }),

@@ -305,3 +305,77 @@ async fn a_runtime_that_streams_survives_a_server_that_cannot() {
         "{events:?}"
     );
 }
+
+/// Retries of whole answers reach the run's sinks as `AgentEvent::Retry`, one per failed attempt,
+/// whether the runtime streams (and fell back to whole answers) or not; an error with an empty
+/// message says what the server sent.
+#[tokio::test]
+async fn every_retry_of_a_whole_answer_is_an_event_streamed_or_not() {
+    // What llama-cpp-python does with `tool_choice: required`: a 500 for the stream, then 500s
+    // with an empty message for the whole answer, until it gives up or answers.
+    let empty_500 = || {
+        Reply::json(
+            500,
+            &json!({"error": {"message": "", "type": "internal_server_error"}}),
+        )
+    };
+    let unsupported = Reply::json(
+        500,
+        &json!({"error": {"message": "Automatic streaming tool choice is not supported", "type": "internal_server_error"}}),
+    );
+    let done = || {
+        Reply::json(
+            200,
+            &whole(json!({"role": "assistant", "content": "done"}), "stop"),
+        )
+    };
+    let quick = agent_core::RetryPolicy {
+        max_attempts: 3,
+        initial_delay: std::time::Duration::from_millis(5),
+        backoff: 1.0,
+        max_delay: std::time::Duration::from_millis(5),
+    };
+    #[agent_core::skill(read_only, register = false)]
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `text` - Text.
+    async fn echo(text: String) -> Result<String, SkillError> {
+        Ok(text)
+    }
+    for streaming in [true, false] {
+        let mut replies = Vec::new();
+        if streaming {
+            replies.push(unsupported.clone());
+        }
+        replies.extend([empty_500(), empty_500(), done()]);
+        let server = Server::start(replies).await;
+        let mut registry = Registry::new();
+        registry.add(EchoSkill);
+        let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = {
+            let events = events.clone();
+            move |event: &AgentEvent| {
+                if let AgentEvent::Retry { attempt, error, .. } = event {
+                    events.lock().unwrap().push((*attempt, error.clone()));
+                }
+            }
+        };
+        let outcome = AgentRuntime::new(provider(&server).with_retry(quick), registry)
+            .streaming(streaming)
+            .event_sink(sink)
+            .run("go")
+            .await
+            .unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("done"));
+        let retries = events.lock().unwrap().clone();
+        let attempts: Vec<u32> = retries.iter().map(|(attempt, _)| *attempt).collect();
+        let expected: &[u32] = if streaming { &[1, 1, 2] } else { &[1, 2] };
+        assert_eq!(attempts, expected, "streaming {streaming}: {retries:?}");
+        let last = &retries.last().unwrap().1;
+        assert!(
+            last.contains("500 (internal_server_error): the server sent no message; its body was:"),
+            "{last}"
+        );
+    }
+}
