@@ -2,8 +2,9 @@
 //! that registries store, the [`SkillMetadata`] hooks and runtimes read, the [`SkillOutput`] a skill
 //! returns. (What `#[skill]` submits for link-time discovery is in [`crate::registry`].)
 //!
-//! Most skills are written with the `#[skill]` attribute, which generates the `Skill` impl. Written
-//! by hand, a skill looks like this:
+//! Most skills are written with the [`#[skill]`](macro@crate::skill) attribute, which generates the
+//! `Skill` impl; its manual (keys, parameters, return types, what it generates) is on the
+//! attribute's page, not this module's. Written by hand, a skill looks like this:
 //!
 //! ```
 //! use agent_core::{async_trait, schemars, serde, Skill, SkillContext, SkillError, SkillOutput};

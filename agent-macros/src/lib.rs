@@ -28,7 +28,10 @@ mod validate;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into a skill. See `agent_core::skill` for the keys and what is generated.
+/// Turns an ordinary `async fn` into a skill the model can call. The manual (the table of keys,
+/// the parameters, the return types, what is generated and the errors reported) is on
+/// [agent-core's page of this attribute](../agent_core/attr.skill.html), which `cargo doc` writes
+/// beside this one; use the attribute through `agent_core` or `eugene`.
 #[proc_macro_attribute]
 pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);

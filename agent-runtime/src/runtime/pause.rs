@@ -134,26 +134,34 @@ fn check_decisions(
         .copied()
         .filter(|id| !decisions.contains_key(*id))
         .collect();
-    if !missing.is_empty() {
-        return Err(AgentError::Resume(format!(
-            "no decision for the pending call{} {}: approve, deny or edit each of {}",
-            if missing.len() == 1 { "" } else { "s" },
-            quoted(&missing),
-            quoted(&ids)
-        )));
-    }
     let mut unknown: Vec<&str> = decisions
         .keys()
         .map(String::as_str)
         .filter(|id| !ids.contains(id))
         .collect();
     unknown.sort_unstable();
+    // Both mistakes are named at once: a misspelled id is both an unknown decision and a
+    // missing one, and saying only the second hides the typo.
+    let mut problems = Vec::new();
     if !unknown.is_empty() {
-        return Err(AgentError::Resume(format!(
-            "the decision{} for {} name{} no pending call; the pending calls are {}",
+        problems.push(format!(
+            "the decision{} for {} name{} no pending call",
             if unknown.len() == 1 { "" } else { "s" },
             quoted(&unknown),
             if unknown.len() == 1 { "s" } else { "" },
+        ));
+    }
+    if !missing.is_empty() {
+        problems.push(format!(
+            "no decision for the pending call{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            quoted(&missing),
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(AgentError::Resume(format!(
+            "{}: approve, deny or edit each of {}",
+            problems.join(", and "),
             quoted(&ids)
         )));
     }

@@ -208,6 +208,10 @@ impl AgentRuntime {
 
     /// A run that carries out the plan of a run that ended with [`FinishReason::PlanPending`](
     /// super::FinishReason::PlanPending): the same transcript continues, with plan mode off.
+    /// Approving the plan is not approving each call in it: a destructive call still waits for
+    /// its own decision (the run pauses with `AwaitingApproval`) unless the registry's
+    /// [`DestructiveCalls`](agent_core::DestructiveCalls) policy or a hook says otherwise, since
+    /// the calls the model makes need not be the ones the plan described.
     pub fn approve_plan(&self, transcript: Vec<Message>) -> RunRequest<'_> {
         self.request(Start::ApprovePlan(transcript))
     }

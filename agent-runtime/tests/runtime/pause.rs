@@ -263,6 +263,16 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("two decisions"), "{error}");
+    // A misspelled id: both the unknown decision and the call left without one are named.
+    let error = runtime
+        .continue_paused(state.clone(), [("nope", Decision::Approve)])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("the decision for `nope` names no pending call, and no decision for the pending call `c1`"),
+        "{error}"
+    );
     // A runtime whose registry lacks the skill cannot run it.
     let empty = AgentRuntime::new(MockProvider::new([]), Registry::new());
     let error = empty

@@ -323,3 +323,43 @@ async fn two_processes_approving_one_pause_run_the_call_once() {
         .count();
     assert_eq!(dropped, 1, "the approved call ran once");
 }
+
+/// The redb file's size is redb's fixed layout, not the sessions: a file holding one tiny session
+/// is a few MB, and two hundred more sessions (each saved twice) add a small fraction of that.
+#[tokio::test]
+async fn a_redb_files_size_is_a_fixed_layout_plus_what_the_sessions_hold() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.redb");
+    let store = RedbSessionStore::open(&path);
+    let tiny = |text: &str| agent_runtime::SessionRecord {
+        transcript: vec![agent_llm::Message::user(text)],
+        paused: None,
+    };
+    store.save("first", &tiny("hello"), None).await.unwrap();
+    let one = std::fs::metadata(&path).unwrap();
+    let (one_len, one_disk) = (one.len(), one.blocks() * 512);
+    for i in 0..200 {
+        let id = format!("session-{i}");
+        let version = store.save(&id, &tiny("hi"), None).await.unwrap();
+        store
+            .save(&id, &tiny("hi again"), Some(version))
+            .await
+            .unwrap();
+    }
+    let many = std::fs::metadata(&path).unwrap();
+    let (many_len, many_disk) = (many.len(), many.blocks() * 512);
+    eprintln!(
+        "one session: {one_len} B ({one_disk} B on disk); 201: {many_len} B ({many_disk} B on disk)"
+    );
+    assert!(
+        one_len < 8 << 20,
+        "one tiny session made a {one_len} B file"
+    );
+    // 200 sessions of ~100 B of JSON each: the file grows by far less than its fixed part.
+    assert!(
+        many_len < one_len + (1 << 20),
+        "{one_len} B for one session, {many_len} B for 201"
+    );
+    assert_eq!(store.load("session-199").await.unwrap().unwrap().version, 2);
+}

@@ -456,3 +456,57 @@ async fn in_native_mode_a_null_for_an_optional_property_means_left_out() {
     let sent = mock.requests()[0].response_schema.clone().unwrap().schema;
     assert_eq!(sent["required"], json!(["title", "note"]));
 }
+
+static PUBLISHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Publish the forecast (hard to take back).
+#[skill(destructive, register = false)]
+async fn publish() -> Result<String, SkillError> {
+    PUBLISHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok("published".into())
+}
+
+#[tokio::test]
+async fn a_typed_run_paused_in_a_session_continues_typed_and_an_untyped_decision_says_how() {
+    let store = agent_runtime::MemorySessionStore::default();
+    let mut registry = Registry::new();
+    registry.add(PublishSkill);
+    let runtime = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new("p1", "publish", json!({}))]),
+            MockReply::tool_calls([final_call("f1", good())]),
+        ]),
+        registry,
+    );
+    let paused = runtime
+        .run("Publish Oslo's forecast.")
+        .in_session(&store, "forecasts")
+        .typed::<Forecast>()
+        .await
+        .unwrap();
+    assert!(
+        matches!(paused.outcome.finish, FinishReason::AwaitingApproval { .. }),
+        "{:?}",
+        paused.outcome.finish
+    );
+    assert_eq!(paused.output, None);
+
+    // Forgetting the type: an error that names the builder's way, and the session is untouched.
+    let untyped = runtime
+        .decide([("p1", agent_runtime::Decision::Approve)])
+        .in_session(&store, "forecasts")
+        .await
+        .unwrap_err();
+    let message = untyped.to_string();
+    assert!(message.contains("`.typed::<T>()`"), "{message}");
+    assert_eq!(PUBLISHED.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    let done = runtime
+        .decide([("p1", agent_runtime::Decision::Approve)])
+        .in_session(&store, "forecasts")
+        .typed::<Forecast>()
+        .await
+        .unwrap();
+    assert_eq!(done.output, Some(oslo()));
+    assert_eq!(PUBLISHED.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
