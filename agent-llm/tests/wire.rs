@@ -10,7 +10,7 @@ use std::time::Duration;
 use agent_core::RetryPolicy;
 use agent_llm::{ChatRequest, LlmProvider, Message, OpenAiProvider, WIRE};
 use serde_json::json;
-use tracing::field::{Field, Visit};
+use test_support::traced::TextFields;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 
 use agent_llm::all_events as drain;
@@ -37,22 +37,10 @@ impl Captured {
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<Captured>>>);
 
-struct Fields<'a>(&'a mut Vec<(String, String)>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push((field.name().to_owned(), format!("{value:?}")));
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.push((field.name().to_owned(), value.to_owned()));
-    }
-}
-
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
         let mut fields = Vec::new();
-        event.record(&mut Fields(&mut fields));
+        event.record(&mut TextFields(&mut fields));
         self.0.lock().unwrap().push(Captured {
             target: event.metadata().target().to_owned(),
             level: *event.metadata().level(),

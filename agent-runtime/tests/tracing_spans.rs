@@ -7,7 +7,7 @@ use agent_core::{Registry, SkillError, ToolCall, skill};
 use agent_llm::{MockProvider, MockReply};
 use agent_runtime::AgentRuntime;
 use serde_json::json;
-use tracing::field::{Field, Visit};
+use test_support::traced::TextFields;
 use tracing::span::{Attributes, Id};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
@@ -27,23 +27,12 @@ type SpanRecord = (String, Option<String>, Vec<(String, String)>);
 #[derive(Default, Clone)]
 struct Spans(Arc<Mutex<Vec<SpanRecord>>>);
 
-struct Fields<'a>(&'a mut Vec<(String, String)>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push((field.name().to_owned(), format!("{value:?}")));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.push((field.name().to_owned(), value.to_owned()));
-    }
-}
-
 impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let span = ctx.span(id).expect("the span exists");
         let parent = span.parent().map(|p| p.name().to_owned());
         let mut fields = Vec::new();
-        attrs.record(&mut Fields(&mut fields));
+        attrs.record(&mut TextFields(&mut fields));
         self.0
             .lock()
             .unwrap()

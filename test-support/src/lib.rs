@@ -3,7 +3,8 @@
 //! records what it received, and [`server::fixture`], the recorded wire traffic kept in
 //! `fixtures/recordings` (see its README for where each recording came from); and [`provision`],
 //! the outside programs some tests need (Python's `mcp` package, npm packages), installed on first
-//! use.
+//! use; and [`traced`], for reading `tracing` events and spans.
 
 pub mod provision;
 pub mod server;
+pub mod traced;
