@@ -49,14 +49,14 @@ RS
 
 manual_body() {
   echo 'use agent_core::{async_trait, Skill, SkillContext, SkillError, SkillOutput};'
-  echo 'use agent_core::__private::{inventory, schemars, serde};'
+  echo 'use agent_core::{__private::inventory, schemars, serde};'
   echo 'use agent_core::{DynSkill, SkillRegistration};'
   for i in $(seq 1 "$n"); do
     cat <<RS
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "agent_core::__private::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_core::__private::schemars")]
+#[serde(crate = "agent_core::serde", deny_unknown_fields)]
+#[schemars(crate = "agent_core::schemars")]
 pub struct Skill${i}Input {
     /// Some text.
     text: String,
