@@ -131,6 +131,14 @@ impl SkillContext {
             .is_some_and(|id| self.shared.scope.is_approved(id))
     }
 
+    /// What the call being answered gets back when it suspended
+    /// ([`SkillError::Suspended`](crate::SkillError::Suspended)) and its run now continues: its
+    /// state and the decisions about its pending calls. Taken once; `None` for a fresh call.
+    pub fn take_resumption(&self) -> Option<crate::pending::Resumption> {
+        let id = self.call_id.as_deref()?;
+        self.shared.scope.take_resumption(id)
+    }
+
     /// Adds a value skills can look up by its type; a second value of the same type replaces the first.
     pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
         Arc::make_mut(&mut self.shared)
@@ -167,6 +175,8 @@ pub struct RunScope {
     /// Calls a person approved after the run paused on them (by call id): a hook's
     /// [`HookVerdict::Ask`](crate::HookVerdict::Ask) lets them through.
     approved: Arc<Mutex<BTreeSet<String>>>,
+    /// What suspended calls get back when the run continues (by call id).
+    resumptions: Arc<Mutex<std::collections::BTreeMap<String, crate::pending::Resumption>>>,
 }
 
 impl RunScope {
@@ -201,6 +211,25 @@ impl RunScope {
     /// Whether the call `call_id` was approved by a person.
     pub fn is_approved(&self, call_id: &str) -> bool {
         lock(&self.approved).contains(call_id)
+    }
+
+    /// Hands the suspended call `call_id` what it needs to go on (the runtime does this when a
+    /// run paused on a [`Suspension`](crate::pending::Suspension) continues). Plumbing, not an
+    /// API.
+    #[doc(hidden)]
+    pub fn resume(&self, call_id: &str, resumption: crate::pending::Resumption) {
+        self.resumptions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(call_id.to_owned(), resumption);
+    }
+
+    /// Takes what the suspended call `call_id` gets back, once: `None` when it is not resuming.
+    pub fn take_resumption(&self, call_id: &str) -> Option<crate::pending::Resumption> {
+        self.resumptions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(call_id)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {

@@ -56,6 +56,11 @@ pub enum SkillError {
     /// error result like any other.
     #[error("waiting for approval: {0}")]
     ApprovalRequired(String),
+    /// The call stopped part-way: calls it made itself (a nested agent's, a program's) wait for
+    /// decisions. An agent run pauses on it as on [`SkillError::ApprovalRequired`], listing the
+    /// inner calls; outside a run it is an error result naming them.
+    #[error("{}", suspended_message(.0))]
+    Suspended(Box<crate::pending::Suspension>),
     /// The call would break a safety rule (a path outside the workspace, a forbidden URL, ...).
     #[error("refused for safety: {0}")]
     Safety(String),
@@ -78,6 +83,19 @@ pub enum SkillError {
         #[source]
         source: Option<Arc<dyn StdError + Send + Sync + 'static>>,
     },
+}
+
+/// What a model (or a caller outside a run) reads of a suspended call.
+fn suspended_message(suspension: &crate::pending::Suspension) -> String {
+    let calls: Vec<String> = suspension
+        .pending
+        .iter()
+        .map(|p| format!("`{}` ({})", p.path(), p.id()))
+        .collect();
+    format!(
+        "waiting for approval of calls made inside this call: {}",
+        calls.join(", ")
+    )
 }
 
 impl SkillError {

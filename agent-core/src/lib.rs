@@ -58,6 +58,7 @@ pub mod context;
 pub mod error;
 pub mod hook;
 mod macro_support;
+pub mod pending;
 pub mod registry;
 pub mod retry;
 pub mod schema;
@@ -215,6 +216,7 @@ pub use hook::{
     HookFuture, HookVerdict, Permission, PermissionGate, PermissionRule, SkillHook, ThreeWayRule,
     YesNoRule,
 };
+pub use pending::{Decision, Hop, PendingCall, Resumption, Suspension};
 pub use registry::{DestructiveCalls, Registry, SkillRegistration};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use schema::ToolDefinition;

@@ -90,10 +90,11 @@ impl AgentObject {
         let unknown: Vec<&str> = decisions
             .keys()
             .map(String::as_str)
-            .filter(|id| !waiting.iter().any(|a| a.pending.call.id.as_ref() == *id))
+            .filter(|id| !waiting.iter().any(|a| a.pending.id() == *id))
             .collect();
         if !unknown.is_empty() {
-            let ids: Vec<&str> = waiting.iter().map(|a| a.pending.call.id.as_ref()).collect();
+            let ids: Vec<String> = waiting.iter().map(|a| a.pending.id()).collect();
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
             return Err(TerminalError::new_with_code(
                 400,
                 format!(
@@ -110,10 +111,10 @@ impl AgentObject {
         }
         let mut decided = Vec::new();
         for approval in &waiting {
-            let id = approval.pending.call.id.as_ref();
-            if let Some(decision) = decisions.get(id) {
+            let id = approval.pending.id();
+            if let Some(decision) = decisions.get(&id) {
                 ctx.resolve_awakeable(&approval.awakeable, Json(decision.clone()));
-                decided.push(id.to_owned());
+                decided.push(id);
             }
         }
         Ok(Json(decided))
@@ -204,7 +205,7 @@ async fn wait_for_decisions(
     let mut decisions = Vec::new();
     for (approval, answer) in waiting.iter().zip(answers) {
         let Json(value) = answer.await?;
-        decisions.push((approval.pending.call.id.to_string(), read_decision(value)));
+        decisions.push((approval.pending.id(), read_decision(value)));
     }
     ctx.clear(PENDING);
     Ok(decisions)

@@ -105,6 +105,16 @@ pub enum AgentEvent {
         /// The calls waiting, in call order.
         pending: Vec<PendingCall>,
     },
+    /// An event of an agent this run called as a skill ([`AgentRuntime::into_skill`](
+    /// crate::AgentRuntime::into_skill)), or of one that agent called: `path` names the agents
+    /// from this run's child down to the one the event is from (`["researcher"]`,
+    /// `["researcher", "checker"]`). Its step is that agent's own.
+    Nested {
+        /// The agents on the way, outermost first.
+        path: Vec<String>,
+        /// The event, as that agent's sinks got it.
+        event: Box<AgentEvent>,
+    },
     /// A turn ended. `finish` is set on the last event of the run.
     TurnFinished {
         /// The step.

@@ -31,9 +31,9 @@ pub mod session;
 
 pub use event::{AgentEvent, EventSink};
 pub use runtime::{
-    AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, OutputMode,
-    OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState, TranscriptLimit,
-    TypedOutcome, TypedRunRequest,
+    AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, Goal, Hop,
+    OutputMode, OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState,
+    SubAgent, TranscriptLimit, TypedOutcome, TypedRunRequest,
 };
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 #[cfg(feature = "redb")]

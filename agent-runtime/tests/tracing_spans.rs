@@ -90,4 +90,45 @@ async fn a_run_is_a_tree_of_gen_ai_spans() {
         tool.contains(&("gen_ai.tool.call.id".into(), "c1".into())),
         "{tool:?}"
     );
+
+    // An agent called as a skill: its run's spans nest under the parent's `execute_tool`.
+    spans.0.lock().unwrap().clear();
+    let mut child_registry = Registry::new();
+    child_registry.add(LookupSkill);
+    let child = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new("c1", "lookup", json!({"key": "b"}))]),
+            MockReply::text("child done"),
+        ]),
+        child_registry,
+    );
+    let mut registry = Registry::new();
+    registry.add(child.into_skill("helper", "Helps."));
+    let parent = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("p1", "helper", json!({"goal": "help"}))]),
+        MockReply::text("done"),
+    ]);
+    AgentRuntime::new(parent, registry).run("go").await.unwrap();
+    let recorded = spans.0.lock().unwrap().clone();
+    let tree: Vec<(&str, Option<&str>)> = recorded
+        .iter()
+        .map(|(n, p, _)| (n.as_str(), p.as_deref()))
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            ("invoke_agent", None),
+            ("turn", Some("invoke_agent")),
+            ("chat", Some("turn")),
+            ("execute_tool", Some("turn")),
+            ("invoke_agent", Some("execute_tool")),
+            ("turn", Some("invoke_agent")),
+            ("chat", Some("turn")),
+            ("execute_tool", Some("turn")),
+            ("turn", Some("invoke_agent")),
+            ("chat", Some("turn")),
+            ("turn", Some("invoke_agent")),
+            ("chat", Some("turn")),
+        ]
+    );
 }

@@ -57,6 +57,9 @@ pub(super) trait Ability: Send + Sync {
         None
     }
 
+    /// After a turn's calls ran (before their results are recorded).
+    fn after_calls(&self, _state: &mut RunState) {}
+
     /// A finished answer without calls: `Some` when the ability decides what it means.
     fn on_answer(&self, _state: &mut RunState, _text: &str) -> Option<Answered> {
         None

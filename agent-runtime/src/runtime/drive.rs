@@ -11,6 +11,7 @@ use super::answer::TypedAnswer;
 use super::effects::{Direct, Effects};
 use super::finish;
 use super::journaled::Journaled;
+use super::nesting::{ChildUsage, Nesting};
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::plan::PlanMode;
@@ -56,11 +57,20 @@ pub(super) async fn drive(
             registry: &rt.registry,
         }));
     }
+    let nesting = Nesting {
+        path: rt.path.clone(),
+        sinks: rt.sinks.clone(),
+        used: Default::default(),
+    };
+    abilities.push(Box::new(ChildUsage {
+        used: nesting.used.clone(),
+    }));
     let ctx = rt
         .context
         .clone()
         .with_cancellation(rt.cancellation.clone())
-        .with_scope(RunScope::new());
+        .with_scope(RunScope::new())
+        .with_extension(nesting);
     for name in &state.loaded_skills {
         ctx.scope().load(name.clone());
     }
@@ -89,6 +99,7 @@ pub(super) async fn drive(
         },
         final_text,
         usage: state.usage,
+        agents: state.agents.clone(),
         steps: state.steps,
         output: answer,
         state: paused.then(|| Box::new(state)),

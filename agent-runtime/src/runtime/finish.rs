@@ -17,10 +17,10 @@
 
 use super::AgentRuntime;
 use super::guards::{Repeated, StuckGuard};
-use super::pending::PendingCall;
 use super::reason::{Budget, FinishReason, TranscriptLimit};
 use super::state::RunState;
 use agent_core::call::{ToolCall, ToolResult};
+use agent_core::pending::PendingCall;
 use agent_llm::message::StopReason;
 
 /// The checks before each model call: cancellation, then the step and token budgets.

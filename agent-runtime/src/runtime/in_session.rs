@@ -13,10 +13,10 @@ use super::drive;
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::pause;
-use super::pending::Decision;
 use super::reason::FinishReason;
 use super::state::RunState;
 use crate::session::{LoadedSession, SessionRecord, SessionStore};
+use agent_core::pending::Decision;
 use agent_llm::message::Message;
 
 /// What a session can start with.

@@ -19,8 +19,12 @@ pub struct RunOutcome {
     pub transcript: Vec<Message>,
     /// The model's last text, if it wrote any.
     pub final_text: Option<String>,
-    /// Tokens used by the run.
+    /// Tokens used by the run, the agents it called as skills included.
     pub usage: Usage,
+    /// The tokens of each agent this run called as a skill ([`AgentRuntime::into_skill`](
+    /// super::AgentRuntime::into_skill)), by its path (`researcher`, `researcher › checker`):
+    /// each agent's own, without its children's. Empty when it called none.
+    pub agents: std::collections::BTreeMap<String, Usage>,
     /// Model calls made.
     pub steps: usize,
     /// In a typed run that ended with [`FinishReason::NoMoreToolCalls`], the value the model

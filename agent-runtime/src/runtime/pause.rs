@@ -11,22 +11,35 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::outcome::AgentError;
-use super::pending::{Decision, PendingCall};
 use super::record::ToolRecord;
 use super::state::{Next, RunState};
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::error::SkillError;
+use agent_core::pending::{Decision, PendingCall, Resumption};
 use agent_core::registry::Registry;
 use agent_llm::message::Message;
 
-/// Whether a call of the turn waits for a decision.
+/// Whether a call of the turn waits for a decision: a hook asked, or the call suspended on calls
+/// of its own.
 pub(super) fn is_pending(result: &ToolResult) -> bool {
-    matches!(result.output, Err(SkillError::ApprovalRequired(_)))
+    matches!(
+        result.output,
+        Err(SkillError::ApprovalRequired(_) | SkillError::Suspended(_))
+    )
 }
 
-/// Answers the calls that wait for a decision as not run (the run ends without one).
-pub(super) fn not_run(results: &mut [ToolResult]) {
+/// Whether a call of the turn suspended on calls of its own (a nested agent that paused).
+pub(super) fn is_suspended(result: &ToolResult) -> bool {
+    matches!(result.output, Err(SkillError::Suspended(_)))
+}
+
+/// Answers the calls that wait for a decision as not run (the run ends without one); with
+/// `approvals_only`, only those a hook asked about (a suspended call still pauses the run).
+pub(super) fn not_run(results: &mut [ToolResult], approvals_only: bool) {
     for result in results.iter_mut().filter(|r| is_pending(r)) {
+        if approvals_only && is_suspended(result) {
+            continue;
+        }
         result.output = Err(SkillError::tool(
             "not run: it needed approval, and the run ended first",
         ));
@@ -34,7 +47,9 @@ pub(super) fn not_run(results: &mut [ToolResult]) {
 }
 
 /// Holds a turn whose results include calls waiting for a decision: the state that waits for
-/// them, and the results of the others (reported by the caller as they are kept).
+/// them, and the results of the others (reported by the caller as they are kept). A suspended
+/// call's inner pending calls are listed as seen from this run ([`PendingCall::inside`]), and
+/// its state kept for when it runs again.
 pub(super) fn hold(
     registry: &Registry,
     calls: &[ToolCall],
@@ -42,20 +57,33 @@ pub(super) fn hold(
     cut_off: Option<Message>,
 ) -> (Next, Vec<ToolResult>) {
     let mut pending = Vec::new();
+    let mut suspended = Vec::new();
     let mut done = Vec::new();
     for (call, result) in calls.iter().zip(results) {
-        match &result.output {
+        let metadata = registry.metadata(&call.name);
+        let skill = metadata.map_or_else(|| call.name.clone(), |m| m.name.to_string());
+        match result.output {
             Err(SkillError::ApprovalRequired(reason)) => {
-                let metadata = registry.metadata(&call.name);
                 pending.push(PendingCall {
                     call: call.clone(),
-                    skill: metadata.map_or_else(|| call.name.clone(), |m| m.name.to_string()),
+                    skill,
                     is_read_only: metadata.is_some_and(|m| m.is_read_only),
                     is_destructive: metadata.is_some_and(|m| m.is_destructive),
-                    reason: reason.clone(),
+                    reason,
+                    via: Vec::new(),
                 });
             }
-            _ => done.push(result),
+            Err(SkillError::Suspended(suspension)) => {
+                let suspension = *suspension;
+                pending.extend(
+                    suspension
+                        .pending
+                        .into_iter()
+                        .map(|inner| inner.inside(&call.id, &skill)),
+                );
+                suspended.push((call.id.to_string(), suspension.state));
+            }
+            output => done.push(ToolResult { output, ..result }),
         }
     }
     let next = Next::Decisions {
@@ -64,6 +92,7 @@ pub(super) fn hold(
             .iter()
             .map(|r| ToolRecord::keep(r, Vec::new()))
             .collect(),
+        suspended,
         cut_off,
     };
     (next, done)
@@ -91,28 +120,59 @@ pub(super) fn decide(
     let Next::Decisions {
         pending,
         mut done,
+        suspended,
         cut_off,
     } = std::mem::replace(&mut state.next, Next::Model)
     else {
         unreachable!("checked: the state waits for decisions");
     };
     let mut approved: Vec<(String, Option<Value>)> = Vec::new();
+    let mut resume: Vec<(String, Resumption)> = Vec::new();
     for waiting in pending {
-        let id = waiting.call.id.to_string();
-        match map.remove(&id) {
-            Some(Decision::Approve) => approved.push((id, None)),
-            Some(Decision::Edit(arguments)) => approved.push((id, Some(arguments))),
-            Some(Decision::Deny(reason)) => {
+        let id = waiting.id();
+        let decision = map
+            .remove(&id)
+            .expect("checked: every pending call has a decision");
+        if let Some(outer) = waiting.via.first() {
+            // A call inside a suspended one: its decision goes to that call, which runs again.
+            let inner_id = id[outer.call_id.len() + 1..].to_owned();
+            match resume
+                .iter_mut()
+                .find(|(call_id, _)| *call_id == outer.call_id)
+            {
+                Some((_, resumption)) => resumption.decisions.push((inner_id, decision)),
+                None => {
+                    let state = suspended
+                        .iter()
+                        .find(|(call_id, _)| *call_id == outer.call_id)
+                        .map(|(_, state)| state.clone())
+                        .unwrap_or(Value::Null);
+                    resume.push((
+                        outer.call_id.clone(),
+                        Resumption {
+                            state,
+                            decisions: vec![(inner_id, decision)],
+                        },
+                    ));
+                    approved.push((outer.call_id.clone(), None));
+                }
+            }
+            continue;
+        }
+        match decision {
+            Decision::Approve => approved.push((id, None)),
+            Decision::Edit(arguments) => approved.push((id, Some(arguments))),
+            Decision::Deny(reason) => {
                 let result = ToolResult::new(&waiting.call, Err(SkillError::Denied(reason)));
                 done.push(ToolRecord::keep(&result, Vec::new()));
             }
-            None => unreachable!("checked: every pending call has a decision"),
         }
     }
     state.next = Next::Calls {
         cut_off,
         done,
         approved: Some(approved),
+        resume,
     };
     Ok(())
 }
@@ -123,12 +183,8 @@ fn check_decisions(
     decisions: &HashMap<String, Decision>,
     registry: &Registry,
 ) -> Result<(), AgentError> {
-    let ids: Vec<&str> = state.pending().iter().map(|p| p.call.id.as_ref()).collect();
-    if ids.is_empty() {
-        return Err(AgentError::Resume(
-            "the state has no call waiting for a decision".into(),
-        ));
-    }
+    let ids: Vec<String> = state.pending().iter().map(PendingCall::id).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let missing: Vec<&str> = ids
         .iter()
         .copied()
@@ -165,18 +221,32 @@ fn check_decisions(
             quoted(&ids)
         )));
     }
-    if let Some(absent) = state
+    // The call of this run each pending call belongs to: itself, or the outer call it was made
+    // inside.
+    let own = |p: &PendingCall| match p.via.first() {
+        Some(outer) => (outer.call_id.clone(), outer.skill.clone()),
+        None => (p.call.id.to_string(), p.call.name.clone()),
+    };
+    if let Some((id, name)) = state
         .pending()
         .iter()
-        .find(|p| !registry.contains(&p.call.name))
+        .map(own)
+        .find(|(_, name)| !registry.contains(name))
     {
         return Err(AgentError::Resume(format!(
-            "the pending call `{}` is to `{}`, which this runtime's registry does not have",
-            absent.call.id, absent.call.name
+            "the pending call `{id}` is to `{name}`, which this runtime's registry does not have"
         )));
     }
+    let own_ids: Vec<String> = state.pending().iter().map(|p| own(p).0).collect();
     match state.transcript.last() {
-        Some(last) if last.tool_calls.iter().any(|c| ids.contains(&c.id.as_ref())) => Ok(()),
+        Some(last)
+            if last
+                .tool_calls
+                .iter()
+                .any(|c| own_ids.iter().any(|id| *id == *c.id)) =>
+        {
+            Ok(())
+        }
         _ => Err(AgentError::Resume(
             "the state's transcript does not end with the calls it says are pending".into(),
         )),

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::pending::PendingCall;
+use agent_core::pending::PendingCall;
 use agent_llm::message::StopReason;
 
 /// Why a run ended.

@@ -11,6 +11,7 @@ use serde_json::Value;
 use agent_core::call::ToolResult;
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
+use agent_core::pending::Suspension;
 use agent_core::skill::SkillOutput;
 
 /// A tool call's result, as data, and the deferred skills the run had loaded once it ran (a
@@ -37,6 +38,8 @@ enum OutputRecord {
     },
     Denied(String),
     ApprovalRequired(String),
+    /// A call that suspended on calls of its own (a nested agent's pause), with its state.
+    Suspended(Suspension),
     Safety(String),
     Transient(String),
     Timeout(Duration),
@@ -59,6 +62,9 @@ impl ToolRecord {
             Err(SkillError::Denied(reason)) => OutputRecord::Denied(reason.clone()),
             Err(SkillError::ApprovalRequired(reason)) => {
                 OutputRecord::ApprovalRequired(reason.clone())
+            }
+            Err(SkillError::Suspended(suspension)) => {
+                OutputRecord::Suspended((**suspension).clone())
             }
             Err(SkillError::Safety(reason)) => OutputRecord::Safety(reason.clone()),
             Err(SkillError::Transient(reason)) => OutputRecord::Transient(reason.clone()),
@@ -91,6 +97,7 @@ impl ToolRecord {
             OutputRecord::BadArgs { path, message } => Err(SkillError::BadArgs { path, message }),
             OutputRecord::Denied(reason) => Err(SkillError::Denied(reason)),
             OutputRecord::ApprovalRequired(reason) => Err(SkillError::ApprovalRequired(reason)),
+            OutputRecord::Suspended(suspension) => Err(SkillError::Suspended(Box::new(suspension))),
             OutputRecord::Safety(reason) => Err(SkillError::Safety(reason)),
             OutputRecord::Transient(reason) => Err(SkillError::Transient(reason)),
             OutputRecord::Timeout(after) => Err(SkillError::Timeout(after)),
@@ -119,6 +126,10 @@ mod tests {
             Err(SkillError::bad_args("path", "missing field")),
             Err(SkillError::Denied("no".into())),
             Err(SkillError::ApprovalRequired("ask".into())),
+            Err(SkillError::Suspended(Box::new(agent_core::Suspension {
+                pending: Vec::new(),
+                state: serde_json::json!({"inner": 1}),
+            }))),
             Err(SkillError::Safety("outside".into())),
             Err(SkillError::Transient("busy".into())),
             Err(SkillError::Timeout(Duration::from_millis(1500))),

@@ -224,6 +224,7 @@ impl<'a, E: Effects> Run<'a, E> {
             cut_off,
             done: Vec::new(),
             approved: None,
+            resume: Vec::new(),
         };
     }
 
@@ -242,10 +243,14 @@ impl<'a, E: Effects> Run<'a, E> {
             cut_off,
             done,
             approved,
+            resume,
         } = std::mem::replace(&mut self.state.next, Next::Model)
         else {
             return;
         };
+        for (call_id, resumption) in resume {
+            self.ctx.scope().resume(&call_id, resumption);
+        }
         let calls = self.last_calls();
         let step = self.state.steps;
         let resumed = approved.is_some();
@@ -288,13 +293,20 @@ impl<'a, E: Effects> Run<'a, E> {
         let (mut results, ending) = self
             .answer(edited.as_deref().unwrap_or(&calls), answers)
             .await;
+        for ability in &self.abilities {
+            ability.after_calls(&mut self.state);
+        }
         if results.iter().any(pause::is_pending) {
-            if ending.is_none() && !resumed {
+            // A turn decided already does not ask again; a call that suspended (a nested agent
+            // that paused again further on) still pauses it.
+            if resumed {
+                pause::not_run(&mut results, true);
+            }
+            if ending.is_none() && results.iter().any(pause::is_pending) {
                 return self.hold(&calls, results, cut_off);
             }
-            // The run ends anyway (or the turn was decided already): the calls waiting for a
-            // decision are answered, not run.
-            pause::not_run(&mut results);
+            // The run ends anyway: the calls waiting for a decision are answered, not run.
+            pause::not_run(&mut results, false);
         }
         self.record(&results);
         if let Some(ending) = ending {

@@ -45,6 +45,9 @@ pub struct AgentRuntime {
     pub(super) output_retries: usize,
     /// Where a durable run keeps its steps' results ([`AgentRuntime::journal`]).
     pub(super) journal: Option<Arc<dyn Journal>>,
+    /// The agents from the outermost run to this one, when this runtime runs as another's skill
+    /// ([`AgentRuntime::into_skill`]); empty otherwise.
+    pub(super) path: Vec<String>,
 }
 
 impl AgentRuntime {
@@ -79,6 +82,7 @@ impl AgentRuntime {
             output_mode: OutputMode::Auto,
             output_retries: 2,
             journal: None,
+            path: Vec::new(),
         }
     }
 

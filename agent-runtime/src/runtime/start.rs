@@ -56,10 +56,10 @@ use super::in_session::{self, SessionStart};
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
 use super::pause;
-use super::pending::Decision;
 use super::state::RunState;
 use super::typed::TypedOutcome;
 use crate::session::SessionStore;
+use agent_core::pending::Decision;
 use agent_llm::message::Message;
 
 /// Where a run starts.

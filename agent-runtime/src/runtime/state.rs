@@ -11,14 +11,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::guards::{DenialGuard, StuckGuard};
-use super::pending::PendingCall;
 use super::reason::FinishReason;
 use super::record::ToolRecord;
+use agent_core::pending::{PendingCall, Resumption};
 use agent_llm::message::{Message, Usage};
 
-/// The format version of [`RunState`] this build writes and reads. Version 2 is the whole run
-/// (version 1 was a snapshot taken at a pause).
-pub const RUN_STATE_VERSION: u32 = 2;
+/// The format version of [`RunState`] this build writes. Version 3 adds calls that suspended
+/// (nested agents' pauses) and children's usage; this build reads versions 2 and 3 (a version 2
+/// state has neither). Version 2 is the whole run (version 1 was a snapshot taken at a pause).
+pub const RUN_STATE_VERSION: u32 = 3;
+
+/// The oldest format version this build reads.
+const OLDEST_READ: u32 = 2;
 
 /// A run, as one value: everything it is and what it does next. The loop advances it one step at
 /// a time (`run.rs`): the state's next step says whether the model is asked, the calls of its
@@ -54,6 +58,10 @@ pub struct RunState {
     pub loaded_skills: Vec<String>,
     /// Whether the run is in plan mode.
     pub plan_mode: bool,
+    /// Tokens the agents this run called as skills used, by their path (`researcher`,
+    /// `researcher › checker`); already counted in [`RunState::usage`].
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agents: std::collections::BTreeMap<String, Usage>,
     pub(crate) stuck: StuckGuard,
     pub(crate) denials: DenialGuard,
     #[serde(default)]
@@ -83,11 +91,18 @@ pub(crate) enum Next {
         /// edit), approved; every other call has its result in `done`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         approved: Option<Vec<(String, Option<Value>)>>,
+        /// Approved calls that had suspended: what each gets back when it runs again (by id).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        resume: Vec<(String, Resumption)>,
     },
     /// Paused: these calls wait for a decision; the turn's other calls have these results.
     Decisions {
         pending: Vec<PendingCall>,
         done: Vec<ToolRecord>,
+        /// The turn's calls that suspended (their inner calls are among `pending`): each one's
+        /// state, by call id.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        suspended: Vec<(String, Value)>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cut_off: Option<Message>,
     },
@@ -109,6 +124,7 @@ impl RunState {
             steps: 0,
             loaded_skills: Vec::new(),
             plan_mode,
+            agents: std::collections::BTreeMap::new(),
             stuck: StuckGuard::default(),
             denials: DenialGuard::default(),
             compaction_failures: 0,
@@ -153,12 +169,13 @@ impl Serialize for Version {
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let version = u32::deserialize(deserializer)?;
-        if version == RUN_STATE_VERSION {
+        if (OLDEST_READ..=RUN_STATE_VERSION).contains(&version) {
             Ok(Version)
         } else {
             Err(de::Error::custom(format!(
-                "this run state has format version {version}, and this build of agent-core reads \
-                 only version {RUN_STATE_VERSION}: resume it with the version that paused it"
+                "this run state has format version {version}, and this build of agent-runtime \
+                 reads versions {OLDEST_READ} to {RUN_STATE_VERSION}: resume it with the version \
+                 that paused it"
             )))
         }
     }

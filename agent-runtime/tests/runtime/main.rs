@@ -6,6 +6,7 @@
 //! `providers/`.
 
 mod adversarial;
+mod agents;
 mod finish;
 mod pause;
 mod sessions;

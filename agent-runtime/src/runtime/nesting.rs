@@ -1,0 +1,98 @@
+//! Where a run sits among agents that call agents: its [`Nesting`] (put in every run's context,
+//! so an [`SubAgent`](super::SubAgent) called in it knows its parent), the sink that carries
+//! a child's events up to its parent's sinks ([`Forward`]), and the ability that adds the
+//! children's usage to the run's own ([`ChildUsage`]).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use super::ability::Ability;
+use super::state::RunState;
+use crate::event::{AgentEvent, EventSink};
+use agent_llm::message::Usage;
+
+/// A run's place among nested agents, in its context as an extension.
+#[derive(Clone)]
+pub(crate) struct Nesting {
+    /// The agents from the outermost run to this one (empty at the top).
+    pub(crate) path: Vec<String>,
+    /// This run's sinks: a child's events go to them, wrapped in [`AgentEvent::Nested`].
+    pub(crate) sinks: Vec<Arc<dyn EventSink>>,
+    /// What the children that ran in this run used, not yet counted: (path below this run,
+    /// tokens of that agent alone), and the total to add to this run's usage.
+    pub(crate) used: Arc<Mutex<ChildrenUsed>>,
+}
+
+/// Tokens children used, waiting to be counted by the run they ran in.
+#[derive(Default)]
+pub(crate) struct ChildrenUsed {
+    /// Everything, children's children included.
+    pub(crate) total: Usage,
+    /// Each agent's own tokens, by its path below the run.
+    pub(crate) by_agent: BTreeMap<String, Usage>,
+}
+
+impl Nesting {
+    /// Counts a child's run (or the part of it since it last suspended): `total` with its own
+    /// children, and each agent's own tokens by path below the child (`""` for the child itself).
+    pub(crate) fn report(&self, child: &str, total: Usage, by_agent: BTreeMap<String, Usage>) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        used.total += total;
+        for (below, usage) in by_agent {
+            let path = if below.is_empty() {
+                child.to_owned()
+            } else {
+                format!("{child} › {below}")
+            };
+            *used.by_agent.entry(path).or_default() += usage;
+        }
+    }
+}
+
+/// The sink a child run sends its events to: each goes on to the parent's sinks as
+/// [`AgentEvent::Nested`], with the child's name first in its path.
+pub(crate) struct Forward {
+    /// The child's name, as the parent calls it.
+    pub(crate) agent: String,
+    /// The parent's sinks.
+    pub(crate) to: Vec<Arc<dyn EventSink>>,
+}
+
+impl EventSink for Forward {
+    fn send(&self, event: &AgentEvent) {
+        let wrapped = match event {
+            AgentEvent::Nested { path, event } => AgentEvent::Nested {
+                path: std::iter::once(self.agent.clone())
+                    .chain(path.iter().cloned())
+                    .collect(),
+                event: event.clone(),
+            },
+            other => AgentEvent::Nested {
+                path: vec![self.agent.clone()],
+                event: Box::new(other.clone()),
+            },
+        };
+        for sink in &self.to {
+            sink.send(&wrapped);
+        }
+    }
+}
+
+/// Adds what the children that ran in a turn used to the run's usage (so budgets count the whole
+/// tree) and to its per-agent record.
+pub(super) struct ChildUsage {
+    pub(super) used: Arc<Mutex<ChildrenUsed>>,
+}
+
+impl Ability for ChildUsage {
+    fn after_calls(&self, state: &mut RunState) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        if used.by_agent.is_empty() && used.total.total() == 0 {
+            return;
+        }
+        state.usage += std::mem::take(&mut used.total);
+        for (path, usage) in std::mem::take(&mut used.by_agent) {
+            *state.agents.entry(path).or_default() += usage;
+        }
+    }
+}
