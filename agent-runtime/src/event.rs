@@ -115,6 +115,15 @@ pub enum AgentEvent {
         /// The event, as that agent's sinks got it.
         event: Box<AgentEvent>,
     },
+    /// The agent whose turn it was handed the conversation to `to` ([`AgentRuntime::handoff`](
+    /// crate::AgentRuntime::handoff)), which carries on from the next step; that turn's
+    /// `TurnFinished` came first, without a finish.
+    HandedOff {
+        /// The step that handed over.
+        step: usize,
+        /// The agent that takes over.
+        to: String,
+    },
     /// A turn ended. `finish` is set on the last event of the run.
     TurnFinished {
         /// The step.

@@ -10,6 +10,7 @@ use super::ability::Ability;
 use super::answer::TypedAnswer;
 use super::effects::{Direct, Effects};
 use super::finish;
+use super::handoff::{self, Handoffs};
 use super::journaled::Journaled;
 use super::nesting::{ChildUsage, Nesting};
 use super::outcome::{AgentError, RunOutcome};
@@ -39,13 +40,74 @@ pub(super) async fn fresh(
     drive(rt, RunState::new(transcript, plan_mode), output).await
 }
 
-/// Steps `state` until it is done or paused. In plan mode the run ends in a plan; the typed value
-/// is asked for once it is approved, so `output` is then left out.
+/// Steps `state` until it is done or paused, handing the conversation on when an agent hands
+/// it off (`handoff.rs`). In plan mode the run ends in a plan; the typed value is asked for once
+/// it is approved, so `output` is then left out.
 pub(super) async fn drive(
     rt: &AgentRuntime,
     mut state: RunState,
     output: Option<OutputType>,
 ) -> Result<RunOutcome, AgentError> {
+    let mut active = handoff::active(rt, &state.handoffs)?;
+    loop {
+        let (next, finish, answer) = run_agent(&active, state, output.clone()).await?;
+        state = next;
+        if let Some(to) = state.handing_to.take() {
+            let step = state.steps;
+            for sink in &active.sinks {
+                sink.send(&AgentEvent::HandedOff {
+                    step,
+                    to: to.clone(),
+                });
+            }
+            handoff::hand_over(&active, &to, &mut state);
+            active = handoff::active(rt, &state.handoffs)?;
+            state.next = Next::Model;
+            state.turn_closed = false;
+            continue;
+        }
+        return Ok(outcome(state, finish, answer));
+    }
+}
+
+/// What a run that stopped, done or paused, hands back.
+fn outcome(
+    mut state: RunState,
+    finish: FinishReason,
+    answer: Option<serde_json::Value>,
+) -> RunOutcome {
+    state.turn_closed = true;
+    let final_text = state
+        .transcript
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.content.is_empty())
+        .map(|m| m.content.clone());
+    let paused = state.is_paused();
+    RunOutcome {
+        finish,
+        transcript: if paused {
+            state.transcript.clone()
+        } else {
+            std::mem::take(&mut state.transcript)
+        },
+        final_text,
+        usage: state.usage,
+        agents: state.agents.clone(),
+        handoffs: state.handoffs.clone(),
+        steps: state.steps,
+        output: answer,
+        state: paused.then(|| Box::new(state)),
+    }
+}
+
+/// One agent's part of a run: its effects and abilities chosen, its state stepped until it is
+/// done, paused or handed on.
+async fn run_agent(
+    rt: &AgentRuntime,
+    mut state: RunState,
+    output: Option<OutputType>,
+) -> Result<(RunState, FinishReason, Option<serde_json::Value>), AgentError> {
     let mut abilities: Vec<Box<dyn Ability + '_>> = Vec::new();
     if let Some(output) = output.filter(|_| !state.plan_mode) {
         let output = rt.output_state(output)?;
@@ -55,6 +117,11 @@ pub(super) async fn drive(
     if state.plan_mode {
         abilities.push(Box::new(PlanMode {
             registry: &rt.registry,
+        }));
+    }
+    if !rt.handoffs.is_empty() {
+        abilities.push(Box::new(Handoffs {
+            offered: &rt.handoffs,
         }));
     }
     let nesting = Nesting {
@@ -75,35 +142,13 @@ pub(super) async fn drive(
         ctx.scope().load(name.clone());
     }
     let direct = Direct { rt };
-    let (mut state, finish, answer) = match rt.journal.as_deref() {
+    match rt.journal.as_deref() {
         Some(journal) => {
             let journaled = Journaled { direct, journal };
-            step(Run::new(rt, journaled, abilities, ctx, state)).await?
+            step(Run::new(rt, journaled, abilities, ctx, state)).await
         }
-        None => step(Run::new(rt, direct, abilities, ctx, state)).await?,
-    };
-    state.turn_closed = true;
-    let final_text = state
-        .transcript
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant && !m.content.is_empty())
-        .map(|m| m.content.clone());
-    let paused = state.is_paused();
-    Ok(RunOutcome {
-        finish,
-        transcript: if paused {
-            state.transcript.clone()
-        } else {
-            std::mem::take(&mut state.transcript)
-        },
-        final_text,
-        usage: state.usage,
-        agents: state.agents.clone(),
-        steps: state.steps,
-        output: answer,
-        state: paused.then(|| Box::new(state)),
-    })
+        None => step(Run::new(rt, direct, abilities, ctx, state)).await,
+    }
 }
 
 /// Steps `run` until it is done or paused, in the run's span, and ends its last step: the state
@@ -129,9 +174,11 @@ async fn step<E: Effects>(
         Next::Model | Next::Calls { .. } => unreachable!("the loop stops only when done or paused"),
     };
     let step = run.state.steps;
+    // An agent that handed the conversation on ends its turn, not the run.
+    let handed_on = run.state.handing_to.is_some();
     run.emit(|| AgentEvent::TurnFinished {
         step,
-        finish: Some(finish.clone()),
+        finish: (!handed_on).then(|| finish.clone()),
     });
     let mut state = run.state;
     state.loaded_skills = run.ctx.scope().loaded();

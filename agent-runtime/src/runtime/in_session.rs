@@ -75,7 +75,8 @@ pub(super) async fn send(
                 transcript: state.transcript.clone(),
                 paused: None,
             };
-            pause::decide(&mut state, decisions, &rt.registry)?;
+            let active = super::handoff::active(rt, &state.handoffs)?;
+            pause::decide(&mut state, decisions, &active.registry)?;
             let claimed = store.save(id, &claim, Some(version)).await?;
             let outcome = drive::drive(rt, state, output).await?;
             save(store, id, &outcome, Some(claimed)).await?;

@@ -85,6 +85,7 @@ mod drive;
 mod effects;
 mod finish;
 mod guards;
+mod handoff;
 mod in_session;
 mod journal;
 mod journaled;
@@ -104,6 +105,7 @@ mod sub_agent;
 mod typed;
 
 pub use agent_core::pending::{Decision, Hop, PendingCall};
+pub use handoff::TranscriptFilter;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::{AgentError, RunOutcome};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};

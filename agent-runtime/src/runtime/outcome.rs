@@ -25,6 +25,10 @@ pub struct RunOutcome {
     /// super::AgentRuntime::into_skill)), by its path (`researcher`, `researcher › checker`):
     /// each agent's own, without its children's. Empty when it called none.
     pub agents: std::collections::BTreeMap<String, Usage>,
+    /// The agents the conversation was handed to ([`AgentRuntime::handoff`](
+    /// super::AgentRuntime::handoff)), in order: the last one answered. Empty when this
+    /// runtime's own agent did.
+    pub handoffs: Vec<String>,
     /// Model calls made.
     pub steps: usize,
     /// In a typed run that ended with [`FinishReason::NoMoreToolCalls`], the value the model

@@ -48,6 +48,8 @@ pub struct AgentRuntime {
     /// The agents from the outermost run to this one, when this runtime runs as another's skill
     /// ([`AgentRuntime::into_skill`]); empty otherwise.
     pub(super) path: Vec<String>,
+    /// The agents this runtime may hand the conversation to ([`AgentRuntime::handoff`]).
+    pub(super) handoffs: Vec<super::handoff::Handoff>,
 }
 
 impl AgentRuntime {
@@ -83,6 +85,7 @@ impl AgentRuntime {
             output_retries: 2,
             journal: None,
             path: Vec::new(),
+            handoffs: Vec::new(),
         }
     }
 

@@ -277,7 +277,8 @@ impl<'r> RunRequest<'r> {
                 drive::fresh(rt, approved(transcript), false, output).await
             }
             Start::Paused(mut state, decisions) => {
-                pause::decide(&mut state, decisions, &rt.registry)?;
+                let active = super::handoff::active(rt, &state.handoffs)?;
+                pause::decide(&mut state, decisions, &active.registry)?;
                 pause::check_output(&state, output.is_some())?;
                 drive::drive(rt, *state, output).await
             }

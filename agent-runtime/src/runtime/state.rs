@@ -62,6 +62,13 @@ pub struct RunState {
     /// `researcher › checker`); already counted in [`RunState::usage`].
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub agents: std::collections::BTreeMap<String, Usage>,
+    /// The agents the conversation was handed to, in order ([`AgentRuntime::handoff`](
+    /// super::AgentRuntime::handoff)); the last one has the turn. Empty: the first runtime's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handoffs: Vec<String>,
+    /// Set by a handoff's call: who takes over when this agent's part ends.
+    #[serde(skip)]
+    pub(crate) handing_to: Option<String>,
     pub(crate) stuck: StuckGuard,
     pub(crate) denials: DenialGuard,
     #[serde(default)]
@@ -125,6 +132,8 @@ impl RunState {
             loaded_skills: Vec::new(),
             plan_mode,
             agents: std::collections::BTreeMap::new(),
+            handoffs: Vec::new(),
+            handing_to: None,
             stuck: StuckGuard::default(),
             denials: DenialGuard::default(),
             compaction_failures: 0,

@@ -8,6 +8,7 @@
 mod adversarial;
 mod agents;
 mod finish;
+mod handoffs;
 mod pause;
 mod sessions;
 mod typed_runs;
