@@ -74,6 +74,29 @@ fn the_tour_runs_offline_and_shows_definitions_and_results() {
 }
 
 #[test]
+fn the_team_pauses_two_agents_down_continues_once_and_hands_off() {
+    let output = clean(&mut Command::new(example("team"))).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in [
+        "paused: writer › publish (p2/w1)",
+        "publish ran 0 times",
+        "approved; publish ran 1 time",
+        "answer: Read the notes and announced the release.",
+        "tokens, all agents: 550",
+        "  reader: 117",
+        "  writer: 143",
+        "handed to support: Support here:",
+    ] {
+        assert!(stdout.contains(line), "{line:?} missing from:\n{stdout}");
+    }
+}
+
+#[test]
 fn a_custom_provider_drives_the_real_loop() {
     let output = clean(&mut Command::new(example("custom_provider")))
         .output()

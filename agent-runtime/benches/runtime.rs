@@ -2,12 +2,19 @@
 //! through `AgentRuntime` with `MockProvider`. Linear growth means the 400-turn run takes 2.0× the
 //! 200-turn one; the per-turn overhead is the 200-turn time / 201.
 //!
+//! And the cost of an agent used as a skill (`nested`): a run whose model makes `n` calls in one
+//! turn to `lookup` (the floor), against one whose `n` calls go to a child agent that calls
+//! `lookup` itself (each child: two scripted turns of its own), for n = 1, 4 and 16.
+//!
 //! `cargo bench -p agent-runtime --bench runtime` (`BENCH_QUICK=1` for a short run)
 
 use std::hint::black_box;
 
 use agent_core::{Registry, SkillError, ToolCall, skill};
-use agent_llm::{MockProvider, MockReply};
+use agent_llm::{
+    ChatRequest, ChatResponse, EventStream, LlmProvider, Message, MockProvider, MockReply,
+    ProviderError, Role, StopReason,
+};
 use agent_runtime::AgentRuntime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -66,5 +73,99 @@ fn runtime(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, runtime);
+/// A parent whose one turn makes `n` calls to `callee`, then answers.
+fn fan_out(n: usize, callee: &str, registry: Registry) -> AgentRuntime {
+    // Different arguments for each call: the same call repeated would be refused as stuck.
+    let calls = (0..n).map(|i| {
+        let args = if callee == "lookup" {
+            json!({"key": format!("k{i}")})
+        } else {
+            json!({"goal": format!("look k{i} up")})
+        };
+        ToolCall::new(format!("p{i}"), callee, args)
+    });
+    let model = MockProvider::new([MockReply::tool_calls(calls), MockReply::text("Done.")])
+        .without_recording();
+    AgentRuntime::new(model, registry).stuck_after(n + 1)
+}
+
+/// The child's model: it calls `lookup` when the last message is the goal and answers when it is
+/// the result. Stateless, so children running at once each get their two turns.
+struct LookThenAnswer;
+
+#[async_trait::async_trait]
+impl LlmProvider for LookThenAnswer {
+    fn name(&self) -> &str {
+        "look-then-answer"
+    }
+
+    async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+        let message = match request.messages.last().map(|m| m.role) {
+            Some(Role::Tool) => Message::assistant("k: 42"),
+            _ => Message::assistant_with_tool_calls(
+                "",
+                vec![ToolCall::new("c1", "lookup", json!({"key": "k"}))],
+            ),
+        };
+        Ok(ChatResponse {
+            message,
+            stop_reason: StopReason::EndTurn,
+            usage: Default::default(),
+            truncated_tool_calls: Vec::new(),
+            model: None,
+            id: None,
+        })
+    }
+
+    fn stream(&self, _request: &ChatRequest<'_>) -> EventStream {
+        unreachable!("the runtime is not streaming")
+    }
+}
+
+/// A child agent that calls `lookup` once, then answers.
+fn child() -> AgentRuntime {
+    let mut registry = Registry::new();
+    registry.add(LookupSkill);
+    AgentRuntime::new(LookThenAnswer, registry)
+}
+
+fn nested(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("nested");
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        group
+            .warm_up_time(std::time::Duration::from_millis(200))
+            .measurement_time(std::time::Duration::from_secs(1));
+    }
+    for n in [1usize, 4, 16] {
+        group.bench_function(format!("{n} skill calls"), |b| {
+            b.to_async(&rt).iter_batched(
+                || {
+                    let mut registry = Registry::new();
+                    registry.add(LookupSkill);
+                    fan_out(n, "lookup", registry)
+                },
+                |runtime| async move { black_box(runtime.run("go").await.unwrap()) },
+                criterion::BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(format!("{n} agent calls"), |b| {
+            b.to_async(&rt).iter_batched(
+                || {
+                    let mut registry = Registry::new();
+                    registry.add(child().into_skill("helper", "Looks things up."));
+                    fan_out(n, "helper", registry)
+                },
+                |runtime| async move { black_box(runtime.run("go").await.unwrap()) },
+                criterion::BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, runtime, nested);
 criterion_main!(benches);

@@ -485,3 +485,44 @@ async fn cancelling_the_parent_cancels_the_child_inside_its_call() {
     );
     assert!(CANCELLED_INSIDE.load(std::sync::atomic::Ordering::SeqCst));
 }
+
+/// A model that panics: the child agent's run panics inside the parent's call.
+struct Panics;
+
+#[agent_core::async_trait]
+impl agent_llm::LlmProvider for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+
+    fn stream(&self, _request: &agent_llm::ChatRequest<'_>) -> agent_llm::EventStream {
+        panic!("the child's model panicked")
+    }
+
+    async fn complete(
+        &self,
+        _request: &agent_llm::ChatRequest<'_>,
+    ) -> Result<agent_llm::ChatResponse, ProviderError> {
+        panic!("the child's model panicked")
+    }
+}
+
+#[tokio::test]
+async fn a_child_that_panics_is_an_error_result_for_the_parent() {
+    let mut registry = Registry::new();
+    registry.add(AgentRuntime::new(Panics, Registry::new()).into_skill("fragile", "Breaks."));
+    let parent = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new("p1", "fragile", json!({"goal": "x"}))]),
+            MockReply::text("It broke; carrying on."),
+        ]),
+        registry,
+    );
+    let outcome = parent.run("Go.").await.unwrap();
+    assert_eq!(
+        outcome.final_text.as_deref(),
+        Some("It broke; carrying on.")
+    );
+    let result = &outcome.transcript[2].content;
+    assert!(result.contains("panicked"), "{result}");
+}
