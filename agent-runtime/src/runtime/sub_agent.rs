@@ -11,9 +11,10 @@
 //! path (`researcher › delete_branch`, id `p1/c1`), with the child's state inside its own; a
 //! decision for such a call continues the child, whose answer becomes the parent's tool result.
 //!
-//! No cycle can be built: a runtime's registry is complete before the runtime exists, and
-//! `into_skill` takes the runtime it wraps. Agents that reach each other another way (a remote
-//! agent calling back) are stopped by a depth limit ([`SubAgent::max_depth`], 8 by default).
+//! A runtime's registry is complete before the runtime exists, and `into_skill` takes the runtime
+//! it wraps, so an agent reaches itself only another way (a skill of the user's that finds it
+//! later, a remote agent calling back); a depth limit ([`SubAgent::max_depth`], 8 by default)
+//! ends such a chain.
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;

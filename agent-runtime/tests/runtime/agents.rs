@@ -526,3 +526,90 @@ async fn a_child_that_panics_is_an_error_result_for_the_parent() {
     let result = &outcome.transcript[2].content;
     assert!(result.contains("panicked"), "{result}");
 }
+
+/// A model that always asks `again` for more, until it reads a result: each level of a cycle
+/// calls the next.
+struct AlwaysAgain(Arc<std::sync::atomic::AtomicUsize>);
+
+#[agent_core::async_trait]
+impl agent_llm::LlmProvider for AlwaysAgain {
+    fn name(&self) -> &str {
+        "again"
+    }
+
+    fn stream(&self, _request: &agent_llm::ChatRequest<'_>) -> agent_llm::EventStream {
+        unreachable!("not streaming")
+    }
+
+    async fn complete(
+        &self,
+        request: &agent_llm::ChatRequest<'_>,
+    ) -> Result<agent_llm::ChatResponse, ProviderError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let message = match request.messages.last().map(|m| m.role) {
+            Some(agent_llm::Role::Tool) => agent_llm::Message::assistant("unwound"),
+            _ => agent_llm::Message::assistant_with_tool_calls(
+                "",
+                vec![ToolCall::new("a1", "again", json!({"goal": "deeper"}))],
+            ),
+        };
+        Ok(agent_llm::ChatResponse {
+            message,
+            stop_reason: agent_llm::StopReason::EndTurn,
+            usage: Usage::default(),
+            truncated_tool_calls: Vec::new(),
+            model: None,
+            id: None,
+        })
+    }
+}
+
+/// A skill that calls the agent set into it after the agent was built: the one way to offer an
+/// agent to itself.
+struct Again(Arc<std::sync::OnceLock<agent_runtime::SubAgent>>);
+
+#[agent_core::async_trait]
+impl agent_core::Skill for Again {
+    type Input = agent_runtime::Goal;
+
+    fn name(&self) -> &str {
+        "again"
+    }
+
+    fn description(&self) -> &str {
+        "Ask the same agent again."
+    }
+
+    async fn run(
+        &self,
+        input: agent_runtime::Goal,
+        ctx: &agent_core::SkillContext,
+    ) -> Result<agent_core::SkillOutput, SkillError> {
+        let agent = self.0.get().expect("set after the runtime was built");
+        agent_core::Skill::run(agent, input, ctx).await
+    }
+}
+
+#[tokio::test]
+async fn an_agent_offered_to_itself_stops_at_the_depth_limit() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let slot = Arc::new(std::sync::OnceLock::new());
+    let mut registry = Registry::new();
+    registry.add(Again(slot.clone()));
+    let runtime = AgentRuntime::new(AlwaysAgain(calls.clone()), registry);
+    slot.set(
+        runtime
+            .clone()
+            .into_skill("again", "The same agent.")
+            .max_depth(5),
+    )
+    .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(20), runtime.run("Go deep."))
+        .await
+        .expect("the cycle ended")
+        .unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("unwound"));
+    // The top run and five nested ones each asked twice; the sixth level was refused.
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 12);
+    assert_eq!(outcome.agents.len(), 5, "{:?}", outcome.agents.keys());
+}
