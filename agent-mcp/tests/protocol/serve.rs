@@ -394,3 +394,45 @@ async fn http_answers_404_off_the_mcp_path() {
     assert!(response.starts_with("HTTP/1.1 404"), "{response}");
     assert!(response.contains("/mcp"));
 }
+
+/// An agent used as a skill is served like any skill: its goal schema listed, its answer the
+/// call's result; one that pauses for a decision is an error result naming the inner call (an
+/// MCP client cannot continue it).
+#[tokio::test]
+async fn an_agent_used_as_a_skill_is_served_like_any_skill() {
+    use agent_core::ToolCall;
+    use agent_llm::{MockProvider, MockReply};
+    use agent_runtime::AgentRuntime;
+
+    let mut tools = Registry::new();
+    tools.add(ShoutSkill).add(WipeSkill);
+    let child = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new("c1", "shout", json!({"text": "hi"}))]),
+            MockReply::text("It said HI."),
+            MockReply::tool_calls([ToolCall::new("c2", "wipe", json!({}))]),
+        ]),
+        tools,
+    );
+    let mut registry = Registry::new();
+    registry.add(child.into_skill("helper", "Shouts for you."));
+    let client = connect(McpServer::new(registry)).await;
+    let listed = client.list_all_tools().await.unwrap();
+    let helper = listed.iter().find(|t| t.name == "helper").unwrap();
+    assert_eq!(
+        Value::Object((*helper.input_schema).clone())["required"],
+        json!(["goal"])
+    );
+    let answered = call(&client, "helper", json!({"goal": "Shout hi."})).await;
+    assert_eq!(
+        (text(&answered), answered.is_error),
+        ("It said HI.".to_owned(), Some(false))
+    );
+    let paused = call(&client, "helper", json!({"goal": "Wipe it."})).await;
+    assert_eq!(paused.is_error, Some(true));
+    assert!(
+        text(&paused).contains("waiting for approval of calls made inside this call: `wipe` (c2)"),
+        "{}",
+        text(&paused)
+    );
+}
