@@ -140,7 +140,10 @@ fn a_state_of_another_version_is_refused_and_nothing_runs() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(&format!("format version {}", eugene::RUN_STATE_VERSION + 1))
-            && stderr.contains(&format!("reads only version {}", eugene::RUN_STATE_VERSION)),
+            && stderr.contains(&format!(
+                "reads versions 2 to {}",
+                eugene::RUN_STATE_VERSION
+            )),
         "{stderr}"
     );
     assert_eq!(runs(dir.path()), 0);

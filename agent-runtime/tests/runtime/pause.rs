@@ -415,6 +415,27 @@ fn a_state_of_another_version_or_a_forged_shape_is_an_error_not_a_misread() {
 }
 
 #[tokio::test]
+async fn a_paused_state_written_in_format_2_still_continues() {
+    let mock = MockProvider::new([
+        MockReply::tool_calls([call("c1", "wipe", "/v2")]),
+        MockReply::text("wiped"),
+    ]);
+    let runtime = AgentRuntime::new(mock, registry());
+    let (_, state) = paused(&runtime).await;
+    // What a build of format 2 wrote: the same fields, without those format 3 added.
+    let mut value = serde_json::to_value(&state).unwrap();
+    assert_eq!(value["version"], json!(3));
+    value["version"] = json!(2);
+    let old: RunState = serde_json::from_value(value).unwrap();
+    let done = runtime
+        .continue_paused(old, [("c1", Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(done.final_text.as_deref(), Some("wiped"));
+    assert_eq!(wipes("/v2"), 1);
+}
+
+#[tokio::test]
 async fn outside_a_run_an_ask_is_an_error_result_like_any_other() {
     let registry = Arc::new(registry());
     let result = registry
