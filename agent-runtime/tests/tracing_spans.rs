@@ -40,6 +40,14 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
     }
 }
 
+/// Each span's name and its parent's.
+fn tree(recorded: &[SpanRecord]) -> Vec<(&str, Option<&str>)> {
+    recorded
+        .iter()
+        .map(|(n, p, _)| (n.as_str(), p.as_deref()))
+        .collect()
+}
+
 #[tokio::test]
 async fn a_run_is_a_tree_of_gen_ai_spans() {
     let spans = Spans::default();
@@ -54,12 +62,8 @@ async fn a_run_is_a_tree_of_gen_ai_spans() {
     AgentRuntime::new(mock, registry).run("go").await.unwrap();
 
     let recorded = spans.0.lock().unwrap().clone();
-    let tree: Vec<(&str, Option<&str>)> = recorded
-        .iter()
-        .map(|(n, p, _)| (n.as_str(), p.as_deref()))
-        .collect();
     assert_eq!(
-        tree,
+        tree(&recorded),
         [
             ("invoke_agent", None),
             ("turn", Some("invoke_agent")),
@@ -110,12 +114,8 @@ async fn a_run_is_a_tree_of_gen_ai_spans() {
     ]);
     AgentRuntime::new(parent, registry).run("go").await.unwrap();
     let recorded = spans.0.lock().unwrap().clone();
-    let tree: Vec<(&str, Option<&str>)> = recorded
-        .iter()
-        .map(|(n, p, _)| (n.as_str(), p.as_deref()))
-        .collect();
     assert_eq!(
-        tree,
+        tree(&recorded),
         [
             ("invoke_agent", None),
             ("turn", Some("invoke_agent")),
