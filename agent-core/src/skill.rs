@@ -106,6 +106,14 @@ pub trait Skill: Send + Sync + 'static {
         None
     }
 
+    /// Whether the skill records the steps it takes in the run's journal itself (an agent used as
+    /// a skill: its model and tool calls are journaled steps of the durable run it runs in). A
+    /// journaled run then does not wrap the call in a step of its own, which would nest steps.
+    /// Default: `false`.
+    fn journals_its_steps(&self) -> bool {
+        false
+    }
+
     /// The JSON Schema of the structured value the skill answers with ([`SkillOutput::Json`]),
     /// if it declares one. A registry calls this once, when the skill is added, and shows it in
     /// [`ToolDefinition::output_schema`](crate::ToolDefinition::output_schema) and
@@ -238,6 +246,10 @@ pub trait DynSkill: Send + Sync + 'static {
     fn timeout(&self) -> Option<Duration>;
     /// See [`Skill::retry_policy`].
     fn retry_policy(&self) -> Option<RetryPolicy>;
+    /// See [`Skill::journals_its_steps`]. Default: `false`.
+    fn journals_its_steps(&self) -> bool {
+        false
+    }
     /// Validates the model's arguments. Errors are [`SkillError::BadArgs`] naming the field.
     fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError>;
     /// Runs the skill on arguments [`DynSkill::parse`] accepted.
@@ -302,6 +314,10 @@ impl<S: Skill> DynSkill for S {
 
     fn retry_policy(&self) -> Option<RetryPolicy> {
         Skill::retry_policy(self)
+    }
+
+    fn journals_its_steps(&self) -> bool {
+        Skill::journals_its_steps(self)
     }
 
     fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError> {

@@ -128,6 +128,7 @@ async fn run_agent(
         path: rt.path.clone(),
         sinks: rt.sinks.clone(),
         used: Default::default(),
+        journal: rt.journal.clone(),
     };
     abilities.push(Box::new(ChildUsage {
         used: nesting.used.clone(),

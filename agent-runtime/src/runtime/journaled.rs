@@ -86,6 +86,15 @@ impl Effects for Journaled<'_> {
             };
             let name = id.to_string();
             let registry = &self.direct.rt.registry;
+            // A skill that journals its own steps (a child agent) runs outside a step: its
+            // steps go into this journal in order, and a step inside a step is not allowed.
+            if registry
+                .get(&call.name)
+                .is_some_and(|s| s.journals_its_steps())
+            {
+                results.push(registry.run_one(call, ctx).await);
+                continue;
+            }
             let run = Box::pin(async move {
                 let result = registry.run_one(call, ctx).await;
                 record(&ToolRecord::keep(&result, ctx.scope().loaded()))
@@ -377,6 +386,75 @@ mod tests {
             .map(|m| m.content.as_str())
             .collect();
         assert_eq!(results, ["bumped to 1", "bumped to 2"]);
+    }
+
+    /// A parent whose one turn calls a child agent that bumps twice; both journaled in `journal`.
+    fn parent_of_a_bumping_child(
+        runs: &Arc<AtomicUsize>,
+        journal: &Arc<Memory>,
+        parent_replies: Vec<agent_llm::llm::MockReply>,
+        child_replies: Vec<agent_llm::llm::MockReply>,
+    ) -> (super::super::AgentRuntime, agent_llm::llm::MockProvider) {
+        let mut child_registry = Registry::new();
+        child_registry.add(Bump(Arc::clone(runs)));
+        let child_model = agent_llm::llm::MockProvider::new(child_replies);
+        let child = super::super::AgentRuntime::new(child_model.clone(), child_registry);
+        let mut registry = Registry::new();
+        registry.add(child.into_skill("bumper", "Bumps."));
+        let journal: Arc<dyn Journal> = journal.clone();
+        let parent = super::super::AgentRuntime::new(
+            agent_llm::llm::MockProvider::new(parent_replies),
+            registry,
+        )
+        .journal(journal);
+        (parent, child_model)
+    }
+
+    fn delegate() -> Vec<agent_llm::llm::MockReply> {
+        vec![
+            agent_llm::llm::MockReply::tool_calls([ToolCall::new(
+                "p1",
+                "bumper",
+                serde_json::json!({"goal": "bump twice"}),
+            )]),
+            agent_llm::llm::MockReply::text("all bumped"),
+        ]
+    }
+
+    #[tokio::test]
+    async fn a_child_agents_steps_are_steps_of_the_durable_run_and_replay_after_a_crash() {
+        let (journal, runs) = (Arc::new(Memory::default()), Arc::new(AtomicUsize::new(0)));
+        let (first, _) = parent_of_a_bumping_child(&runs, &journal, delegate(), two_bumps());
+        let outcome = first.run("delegate").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("all bumped"));
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            journal.entries.lock().unwrap().len(),
+            6,
+            "the parent's 2 model calls, the child's 2 model calls and 2 tool calls; the call to \
+             the child is no step of its own"
+        );
+
+        // The attempt died in the middle of the child: after the parent's first model call, the
+        // child's first model call and its first bump.
+        journal.entries.lock().unwrap().truncate(3);
+        journal.next.store(0, Ordering::SeqCst);
+        runs.store(1, Ordering::SeqCst);
+        let (again, child_model) = parent_of_a_bumping_child(
+            &runs,
+            &journal,
+            vec![agent_llm::llm::MockReply::text("all bumped")],
+            vec![agent_llm::llm::MockReply::text("done")],
+        );
+        let outcome = again.run("delegate").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("all bumped"));
+        assert_eq!(runs.load(Ordering::SeqCst), 2, "c1 replayed, c2 ran once");
+        assert_eq!(
+            child_model.requests().len(),
+            1,
+            "the child's first turn was not asked again"
+        );
+        assert_eq!(journal.entries.lock().unwrap().len(), 6);
     }
 
     #[test]

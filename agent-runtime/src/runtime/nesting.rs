@@ -21,6 +21,8 @@ pub(crate) struct Nesting {
     /// What the children that ran in this run used, not yet counted: (path below this run,
     /// tokens of that agent alone), and the total to add to this run's usage.
     pub(crate) used: Arc<Mutex<ChildrenUsed>>,
+    /// The run's journal, when it is durable: a child records its own steps in it.
+    pub(crate) journal: Option<Arc<dyn super::journal::Journal>>,
 }
 
 /// Tokens children used, waiting to be counted by the run they ran in.

@@ -6,7 +6,8 @@
 //! [`AgentEvent::Nested`](crate::AgentEvent::Nested) with the path of agents, its `tracing` spans
 //! sit under the parent's `execute_tool` span, its tokens are added to the parent's usage (and
 //! kept by agent in [`RunOutcome::agents`](super::RunOutcome::agents)), and cancelling the parent
-//! cancels it. A child that pauses for a decision suspends the call
+//! cancels it; in a durable run, its model and tool calls are steps of the parent's journal, in
+//! order, so after a crash nothing the child journaled runs again. A child that pauses for a decision suspends the call
 //! ([`SkillError::Suspended`]): the parent pauses too, listing the child's pending calls by their
 //! path (`researcher › delete_branch`, id `p1/c1`), with the child's state inside its own; a
 //! decision for such a call continues the child, whose answer becomes the parent's tool result.
@@ -165,6 +166,11 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         self.output_schema.clone()
     }
 
+    /// In a durable run the child's model and tool calls are steps of the run's journal.
+    fn journals_its_steps(&self) -> bool {
+        true
+    }
+
     async fn run(&self, input: I, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
         let parent = ctx.extension::<Nesting>();
         let mut path = parent.map(|n| n.path.clone()).unwrap_or_default();
@@ -181,6 +187,9 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         let mut child = self.runtime.clone();
         child.path = path;
         child.cancellation = ctx.cancellation().child_token();
+        if let Some(journal) = parent.and_then(|n| n.journal.clone()) {
+            child.journal = Some(journal);
+        }
         if let Some(parent) = parent {
             child.sinks.push(Arc::new(Forward {
                 agent: self.name.clone(),
