@@ -15,8 +15,10 @@
 //! `127.0.0.1:11434`); `AGENT_MODEL` picks the model. Kill this process at any point (`kill -9`)
 //! and start it again: Restate replays the run's journal into it, and the run goes on where it was.
 //!
-//! Two skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so it
-//! asks for approval) marks one published. Both log what they did to `notes/log`, one line each,
+//! Three skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so
+//! it asks for approval) marks one published, and `scribe`, a second agent used as a skill, which
+//! writes notes with its own `write_note` (its model and tool calls are steps of the run's
+//! journal too). Both log what they did to `notes/log`, one line each,
 //! so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
 //! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
 //! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
@@ -176,8 +178,22 @@ fn describe(event: &AgentEvent) -> Option<String> {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    let provider = provider();
+    let mut context = SkillContext::new(&args.workspace);
+    if let Some(name) = &args.hold {
+        context = context.with_extension(Hold(name.clone()));
+    }
+    // A second agent, used as a skill: its model and tool calls are steps of the same journal.
+    let mut scribe_skills = Registry::new();
+    scribe_skills.add(WriteNoteSkill);
+    let scribe = AgentRuntime::from_shared(provider.clone(), Arc::new(scribe_skills))
+        .system("You write the notes you are asked for.")
+        .context(context.clone());
     let mut registry = Registry::new();
-    registry.add(WriteNoteSkill).add(PublishSkill);
+    registry
+        .add(WriteNoteSkill)
+        .add(PublishSkill)
+        .add(scribe.into_skill("scribe", "Writes the notes it is asked for."));
     registry.with_hook(PermissionGate::with(|name, metadata| {
         if metadata.is_destructive {
             Permission::Ask(format!("`{name}` cannot be undone"))
@@ -185,11 +201,7 @@ async fn main() {
             Permission::Allow
         }
     }));
-    let mut context = SkillContext::new(&args.workspace);
-    if let Some(name) = args.hold {
-        context = context.with_extension(Hold(name));
-    }
-    let mut runtime = AgentRuntime::from_shared(provider(), Arc::new(registry))
+    let mut runtime = AgentRuntime::from_shared(provider, Arc::new(registry))
         .system("You keep notes. Use the tools; say briefly what you did.")
         .context(context)
         .max_steps(12);

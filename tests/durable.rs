@@ -451,6 +451,68 @@ async fn a_run_killed_in_the_middle_of_a_batch_finishes_after_a_restart_and_noth
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_agent_killed_in_the_middle_of_its_batch_finishes_after_a_restart_and_nothing_runs_twice()
+ {
+    let llm = Server::start([
+        // The coordinator hands the work to `scribe`, an agent used as a skill.
+        calls(&[("p1", "scribe", json!({"goal": "Write notes a and b."}))]),
+        // The scribe's own turns.
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "first"})),
+            ("c2", "write_note", json!({"name": "b", "text": "second"})),
+        ]),
+        text("Both notes are written."),
+        text("The scribe wrote both notes."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
+    restate.register(port).await;
+
+    let invocation = restate
+        .send_run("nested", "Get notes a and b written.")
+        .await;
+    // Inside the scribe: `a` is written and journaled; `b` has started: the process dies here.
+    wait_for("b to start", || {
+        count(&logged(work.path()), "started b") == 1
+    })
+    .await;
+    assert_eq!(logged(work.path()), ["wrote a", "started b"]);
+    first.kill();
+    std::fs::write(work.path().join("notes/b.go"), "").unwrap();
+    let _second = service(port, work.path(), &llm.url, Some("b")).await;
+
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["final_text"], "The scribe wrote both notes.",
+        "{outcome}"
+    );
+    let log = logged(work.path());
+    assert_eq!(
+        count(&log, "wrote a"),
+        1,
+        "the scribe's journaled call ran again: {log:?}"
+    );
+    assert_eq!(count(&log, "started b"), 2, "{log:?}");
+    assert_eq!(count(&log, "wrote b"), 1, "{log:?}");
+    // Four model calls in all: neither the coordinator's first turn nor the scribe's, both
+    // answered before the crash, was asked again.
+    let requests = llm.received();
+    assert_eq!(requests.len(), 4, "a journaled turn was asked again");
+    let results = tool_results(&requests[2].json());
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].1.contains("wrote notes/a.md"), "{results:?}");
+    assert!(results[1].1.contains("wrote notes/b.md"), "{results:?}");
+    let results = tool_results(&requests[3].json());
+    assert_eq!(
+        results,
+        [("p1".to_owned(), "Both notes are written.".to_owned())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_run_waits_across_a_restart_and_a_decision_sent_through_ingress_finishes_it() {
     let started = Instant::now();
     let llm = Server::start([
