@@ -6,7 +6,8 @@
 //! for the manual.
 //!
 //! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
-//! (default) sessions kept in a file, `mcp` the `mcp` module, `restate` the `restate` module.
+//! (default) sessions kept in a file, `mcp` the `mcp` module, `a2a` the `a2a` module, `restate` the
+//! `restate` module.
 //! A crate that only defines skills can depend on `agent-core` alone instead: no providers, no
 //! loop, no HTTP/TLS or storage crate.
 
@@ -20,6 +21,11 @@ pub use agent_runtime::*;
 /// (cargo feature `mcp`).
 #[cfg(feature = "mcp")]
 pub use agent_mcp as mcp;
+
+/// Agent2Agent (A2A 1.0): serve a runtime as an A2A agent, use remote A2A agents as skills
+/// (cargo feature `a2a`).
+#[cfg(feature = "a2a")]
+pub use agent_a2a as a2a;
 
 /// Durable runs on Restate (`agent-restate`), with the `restate` feature.
 #[cfg(feature = "restate")]

@@ -33,6 +33,36 @@ pub fn python_with_mcp(target_tmp: &str) -> PathBuf {
     }
 }
 
+/// A Python interpreter with the PyPI package `a2a-sdk` (pinned, with its `http-server` extra)
+/// and `uvicorn` (to serve an a2a-sdk agent) installed: `AGENT_A2A_PYTHON` if set, else a
+/// virtual environment made once in `target_tmp` (pass `env!("CARGO_TARGET_TMPDIR")`).
+pub fn python_with_a2a(target_tmp: &str) -> PathBuf {
+    if let Some(python) = std::env::var_os("AGENT_A2A_PYTHON") {
+        return PathBuf::from(python);
+    }
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let made = PYTHON.get_or_init(|| {
+        install(Path::new(target_tmp), "python-a2a", "bin/python", |dir| {
+            run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
+            run(Command::new(dir.join("bin/pip"))
+                .args(["install", "--quiet"])
+                .args(A2A_PACKAGES))
+        })
+    });
+    match made {
+        Ok(python) => python.clone(),
+        Err(why) => panic!(
+            "this test needs Python with the `a2a-sdk` package and could not install it ({why}). \
+             Install it by hand: python3 -m venv /tmp/a2avenv && /tmp/a2avenv/bin/pip install \
+             'a2a-sdk[http-server]==1.3.0' uvicorn==0.55.0, then set \
+             AGENT_A2A_PYTHON=/tmp/a2avenv/bin/python"
+        ),
+    }
+}
+
+/// What [`python_with_a2a`] installs (and `.ci/run` too).
+pub const A2A_PACKAGES: [&str; 2] = ["a2a-sdk[http-server]==1.3.0", "uvicorn==0.55.0"];
+
 /// A program from an npm package: `env` if set, else `package` installed once with npm into
 /// `target_tmp`, and `bin` (a path inside its `node_modules`) returned.
 pub fn npm_program(target_tmp: &str, env: &str, package: &str, bin: &str) -> PathBuf {

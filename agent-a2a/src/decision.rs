@@ -1,0 +1,245 @@
+//! Runs that pause for approval, in A2A terms: the `TASK_STATE_INPUT_REQUIRED` status message
+//! that describes the calls waiting ([`input_required_message`]), and the client's next message
+//! on the task, which carries the decisions ([`read_decisions`]).
+//!
+//! # The status message
+//!
+//! Its first part is text for a person ("The agent wants to call `delete` ..."); its second a
+//! data part:
+//!
+//! ```json
+//! {"pendingCalls": [{"id": "c1", "skill": "delete", "arguments": {"path": "old.log"},
+//!                    "reason": "deletes a file", "destructive": true}]}
+//! ```
+//!
+//! # The decision message
+//!
+//! Sent with the task's `taskId` (and `contextId`), it holds either a data part
+//!
+//! ```json
+//! {"decisions": {"c1": "approve", "c2": {"deny": "not that file"}, "c3": {"edit": {"path": "x"}}}}
+//! ```
+//!
+//! with a decision for every pending call, or — when exactly one call waits — a text part that is
+//! `approve` (or `yes`), or `deny` (or `no`), optionally followed by `:` and a reason. Anything
+//! else is refused with `InvalidParams` and the task keeps waiting.
+
+use serde_json::{Value, json};
+
+use agent_runtime::{Decision, PendingCall};
+
+use crate::types::{Message, Part};
+
+/// The agent message of an input-required status: what waits, in words and as data.
+pub fn input_required_message(pending: &[PendingCall]) -> Message {
+    let mut text = String::from("The agent needs a decision before it goes on:\n");
+    for p in pending {
+        text.push_str(&format!(
+            "- call `{}` to `{}` with {}: {}\n",
+            p.call.id, p.skill, p.call.arguments, p.reason
+        ));
+    }
+    text.push_str(
+        "Answer on this task with a data part {\"decisions\": {\"<call id>\": \"approve\" | \
+         {\"deny\": \"<reason>\"} | {\"edit\": {<arguments>}}}}",
+    );
+    if pending.len() == 1 {
+        text.push_str(", or with the text `approve` or `deny: <reason>`");
+    }
+    text.push('.');
+    let calls: Vec<Value> = pending
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.call.id.as_ref(),
+                "skill": p.skill,
+                "arguments": p.call.arguments,
+                "reason": p.reason,
+                "readOnly": p.is_read_only,
+                "destructive": p.is_destructive,
+            })
+        })
+        .collect();
+    Message::new(
+        crate::types::Role::Agent,
+        vec![
+            Part::text(text),
+            Part::data(json!({ "pendingCalls": calls })),
+        ],
+    )
+}
+
+/// The decisions `message` carries for the `pending` calls, one per call; `Err` says what is
+/// wrong, for the client.
+pub fn read_decisions(
+    message: &Message,
+    pending: &[PendingCall],
+) -> Result<Vec<(String, Decision)>, String> {
+    let ids: Vec<&str> = pending.iter().map(|p| p.call.id.as_ref()).collect();
+    let data = message
+        .parts
+        .iter()
+        .filter_map(|p| p.data.as_ref())
+        .find_map(|d| d.get("decisions"));
+    if let Some(decisions) = data {
+        return from_data(decisions, &ids);
+    }
+    let text = message.text();
+    if ids.len() == 1 {
+        if let Some(decision) = from_text(&text) {
+            return Ok(vec![(ids[0].to_owned(), decision)]);
+        }
+        return Err(format!(
+            "the task waits for a decision on the call `{}`: answer `approve`, `deny: <reason>`, \
+             or a data part {{\"decisions\": {{\"{}\": \"approve\"}}}}",
+            ids[0], ids[0]
+        ));
+    }
+    Err(format!(
+        "the task waits for decisions on the calls {}: send a data part {{\"decisions\": \
+         {{\"<call id>\": \"approve\" | {{\"deny\": \"<reason>\"}} | {{\"edit\": {{..}}}}}}}} \
+         with one for each",
+        quoted(&ids)
+    ))
+}
+
+fn from_data(decisions: &Value, ids: &[&str]) -> Result<Vec<(String, Decision)>, String> {
+    let Value::Object(map) = decisions else {
+        return Err("`decisions` must be an object from call id to decision".into());
+    };
+    let mut out = Vec::new();
+    for (id, decision) in map {
+        if !ids.contains(&id.as_str()) {
+            return Err(format!(
+                "`decisions` names `{id}`, which is no pending call (pending: {})",
+                quoted(ids)
+            ));
+        }
+        out.push((id.clone(), one(id, decision)?));
+    }
+    let missing: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| !map.contains_key(*id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "`decisions` has no decision for {}: give one for each pending call",
+            quoted(&missing)
+        ));
+    }
+    Ok(out)
+}
+
+fn one(id: &str, decision: &Value) -> Result<Decision, String> {
+    match decision {
+        Value::String(s) => from_text(s).ok_or_else(|| {
+            format!("the decision for `{id}` must be \"approve\", \"deny\", {{\"deny\": ..}} or {{\"edit\": ..}}")
+        }),
+        Value::Object(map) if map.len() == 1 => {
+            let (key, value) = map.iter().next().expect("one entry");
+            match (key.as_str(), value) {
+                ("deny", Value::String(reason)) => Ok(Decision::Deny(reason.clone())),
+                ("deny", Value::Null) => Ok(Decision::Deny("denied by the client".into())),
+                ("edit", args @ Value::Object(_)) => Ok(Decision::Edit(args.clone())),
+                ("approve", _) => Ok(Decision::Approve),
+                _ => Err(format!(
+                    "the decision for `{id}` must be \"approve\", {{\"deny\": \"<reason>\"}} or \
+                     {{\"edit\": {{<arguments>}}}}"
+                )),
+            }
+        }
+        _ => Err(format!(
+            "the decision for `{id}` must be \"approve\", {{\"deny\": \"<reason>\"}} or \
+             {{\"edit\": {{<arguments>}}}}"
+        )),
+    }
+}
+
+fn from_text(text: &str) -> Option<Decision> {
+    let text = text.trim();
+    let (word, reason) = match text.split_once(':') {
+        Some((word, reason)) => (word.trim(), Some(reason.trim())),
+        None => (text, None),
+    };
+    match word.to_ascii_lowercase().as_str() {
+        "approve" | "approved" | "yes" if reason.is_none_or(str::is_empty) => {
+            Some(Decision::Approve)
+        }
+        "deny" | "denied" | "no" => Some(Decision::Deny(
+            reason
+                .filter(|r| !r.is_empty())
+                .unwrap_or("denied by the client")
+                .to_owned(),
+        )),
+        _ => None,
+    }
+}
+
+fn quoted(ids: &[&str]) -> String {
+    ids.iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::ToolCall;
+
+    fn pending(ids: &[&str]) -> Vec<PendingCall> {
+        ids.iter()
+            .map(|id| PendingCall {
+                call: ToolCall::new(*id, "delete", json!({"path": "a"})),
+                skill: "delete".into(),
+                is_read_only: false,
+                is_destructive: true,
+                reason: "deletes".into(),
+            })
+            .collect()
+    }
+
+    fn data(value: Value) -> Message {
+        Message::new(crate::types::Role::User, vec![Part::data(value)])
+    }
+
+    #[test]
+    fn decisions_from_text_and_data() {
+        let one = pending(&["c1"]);
+        assert_eq!(
+            read_decisions(&Message::user_text("Approve"), &one).unwrap(),
+            vec![("c1".to_owned(), Decision::Approve)]
+        );
+        assert_eq!(
+            read_decisions(&Message::user_text("deny: not now"), &one).unwrap(),
+            vec![("c1".to_owned(), Decision::Deny("not now".into()))]
+        );
+        assert!(read_decisions(&Message::user_text("maybe"), &one).is_err());
+        let two = pending(&["c1", "c2"]);
+        assert!(read_decisions(&Message::user_text("approve"), &two).is_err());
+        let both = read_decisions(
+            &data(json!({"decisions": {"c1": "approve", "c2": {"deny": "no"}}})),
+            &two,
+        )
+        .unwrap();
+        assert_eq!(both.len(), 2);
+        let missing = read_decisions(&data(json!({"decisions": {"c1": "approve"}})), &two);
+        assert!(missing.unwrap_err().contains("`c2`"));
+        let unknown = read_decisions(&data(json!({"decisions": {"zz": "approve"}})), &one);
+        assert!(unknown.unwrap_err().contains("`zz`"));
+        let edit = read_decisions(
+            &data(json!({"decisions": {"c1": {"edit": {"path": "b"}}}})),
+            &one,
+        );
+        assert_eq!(edit.unwrap()[0].1, Decision::Edit(json!({"path": "b"})));
+    }
+
+    #[test]
+    fn the_status_message_lists_the_ids() {
+        let message = input_required_message(&pending(&["c1"]));
+        assert!(message.text().contains("`c1`"));
+        let data = message.parts[1].data.as_ref().unwrap();
+        assert_eq!(data["pendingCalls"][0]["id"], "c1");
+    }
+}

@@ -1,0 +1,257 @@
+//! A task's run: the agent loop started (or continued after a pause) for a task, its
+//! [`AgentEvent`]s turned into A2A stream events as they happen, and its outcome into the task's
+//! final state.
+//!
+//! | the run | the task |
+//! |---|---|
+//! | starts | `TASK_STATE_WORKING` |
+//! | streams text ([`AgentEvent::TextDelta`]) | artifact `answer`, appended piece by piece |
+//! | calls a skill | a `WORKING` status whose message names it |
+//! | ends with an answer | artifact `answer` replaced by the whole answer (`lastChunk`), then `COMPLETED` |
+//! | pauses for approval | `INPUT_REQUIRED`, the pending calls in the status message ([`crate::decision`]) |
+//! | is cancelled (`CancelTask`) | `CANCELED` |
+//! | runs past the run timeout | stopped, `FAILED` saying so |
+//! | fails or ends without an answer (budget, stuck...) | `FAILED`, the reason in the status message |
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use agent_runtime::{AgentError, AgentEvent, AgentRuntime, Decision, FinishReason, RunOutcome};
+
+use crate::tasks::{Phase, TaskSlot, TaskStore};
+use crate::types::{
+    Artifact, Message, Part, StreamResponse, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+
+/// The id of the artifact a run's answer is written to.
+pub const ANSWER_ARTIFACT: &str = "answer";
+
+/// How long a cancelled run (by `CancelTask` or the run timeout) has to stop by itself before it
+/// is dropped.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Where a run starts.
+pub(crate) enum Start {
+    /// A conversation whose last message is the user's.
+    Conversation(Vec<agent_llm::Message>),
+    /// A paused run and the decisions that continue it.
+    Paused(Box<agent_runtime::RunState>, Vec<(String, Decision)>),
+}
+
+/// What a run needs from the server.
+#[derive(Clone)]
+pub(crate) struct RunContext {
+    pub(crate) runtime: AgentRuntime,
+    pub(crate) store: Arc<TaskStore>,
+    pub(crate) run_timeout: Duration,
+}
+
+/// Marks the task working and starts its run on a task of its own. Call with the task's lock
+/// held (`data`), after subscribing whoever must see every event.
+pub(crate) fn start(
+    context: &RunContext,
+    slot: &Arc<TaskSlot>,
+    data: &mut crate::tasks::TaskData,
+    from: Start,
+) {
+    let cancel = CancellationToken::new();
+    data.phase = Phase::Running {
+        cancel: cancel.clone(),
+    };
+    let status = TaskStatus::now(TaskState::Working, None);
+    slot.publish(data, status_event(&data.task, status));
+    let sink_slot = slot.clone();
+    let streamed = Arc::new(AtomicBool::new(false));
+    let sink_streamed = streamed.clone();
+    let runtime = context
+        .runtime
+        .clone()
+        .cancellation(cancel.clone())
+        .event_sink(move |event: &AgentEvent| on_event(&sink_slot, &sink_streamed, event));
+    let slot = slot.clone();
+    let context = context.clone();
+    tokio::spawn(async move {
+        let run = async {
+            match from {
+                Start::Conversation(transcript) => runtime.resume(transcript).await,
+                Start::Paused(state, decisions) => runtime.continue_paused(*state, decisions).await,
+            }
+        };
+        let ended = bounded(run, &cancel, context.run_timeout).await;
+        finish(&context, &slot, ended);
+    });
+}
+
+/// How a run ended, as far as its bounds are concerned.
+enum Ended {
+    /// It ended by itself (or stopped when cancelled).
+    Run(Box<Result<RunOutcome, AgentError>>, bool),
+    /// It did not stop within the grace period after being cancelled.
+    Dropped(bool),
+}
+
+/// Runs `run` until it ends, cancelling it at `timeout`; a cancelled run that does not stop
+/// within [`STOP_GRACE`] is dropped. The flag says whether the timeout fired.
+async fn bounded(
+    run: impl Future<Output = Result<RunOutcome, AgentError>>,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Ended {
+    let mut run = std::pin::pin!(run);
+    let mut timed_out = false;
+    tokio::select! {
+        ended = &mut run => return Ended::Run(Box::new(ended), false),
+        () = tokio::time::sleep(timeout) => { timed_out = true; cancel.cancel(); }
+        () = cancel.cancelled() => {}
+    }
+    match tokio::time::timeout(STOP_GRACE, run).await {
+        Ok(ended) => Ended::Run(Box::new(ended), timed_out),
+        Err(_) => Ended::Dropped(timed_out),
+    }
+}
+
+/// Turns one event of the run into the task's stream events.
+fn on_event(slot: &TaskSlot, streamed: &AtomicBool, event: &AgentEvent) {
+    let mut data = slot.lock();
+    if !matches!(data.phase, Phase::Running { .. }) {
+        return;
+    }
+    match event {
+        AgentEvent::TextDelta { text, .. } if !text.is_empty() => {
+            let append = streamed.swap(true, Ordering::Relaxed);
+            let update = artifact_event(&data.task, Part::text(text.clone()), append, false);
+            slot.publish(&mut data, update);
+        }
+        AgentEvent::ToolCall { call, .. } => {
+            let message = agent_message(&data.task, format!("Calling the skill `{}`.", call.name));
+            let status = TaskStatus::now(TaskState::Working, Some(message));
+            let update = status_event(&data.task, status);
+            slot.publish(&mut data, update);
+        }
+        _ => {}
+    }
+}
+
+/// Sets the task's final state from how its run ended.
+fn finish(context: &RunContext, slot: &TaskSlot, ended: Ended) {
+    let mut data = slot.lock();
+    let (state, text, answer) = match ended {
+        Ended::Run(ended, timed_out) => match *ended {
+            Ok(outcome) => match outcome.finish {
+                FinishReason::NoMoreToolCalls => {
+                    context
+                        .store
+                        .save_conversation(&data.task.context_id, outcome.transcript);
+                    (
+                        TaskState::Completed,
+                        None,
+                        Some(outcome.final_text.unwrap_or_default()),
+                    )
+                }
+                FinishReason::PlanPending { plan } => (TaskState::Completed, None, Some(plan)),
+                FinishReason::AwaitingApproval { pending } => match outcome.state {
+                    Some(state) => {
+                        let message = crate::decision::input_required_message(&pending);
+                        data.phase = Phase::Paused { state, pending };
+                        let message = in_task(&data.task, message);
+                        let status = TaskStatus::now(TaskState::InputRequired, Some(message));
+                        let update = status_event(&data.task, status);
+                        slot.publish(&mut data, update);
+                        return;
+                    }
+                    None => (
+                        TaskState::Failed,
+                        Some("the run paused for approval but kept no state to continue".into()),
+                        None,
+                    ),
+                },
+                FinishReason::Cancelled if timed_out => (
+                    TaskState::Failed,
+                    Some(timeout_text(context.run_timeout)),
+                    None,
+                ),
+                FinishReason::Cancelled => (TaskState::Canceled, None, None),
+                other => (
+                    TaskState::Failed,
+                    Some(format!(
+                        "the run ended without an answer: {other:?}{}",
+                        outcome
+                            .final_text
+                            .map(|t| format!("; its last text: {t}"))
+                            .unwrap_or_default()
+                    )),
+                    None,
+                ),
+            },
+            Err(error) => (TaskState::Failed, Some(error.to_string()), None),
+        },
+        Ended::Dropped(true) => (
+            TaskState::Failed,
+            Some(timeout_text(context.run_timeout)),
+            None,
+        ),
+        Ended::Dropped(false) => (TaskState::Canceled, None, None),
+    };
+    data.phase = Phase::Done;
+    if let Some(answer) = answer {
+        let update = artifact_event(&data.task, Part::text(answer), false, true);
+        slot.publish(&mut data, update);
+    }
+    let message = text.map(|text| agent_message(&data.task, text));
+    let update = status_event(&data.task, TaskStatus::now(state, message));
+    slot.publish(&mut data, update);
+}
+
+fn timeout_text(timeout: Duration) -> String {
+    format!(
+        "the run took longer than the server's run timeout ({}s) and was stopped",
+        timeout.as_secs_f64()
+    )
+}
+
+/// An agent message of this task.
+pub(crate) fn agent_message(task: &crate::types::Task, text: String) -> Message {
+    in_task(task, Message::agent_text(text))
+}
+
+fn in_task(task: &crate::types::Task, mut message: Message) -> Message {
+    message.task_id = task.id.clone();
+    message.context_id = task.context_id.clone();
+    message
+}
+
+/// A status event of this task.
+pub(crate) fn status_event(task: &crate::types::Task, status: TaskStatus) -> StreamResponse {
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status,
+        metadata: None,
+    })
+}
+
+fn artifact_event(
+    task: &crate::types::Task,
+    part: Part,
+    append: bool,
+    last_chunk: bool,
+) -> StreamResponse {
+    StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        artifact: Artifact {
+            artifact_id: ANSWER_ARTIFACT.into(),
+            name: "answer".into(),
+            description: String::new(),
+            parts: vec![part],
+            metadata: None,
+        },
+        append,
+        last_chunk,
+        metadata: None,
+    })
+}

@@ -1,0 +1,243 @@
+//! A remote A2A agent as a skill: [`RemoteAgentSkill`], a [`DynSkill`] whose name and
+//! description come from the agent card and whose one argument is the message to send.
+//!
+//! ```no_run
+//! # #[tokio::main] async fn main() -> Result<(), agent_a2a::A2aError> {
+//! let mut registry = agent_core::Registry::new();
+//! let agent = agent_a2a::RemoteAgent::connect("http://127.0.0.1:8080", Some("<token>")).await?;
+//! registry.add(agent.into_skill());
+//! # Ok(()) }
+//! ```
+//!
+//! A call sends `{"message": ...}` as a new task ([`RemoteAgent::ask`]) and answers with the
+//! task's final text. Every other end is an error result ([`SkillError::Tool`]) that says what
+//! happened: the task failed, was rejected or canceled (with the agent's message), the agent
+//! could not be reached, answered something malformed, or took longer than the client's
+//! timeout. A call cancelled by the run asks the agent to cancel the task.
+//!
+//! **A remote task that waits for input** (`TASK_STATE_INPUT_REQUIRED`, for example a remote
+//! eugene agent that paused for approval) is, for now, an error result saying that the remote
+//! agent needs a decision, with its question and the task id. A later change is to make such a
+//! call pause the parent run instead (as a call a hook asks about does), so that the person
+//! deciding the parent run's calls decides the remote one too.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use agent_core::skill::parse_args;
+use agent_core::{
+    DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
+};
+
+use crate::client::{RemoteAgent, Reply};
+use crate::error::A2aError;
+use crate::types::TaskState;
+
+/// A remote agent as a skill. Made by [`RemoteAgent::into_skill`].
+#[derive(Debug, Clone)]
+pub struct RemoteAgentSkill {
+    agent: RemoteAgent,
+    name: String,
+    description: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    message: String,
+}
+
+impl RemoteAgent {
+    /// This agent as a skill named after its card (see [`skill_name`]).
+    pub fn into_skill(self) -> RemoteAgentSkill {
+        let card = self.card();
+        let name = skill_name(&card.name);
+        let mut description = if card.description.trim().is_empty() {
+            format!("The remote A2A agent `{}`.", card.name)
+        } else {
+            format!(
+                "{} (the remote A2A agent `{}`)",
+                card.description.trim(),
+                card.name
+            )
+        };
+        if !card.skills.is_empty() {
+            let skills: Vec<String> = card
+                .skills
+                .iter()
+                .take(20)
+                .map(|s| {
+                    if s.description.is_empty() {
+                        s.name.clone()
+                    } else {
+                        format!("{}: {}", s.name, s.description)
+                    }
+                })
+                .collect();
+            description.push_str(&format!(". Its skills: {}", skills.join("; ")));
+        }
+        description.push_str(". Send it a message; it answers in text.");
+        RemoteAgentSkill {
+            agent: self,
+            name,
+            description,
+        }
+    }
+}
+
+/// A skill name for an agent named `name`: letters, digits, `_` and `-` kept, anything else
+/// made `_`, at most 64 characters; `remote_agent` for a name with none of them.
+///
+/// ```
+/// assert_eq!(agent_a2a::skill_name("Route Planner 2.0"), "route_planner_2_0");
+/// ```
+pub fn skill_name(name: &str) -> String {
+    let mut out: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let out = out.trim_matches('_');
+    if out.is_empty() {
+        "remote_agent".into()
+    } else {
+        out.to_owned()
+    }
+}
+
+impl RemoteAgentSkill {
+    /// The same skill under another name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The agent behind the skill.
+    pub fn agent(&self) -> &RemoteAgent {
+        &self.agent
+    }
+
+    async fn call(&self, message: &str, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+        let cancelled = ctx.cancellation().cancelled();
+        let reply = tokio::select! {
+            reply = self.agent.ask(message) => reply,
+            () = cancelled => return Err(SkillError::Cancelled),
+        };
+        let reply = reply.map_err(|e| failed(&self.agent, e))?;
+        let text = reply.text();
+        let Reply::Task(task) = &reply else {
+            return Ok(text.into());
+        };
+        let agent = &self.agent.card().name;
+        match task.status.state {
+            TaskState::Completed => Ok(text.into()),
+            TaskState::InputRequired | TaskState::AuthRequired => Err(SkillError::tool(format!(
+                "the remote agent `{agent}` needs a decision before it can go on (task `{}` is \
+                 {}): {text}. Answering it from a skill call is not supported yet; the call \
+                 ends here",
+                task.id,
+                if task.status.state == TaskState::InputRequired {
+                    "waiting for input"
+                } else {
+                    "waiting for authentication"
+                },
+            ))),
+            state => Err(SkillError::tool(format!(
+                "the remote agent `{agent}` ended the task `{}` as {}{}",
+                task.id,
+                match state {
+                    TaskState::Failed => "failed",
+                    TaskState::Canceled => "canceled",
+                    TaskState::Rejected => "rejected",
+                    _ => "unknown",
+                },
+                if text.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {text}")
+                }
+            ))),
+        }
+    }
+}
+
+fn failed(agent: &RemoteAgent, error: A2aError) -> SkillError {
+    SkillError::Tool {
+        message: format!(
+            "calling the remote agent `{}` failed: {error}",
+            agent.card().name
+        ),
+        source: Some(std::sync::Arc::new(error)),
+    }
+}
+
+#[async_trait]
+impl DynSkill for RemoteAgentSkill {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn metadata(&self) -> SkillMetadata {
+        SkillMetadata {
+            name: self.name.as_str().into(),
+            is_read_only: false,
+            is_destructive: false,
+            is_concurrency_safe: true,
+            should_defer: false,
+            aliases: Vec::new().into(),
+            search_hint: Some("remote agent a2a delegate".into()),
+            output_schema: None,
+        }
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "message": {
+                    "type": "string",
+                    "description": "What to ask or tell the remote agent, in full: it does not see this conversation."
+                }
+            },
+            "required": ["message"],
+            "additionalProperties": false
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        None
+    }
+
+    fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError> {
+        parse_args::<Input>(args).map(|input| ParsedInput::new(input.message))
+    }
+
+    async fn run_parsed(
+        &self,
+        input: ParsedInput,
+        ctx: &SkillContext,
+    ) -> Result<SkillOutput, SkillError> {
+        let message: String = input.downcast()?;
+        self.call(&message, ctx).await
+    }
+}
