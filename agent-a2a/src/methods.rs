@@ -201,8 +201,9 @@ async fn send(
             unreachable!("matched above");
         };
         data.task.history.push(message);
-        let (task, receiver) = (data.task.clone(), slot.events_receiver());
+        // The stream starts with the task working again (the lock keeps the run's events after).
         run::start(context, &slot, &mut data, Start::Paused(state, decisions));
+        let (task, receiver) = (data.task.clone(), slot.events_receiver());
         drop(data);
         (slot, task, receiver)
     };

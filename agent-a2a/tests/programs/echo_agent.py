@@ -1,0 +1,63 @@
+"""A tiny A2A agent on the official Python SDK (a2a-sdk): it answers each message with
+`echo: <text>`, except `hang` (never answers), `fail` (the task fails) and `ask` (the task waits
+for input).
+
+Usage: python echo_agent.py <port>
+"""
+
+import asyncio
+import sys
+
+import uvicorn
+from starlette.applications import Starlette
+
+from a2a.helpers.proto_helpers import get_message_text, new_task_from_user_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+
+
+class Echo(AgentExecutor):
+    async def execute(self, context, event_queue):
+        text = get_message_text(context.message)
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        if text == "hang":
+            await asyncio.sleep(3600)
+        if text == "fail":
+            await updater.failed(updater.new_agent_message([new_text_part("it broke")]))
+            return
+        if text == "ask":
+            await updater.requires_input(updater.new_agent_message([new_text_part("which one?")]))
+            return
+        await updater.add_artifact([new_text_part(f"echo: {text}")], name="answer")
+        await updater.complete()
+
+    async def cancel(self, context, event_queue):
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
+
+def main():
+    port = int(sys.argv[1])
+    url = f"http://127.0.0.1:{port}/"
+    card = AgentCard(
+        name="Python Echo",
+        description="Repeats what it is told.",
+        version="1.0.0",
+        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="echo", description="Echo the text.", tags=["echo"])],
+    )
+    handler = DefaultRequestHandler(agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card)
+    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
+    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
+
+
+main()
