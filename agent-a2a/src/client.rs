@@ -32,7 +32,7 @@ use crate::types::{
 
 /// How long a whole call may take unless [`RemoteAgent::timeout`] says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
-/// How long connecting may take unless [`RemoteAgent::connect_timeout`] says otherwise.
+/// How long connecting may take unless [`RemoteAgent::connect_with`] says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest answer (or stream event) read.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;

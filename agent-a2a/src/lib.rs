@@ -25,9 +25,9 @@
 //!
 //! The card is at `/.well-known/agent-card.json` (skills from the registry, streaming, a bearer
 //! scheme); JSON-RPC at `/`, with every request carrying `Authorization: Bearer <token>`
-//! (`401` otherwise). The methods are in [`methods`](crate::server) — `SendMessage`,
-//! `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`; a task is
-//! a run, its lifecycle as [`run`] describes; a run that pauses for approval is an
+//! (`401` otherwise). The methods are `SendMessage`, `SendStreamingMessage`, `GetTask`,
+//! `ListTasks`, `CancelTask` and `SubscribeToTask` (push notifications and the extended card
+//! answer their A2A "not supported" errors); a task is a run, its lifecycle as [`run`] describes; a run that pauses for approval is an
 //! input-required task that the client's next message decides ([`decision`]); the limits are
 //! in [`server`] and [`http`].
 //!
