@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
 use agent_a2a::A2aServer;
@@ -176,5 +175,3 @@ pub async fn python_echo_agent() -> (tokio::process::Child, String) {
     }
     panic!("the Python echo agent did not listen on {port} within 15 s");
 }
-
-pub type Shared<T> = Arc<T>;
