@@ -36,7 +36,10 @@ pub fn input_required_message(pending: &[PendingCall]) -> Message {
     for p in pending {
         text.push_str(&format!(
             "- call `{}` to `{}` with {}: {}\n",
-            p.call.id, p.skill, p.call.arguments, p.reason
+            p.id(),
+            p.path(),
+            p.call.arguments,
+            p.reason
         ));
     }
     text.push_str(
@@ -51,8 +54,9 @@ pub fn input_required_message(pending: &[PendingCall]) -> Message {
         .iter()
         .map(|p| {
             json!({
-                "id": p.call.id.as_ref(),
+                "id": p.id(),
                 "skill": p.skill,
+                "path": p.path(),
                 "arguments": p.call.arguments,
                 "reason": p.reason,
                 "readOnly": p.is_read_only,
@@ -75,7 +79,9 @@ pub fn read_decisions(
     message: &Message,
     pending: &[PendingCall],
 ) -> Result<Vec<(String, Decision)>, String> {
-    let ids: Vec<&str> = pending.iter().map(|p| p.call.id.as_ref()).collect();
+    // Calls inside a nested agent are named by their path of ids (`p1/c1`).
+    let ids: Vec<String> = pending.iter().map(PendingCall::id).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let data = message
         .parts
         .iter()
@@ -196,6 +202,7 @@ mod tests {
                 is_read_only: false,
                 is_destructive: true,
                 reason: "deletes".into(),
+                via: Vec::new(),
             })
             .collect()
     }

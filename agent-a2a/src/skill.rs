@@ -16,10 +16,14 @@
 //! timeout. A call cancelled by the run asks the agent to cancel the task.
 //!
 //! **A remote task that waits for input** (`TASK_STATE_INPUT_REQUIRED`, for example a remote
-//! eugene agent that paused for approval) is, for now, an error result saying that the remote
-//! agent needs a decision, with its question and the task id. A later change is to make such a
-//! call pause the parent run instead (as a call a hook asks about does), so that the person
-//! deciding the parent run's calls decides the remote one too.
+//! eugene agent that paused for approval) suspends the call ([`SkillError::Suspended`]): in an
+//! agent run, the run pauses as on any call that needs a decision. A remote eugene agent lists
+//! its pending calls (the status message's `pendingCalls` data part), and each becomes a pending
+//! call of the run, inside this one (`remote › delete`, id `p1/c1`); any other agent's question
+//! is one pending call named `input`, whose reason is the question. The decisions continue the
+//! remote task: sent as a `decisions` data part to a eugene agent, as the text `approve` or
+//! `deny: <reason>` (an edit: its arguments as JSON text) to another. Outside a run, the
+//! suspension is an error result naming what waits.
 
 use std::time::Duration;
 
@@ -28,12 +32,13 @@ use serde_json::{Value, json};
 
 use agent_core::skill::parse_args;
 use agent_core::{
-    DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
+    Decision, DynSkill, ParsedInput, PendingCall, Resumption, RetryPolicy, SkillContext,
+    SkillError, SkillMetadata, SkillOutput, Suspension, ToolCall,
 };
 
 use crate::client::{RemoteAgent, Reply};
 use crate::error::A2aError;
-use crate::types::TaskState;
+use crate::types::{Message, Part, Role, TaskState};
 
 /// A remote agent as a skill. Made by [`RemoteAgent::into_skill`].
 #[derive(Debug, Clone)]
@@ -131,8 +136,13 @@ impl RemoteAgentSkill {
 
     async fn call(&self, message: &str, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
         let cancelled = ctx.cancellation().cancelled();
+        // A call that suspended on a remote task continues it with the run's decisions.
+        let message = match ctx.take_resumption() {
+            Some(resumption) => Self::continuation(&resumption)?,
+            None => Message::user_text(message),
+        };
         let reply = tokio::select! {
-            reply = self.agent.ask(message) => reply,
+            reply = self.agent.ask_message(message) => reply,
             () = cancelled => return Err(SkillError::Cancelled),
         };
         let reply = reply.map_err(|e| failed(&self.agent, e))?;
@@ -143,16 +153,11 @@ impl RemoteAgentSkill {
         let agent = &self.agent.card().name;
         match task.status.state {
             TaskState::Completed => Ok(text.into()),
-            TaskState::InputRequired | TaskState::AuthRequired => Err(SkillError::tool(format!(
-                "the remote agent `{agent}` needs a decision before it can go on (task `{}` is \
-                 {}): {text}. Answering it from a skill call is not supported yet; the call \
-                 ends here",
-                task.id,
-                if task.status.state == TaskState::InputRequired {
-                    "waiting for input"
-                } else {
-                    "waiting for authentication"
-                },
+            TaskState::InputRequired => Err(suspended(&self.name, task, &text)),
+            TaskState::AuthRequired => Err(SkillError::tool(format!(
+                "the remote agent `{agent}` needs authentication before it can go on (task `{}`): \
+                 {text}",
+                task.id
             ))),
             state => Err(SkillError::tool(format!(
                 "the remote agent `{agent}` ended the task `{}` as {}{}",
@@ -171,6 +176,102 @@ impl RemoteAgentSkill {
             ))),
         }
     }
+
+    /// The message that continues a task the call suspended on, with the decisions of the run.
+    fn continuation(resumption: &Resumption) -> Result<Message, SkillError> {
+        let state: Kept = serde_json::from_value(resumption.state.clone()).map_err(|e| {
+            SkillError::tool(format!(
+                "the remote task's kept state does not read back: {e}"
+            ))
+        })?;
+        let mut message = if state.eugene {
+            let decisions: serde_json::Map<String, Value> = resumption
+                .decisions
+                .iter()
+                .map(|(id, decision)| {
+                    let value = match decision {
+                        Decision::Approve => json!("approve"),
+                        Decision::Deny(reason) => json!({"deny": reason}),
+                        Decision::Edit(arguments) => json!({"edit": arguments}),
+                    };
+                    (id.clone(), value)
+                })
+                .collect();
+            Message::new(
+                Role::User,
+                vec![Part::data(json!({"decisions": decisions}))],
+            )
+        } else {
+            let text = match resumption.decisions.first().map(|(_, d)| d) {
+                Some(Decision::Approve) | None => "approve".to_owned(),
+                Some(Decision::Deny(reason)) => format!("deny: {reason}"),
+                Some(Decision::Edit(arguments)) => arguments.to_string(),
+            };
+            Message::user_text(text)
+        };
+        message.task_id = state.task_id;
+        message.context_id = state.context_id;
+        Ok(message)
+    }
+}
+
+/// What a call suspended on a remote task keeps for when it continues.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    task_id: String,
+    context_id: String,
+    /// The remote listed its pending calls as a eugene agent does (`pendingCalls`).
+    eugene: bool,
+}
+
+/// The suspension of a call whose remote task waits for input: its pending calls, or one
+/// `input` call asking the remote's question.
+fn suspended(skill: &str, task: &crate::types::Task, text: &str) -> SkillError {
+    let listed = task
+        .status
+        .message
+        .as_ref()
+        .and_then(|m| {
+            m.parts
+                .iter()
+                .find_map(|p| p.data.as_ref()?.get("pendingCalls"))
+        })
+        .and_then(Value::as_array);
+    let pending: Vec<PendingCall> = match listed {
+        Some(calls) => calls
+            .iter()
+            .map(|c| {
+                let field = |name: &str| c.get(name).and_then(Value::as_str).unwrap_or_default();
+                let flag = |name: &str| c.get(name).and_then(Value::as_bool).unwrap_or(false);
+                PendingCall {
+                    call: ToolCall::new(
+                        field("id"),
+                        field("skill"),
+                        c.get("arguments").cloned().unwrap_or(json!({})),
+                    ),
+                    skill: field("skill").to_owned(),
+                    is_read_only: flag("readOnly"),
+                    is_destructive: flag("destructive"),
+                    reason: field("reason").to_owned(),
+                    via: Vec::new(),
+                }
+            })
+            .collect(),
+        None => vec![PendingCall {
+            call: ToolCall::new("input", "input", json!({})),
+            skill: "input".into(),
+            is_read_only: false,
+            is_destructive: false,
+            reason: format!("the remote agent behind `{skill}` asks: {text}"),
+            via: Vec::new(),
+        }],
+    };
+    let state = json!(Kept {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        eugene: listed.is_some(),
+    });
+    SkillError::Suspended(Box::new(Suspension { pending, state }))
 }
 
 fn failed(agent: &RemoteAgent, error: A2aError) -> SkillError {

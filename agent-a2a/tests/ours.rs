@@ -91,9 +91,62 @@ async fn our_client_asks_our_server_and_decides_a_pause() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_remote_input_required_task_is_an_error_result_for_the_skill() {
+async fn a_remote_agent_that_pauses_pauses_the_run_that_called_it_and_goes_on_once_decided() {
+    use agent_runtime::{AgentRuntime, Decision, FinishReason};
+
     let delete = ToolCall::new("c1", "delete", json!({"path": "old.log"}));
-    let served = serve(server(vec![MockReply::tool_calls([delete])])).await;
+    let served = serve(server(vec![
+        MockReply::tool_calls([delete]),
+        MockReply::text("Deleted old.log."),
+    ]))
+    .await;
+    let skill = RemoteAgent::connect(&served.url, Some(TOKEN))
+        .await
+        .unwrap()
+        .into_skill();
+    let bad = skill.parse(&json!({"text": "x"})).unwrap_err();
+    assert!(matches!(bad, SkillError::BadArgs { .. }), "{bad:?}");
+    let mut registry = agent_core::Registry::new();
+    registry.add(skill);
+    let runtime = AgentRuntime::new(
+        agent_llm::MockProvider::new([
+            MockReply::tool_calls([ToolCall::new(
+                "p1",
+                "tester",
+                json!({"message": "clean up"}),
+            )]),
+            MockReply::text("The remote agent deleted it."),
+        ]),
+        registry,
+    );
+    let paused = runtime.run("Clean up.").await.unwrap();
+    let FinishReason::AwaitingApproval { pending } = &paused.finish else {
+        panic!("{:?}", paused.finish)
+    };
+    assert_eq!(pending[0].id(), "p1/c1");
+    assert_eq!(pending[0].path(), "tester › delete");
+    assert_eq!(pending[0].reason, "deletes a file");
+    // Kept as JSON, as another process would.
+    let state: agent_runtime::RunState =
+        serde_json::from_str(&serde_json::to_string(&paused.state.unwrap()).unwrap()).unwrap();
+    let done = runtime
+        .continue_paused(state, [("p1/c1", Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(
+        done.final_text.as_deref(),
+        Some("The remote agent deleted it.")
+    );
+    let result = &done.transcript[2].content;
+    assert_eq!(result, "Deleted old.log.");
+
+    // Outside a run, the suspension is an error result that names what waits.
+    let served = serve(server(vec![MockReply::tool_calls([ToolCall::new(
+        "c9",
+        "delete",
+        json!({"path": "x"}),
+    )])]))
+    .await;
     let skill = RemoteAgent::connect(&served.url, Some(TOKEN))
         .await
         .unwrap()
@@ -104,14 +157,8 @@ async fn a_remote_input_required_task_is_an_error_result_for_the_skill() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(matches!(error, SkillError::Tool { .. }));
-    let text = error.to_string();
-    assert!(
-        text.contains("needs a decision") && text.contains("`c1`"),
-        "{text}"
-    );
-    let bad = skill.parse(&json!({"text": "x"})).unwrap_err();
-    assert!(matches!(bad, SkillError::BadArgs { .. }), "{bad:?}");
+    assert!(matches!(error, SkillError::Suspended(_)), "{error:?}");
+    assert!(error.to_string().contains("`delete` (c9)"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

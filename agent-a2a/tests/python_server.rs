@@ -58,9 +58,17 @@ async fn the_python_agents_failures_are_error_results() {
         "{failed}"
     );
 
-    let asks = call(&skill, "ask").await.unwrap_err().to_string();
-    assert!(asks.contains("needs a decision"), "{asks}");
-    assert!(asks.contains("which one?"), "{asks}");
+    // A question from an agent that is no eugene agent: one pending `input` call asking it.
+    let asks = call(&skill, "ask").await.unwrap_err();
+    let SkillError::Suspended(suspension) = &asks else {
+        panic!("{asks:?}")
+    };
+    assert_eq!(suspension.pending.len(), 1);
+    assert_eq!(suspension.pending[0].skill, "input");
+    assert!(
+        suspension.pending[0].reason.contains("which one?"),
+        "{asks}"
+    );
 
     let impatient = remote.timeout(Duration::from_secs(2)).into_skill();
     let started = std::time::Instant::now();
