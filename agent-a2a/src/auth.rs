@@ -1,14 +1,13 @@
 //! Bearer tokens: making one ([`generate_token`]) and checking a request's `Authorization`
 //! header against the server's, in constant time.
 
-use hyper::header::{AUTHORIZATION, HeaderMap};
-use subtle::ConstantTimeEq;
+use hyper::header::HeaderMap;
 
 use crate::error::A2aError;
 
 /// The shortest token [`A2aServer::bearer_token`](crate::A2aServer::bearer_token) accepts, in
 /// characters.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub const MIN_TOKEN_LEN: usize = agent_bearer::MIN_TOKEN_LEN;
 
 /// A new bearer token: 32 bytes from the operating system's random number generator, as 64
 /// lowercase hex digits.
@@ -19,59 +18,26 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// # Ok::<(), agent_a2a::A2aError>(())
 /// ```
 pub fn generate_token() -> Result<String, A2aError> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| A2aError::Config(format!("no random bytes for a bearer token: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    agent_bearer::generate().map_err(A2aError::Config)
 }
 
 /// Whether `token` can be required: at least [`MIN_TOKEN_LEN`] characters of RFC 6750's
 /// `b64token` alphabet, so that it fits in a header as it is.
 pub(crate) fn validate_token(token: &str) -> Result<(), A2aError> {
-    let body = token.trim_end_matches('=');
-    let well_formed = !body.is_empty()
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
-    if !well_formed {
-        return Err(A2aError::Config(
-            "the bearer token may contain only letters, digits and `-._~+/` (then `=` padding); \
-             use agent_a2a::generate_token()"
-                .into(),
-        ));
-    }
-    if token.len() < MIN_TOKEN_LEN {
-        return Err(A2aError::Config(format!(
-            "the bearer token has {} characters, fewer than {MIN_TOKEN_LEN}; use \
-             agent_a2a::generate_token()",
-            token.len()
-        )));
-    }
-    Ok(())
+    agent_bearer::validate(token)
+        .map_err(|why| A2aError::Config(format!("{why}; use agent_a2a::generate_token()")))
 }
 
 /// Whether the request carries exactly one `Authorization: Bearer <token>` with this token.
 /// `Err(true)` when a token was sent and was wrong, `Err(false)` when none was sent.
 pub(crate) fn check(headers: &HeaderMap, token: &str) -> Result<(), bool> {
-    let mut values = headers.get_all(AUTHORIZATION).iter();
-    let (Some(value), None) = (values.next(), values.next()) else {
-        return Err(false);
-    };
-    let presented = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, presented)| presented.trim());
-    match presented {
-        Some(presented) if bool::from(presented.as_bytes().ct_eq(token.as_bytes())) => Ok(()),
-        _ => Err(true),
-    }
+    agent_bearer::check(headers, token).map_err(|refused| refused == agent_bearer::Refused::Wrong)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hyper::header::AUTHORIZATION;
 
     fn headers(values: &[&str]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -58,7 +58,7 @@
 //! `hyper`/`hyper-util`/`http-body-util`/`bytes` (the server, as agent-mcp hosts one, with the
 //! header-read timeout and the body limit), `reqwest` with `agent-tls` (the client, the
 //! workspace's one HTTP client and its TLS settings), `eventsource-stream` (reading SSE),
-//! `getrandom` (tokens and ids), `subtle` (comparing tokens in constant time), `tokio`,
+//! `agent-bearer` (tokens, shared with agent-mcp), `getrandom` (ids), `tokio`,
 //! `tokio-util` (the runtime's cancellation token), `futures`, `serde`/`serde_json`,
 //! `thiserror`, `tracing`, `async-trait`; and `agent-core`, `agent-runtime`, `agent-llm`.
 

@@ -14,18 +14,17 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use hyper::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
-use subtle::ConstantTimeEq;
 
 use crate::error::McpError;
 
 /// How many random bytes [`generate_token`] draws from the operating system: 256 bits.
-pub const TOKEN_BYTES: usize = 32;
+pub const TOKEN_BYTES: usize = agent_bearer::TOKEN_BYTES;
 
 /// The shortest token [`McpServer::bearer_token`](crate::McpServer::bearer_token) accepts, in
 /// characters.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub const MIN_TOKEN_LEN: usize = agent_bearer::MIN_TOKEN_LEN;
 
 /// A new bearer token: [`TOKEN_BYTES`] bytes from the operating system's random number
 /// generator, as 64 lowercase hex digits.
@@ -38,14 +37,12 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// # Ok::<(), agent_mcp::McpError>(())
 /// ```
 pub fn generate_token() -> Result<String, McpError> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|error| {
+    agent_bearer::generate().map_err(|error| {
         McpError::io(
             "reading random bytes for a bearer token",
-            std::io::Error::other(error.to_string()),
+            std::io::Error::other(error),
         )
-    })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    })
 }
 
 /// Who may use the HTTP server.
@@ -73,26 +70,8 @@ impl fmt::Debug for Auth {
 /// Whether `token` can be required: at least [`MIN_TOKEN_LEN`] characters of RFC 6750's
 /// `b64token` alphabet (letters, digits, `-._~+/`, then any `=`), so it fits in a header as is.
 pub(crate) fn validate_token(token: &str) -> Result<(), McpError> {
-    let body = token.trim_end_matches('=');
-    let well_formed = !body.is_empty()
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
-    if !well_formed {
-        return Err(McpError::HttpConfig(
-            "the bearer token may contain only letters, digits and `-._~+/` (then `=` padding); \
-             use agent_mcp::generate_token()"
-                .into(),
-        ));
-    }
-    if token.len() < MIN_TOKEN_LEN {
-        return Err(McpError::HttpConfig(format!(
-            "the bearer token has {} characters, fewer than {MIN_TOKEN_LEN}; \
-             use agent_mcp::generate_token()",
-            token.len()
-        )));
-    }
-    Ok(())
+    agent_bearer::validate(token)
+        .map_err(|why| McpError::HttpConfig(format!("{why}; use agent_mcp::generate_token()")))
 }
 
 /// Checks the request's `Authorization` header against `token`: exactly one header, the scheme
@@ -101,20 +80,8 @@ pub(crate) fn check(
     headers: &HeaderMap,
     token: &str,
 ) -> Result<(), Box<Response<BoxBody<Bytes, Infallible>>>> {
-    let mut values = headers.get_all(AUTHORIZATION).iter();
-    let (Some(value), None) = (values.next(), values.next()) else {
-        return Err(Box::new(unauthorized(false)));
-    };
-    let presented = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, presented)| presented.trim());
-    match presented {
-        Some(presented) if bool::from(presented.as_bytes().ct_eq(token.as_bytes())) => Ok(()),
-        _ => Err(Box::new(unauthorized(true))),
-    }
+    agent_bearer::check(headers, token)
+        .map_err(|refused| Box::new(unauthorized(refused == agent_bearer::Refused::Wrong)))
 }
 
 /// `401 Unauthorized` with the challenge RFC 6750 describes; `invalid_token` when a token was
@@ -147,6 +114,7 @@ fn unauthorized(token_sent: bool) -> Response<BoxBody<Bytes, Infallible>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hyper::header::AUTHORIZATION;
 
     fn headers(values: &[&str]) -> HeaderMap {
         let mut map = HeaderMap::new();

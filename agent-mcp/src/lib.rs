@@ -69,8 +69,8 @@
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
 //! transports), `hyper`/`hyper-util`/`http-body-util`/`bytes` (hosting rmcp's HTTP service on a
 //! TCP listener, with hyper's header-read timeout), `rustls` with `ring` (HTTPS for the HTTP
-//! client without building aws-lc), `getrandom` (bearer tokens from the operating system's
-//! random number generator), `subtle` (comparing tokens in constant time), `futures-core`
+//! client without building aws-lc), `agent-bearer` (bearer tokens: made from the operating
+//! system's random number generator, compared in constant time; shared with agent-a2a), `futures-core`
 //! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
 //! timeouts), `serde_json`, `thiserror`, `tracing`.
 
