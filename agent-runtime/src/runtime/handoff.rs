@@ -14,25 +14,12 @@ use serde_json::json;
 use super::ability::{Ability, Ending};
 use super::finish;
 use super::outcome::AgentError;
-use super::settings::AgentRuntime;
+use super::settings::{AgentRuntime, Handoff, TranscriptFilter};
 use super::state::RunState;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::error::SkillError;
 use agent_core::schema::ToolDefinition;
 use agent_core::skill::SkillOutput;
-use agent_llm::message::Message;
-
-/// What of the transcript the agent handed to sees.
-pub type TranscriptFilter = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
-
-/// An agent a runtime may hand the conversation to.
-#[derive(Clone)]
-pub(crate) struct Handoff {
-    pub(crate) name: String,
-    pub(crate) description: String,
-    pub(crate) runtime: Arc<AgentRuntime>,
-    pub(crate) filter: Option<TranscriptFilter>,
-}
 
 /// The prefix of a handoff's tool name.
 const TRANSFER: &str = "transfer_to_";
@@ -73,15 +60,11 @@ impl AgentRuntime {
 pub(super) fn active(rt: &AgentRuntime, handoffs: &[String]) -> Result<AgentRuntime, AgentError> {
     let mut active = rt.clone();
     for name in handoffs {
-        let next = active
-            .handoffs
-            .iter()
-            .find(|h| h.name == *name)
-            .ok_or_else(|| {
-                AgentError::Resume(format!(
-                    "the run was handed to `{name}`, which this runtime does not offer"
-                ))
-            })?;
+        let next = active.handoff_named(name).ok_or_else(|| {
+            AgentError::Resume(format!(
+                "the run was handed to `{name}`, which this runtime does not offer"
+            ))
+        })?;
         active = inherit(rt, &next.runtime);
     }
     Ok(active)
@@ -101,7 +84,7 @@ fn inherit(rt: &AgentRuntime, agent: &AgentRuntime) -> AgentRuntime {
 /// Hands the conversation over in `state` to `name` (offered by `rt`, the runtime whose turn
 /// ended): the transcript as the new agent sees it; the state asks its model next.
 pub(super) fn hand_over(rt: &AgentRuntime, name: &str, state: &mut RunState) {
-    if let Some(handoff) = rt.handoffs.iter().find(|h| h.name == name)
+    if let Some(handoff) = rt.handoff_named(name)
         && let Some(filter) = &handoff.filter
     {
         state.transcript = filter(&state.transcript);

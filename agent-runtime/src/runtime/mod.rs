@@ -105,12 +105,11 @@ mod sub_agent;
 mod typed;
 
 pub use agent_core::pending::{Decision, Hop, PendingCall};
-pub use handoff::TranscriptFilter;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::{AgentError, RunOutcome};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use reason::{Budget, FinishReason, TranscriptLimit};
-pub use settings::AgentRuntime;
+pub use settings::{AgentRuntime, TranscriptFilter};
 pub use start::{RunRequest, TypedRunRequest};
 pub use state::{RUN_STATE_VERSION, RunState};
 pub use sub_agent::{Goal, SubAgent};

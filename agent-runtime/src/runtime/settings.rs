@@ -10,7 +10,7 @@ use crate::event::EventSink;
 use agent_core::context::SkillContext;
 use agent_core::registry::Registry;
 use agent_llm::llm::LlmProvider;
-use agent_llm::message::{ThinkingConfig, ToolChoice};
+use agent_llm::message::{Message, ThinkingConfig, ToolChoice};
 
 use super::guards::DenialCount;
 use super::journal::Journal;
@@ -49,10 +49,27 @@ pub struct AgentRuntime {
     /// ([`AgentRuntime::into_skill`]); empty otherwise.
     pub(super) path: Vec<String>,
     /// The agents this runtime may hand the conversation to ([`AgentRuntime::handoff`]).
-    pub(super) handoffs: Vec<super::handoff::Handoff>,
+    pub(super) handoffs: Vec<Handoff>,
+}
+
+/// What of the transcript the agent handed to sees ([`AgentRuntime::handoff_filtered`]).
+pub type TranscriptFilter = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
+
+/// An agent a runtime may hand the conversation to (`handoff.rs`).
+#[derive(Clone)]
+pub(crate) struct Handoff {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) runtime: Arc<AgentRuntime>,
+    pub(crate) filter: Option<TranscriptFilter>,
 }
 
 impl AgentRuntime {
+    /// The handoff offered under `name`.
+    pub(super) fn handoff_named(&self, name: &str) -> Option<&Handoff> {
+        self.handoffs.iter().find(|h| h.name == name)
+    }
+
     /// A runtime with 25 steps at most, no token budget, no transcript limit, `stuck_after(3)`,
     /// no denial limit, plan mode off, the current directory as workspace, whole (not streamed)
     /// answers of up to 4,096 tokens.
