@@ -59,14 +59,19 @@ pub(super) fn hold(
     let mut pending = Vec::new();
     let mut suspended = Vec::new();
     let mut done = Vec::new();
+    // The skill's own name (the model may have used an alias), for the calls that wait.
+    let skill_of = |call: &ToolCall| {
+        registry
+            .metadata(&call.name)
+            .map_or_else(|| call.name.clone(), |m| m.name.to_string())
+    };
     for (call, result) in calls.iter().zip(results) {
-        let metadata = registry.metadata(&call.name);
-        let skill = metadata.map_or_else(|| call.name.clone(), |m| m.name.to_string());
         match result.output {
             Err(SkillError::ApprovalRequired(reason)) => {
+                let metadata = registry.metadata(&call.name);
                 pending.push(PendingCall {
                     call: call.clone(),
-                    skill,
+                    skill: skill_of(call),
                     is_read_only: metadata.is_some_and(|m| m.is_read_only),
                     is_destructive: metadata.is_some_and(|m| m.is_destructive),
                     reason,
@@ -75,6 +80,7 @@ pub(super) fn hold(
             }
             Err(SkillError::Suspended(suspension)) => {
                 let suspension = *suspension;
+                let skill = skill_of(call);
                 pending.extend(
                     suspension
                         .pending
