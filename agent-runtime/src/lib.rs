@@ -33,7 +33,7 @@ pub use event::{AgentEvent, EventSink};
 pub use runtime::{
     AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, Goal, Hop,
     OutputMode, OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState,
-    SubAgent, TranscriptFilter, TranscriptLimit, TypedOutcome, TypedRunRequest,
+    SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome, TypedRunRequest,
 };
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 #[cfg(feature = "redb")]

@@ -10,7 +10,7 @@ use super::reason::FinishReason;
 use super::state::RunState;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::schema::ToolDefinition;
-use agent_llm::message::{ChatRequest, Message};
+use agent_llm::message::{ChatRequest, Message, Usage};
 
 /// The run ends after the turn's results are recorded: why, and a typed run's checked value.
 pub(super) struct Ending {
@@ -36,6 +36,14 @@ pub(super) trait Ability: Send + Sync {
 
     /// Adds tools to what the model is offered.
     fn tools(&self, _definitions: &mut Vec<ToolDefinition>) {}
+
+    /// Just before a model call, after the run's own checks: `Some` ends the run instead.
+    fn before_model(&self, _state: &RunState) -> Option<FinishReason> {
+        None
+    }
+
+    /// After a model call (a compaction summary's included), with the tokens it used.
+    fn after_model(&self, _usage: Usage) {}
 
     /// Changes a model request before it is sent.
     fn shape<'r>(&'r self, _state: &RunState, _request: &mut ChatRequest<'r>) {}

@@ -20,6 +20,7 @@ use super::reason::FinishReason;
 use super::repair;
 use super::run::Run;
 use super::state::{Next, RunState};
+use super::tree_budget::{TreeBudgets, TreeCounter};
 use crate::event::AgentEvent;
 use agent_core::context::RunScope;
 use agent_llm::message::{Message, Role};
@@ -96,6 +97,7 @@ fn outcome(
         agents: state.agents.clone(),
         handoffs: state.handoffs.clone(),
         steps: state.steps,
+        agent_steps: state.agent_steps,
         output: answer,
         state: paused.then(|| Box::new(state)),
     }
@@ -124,11 +126,19 @@ async fn run_agent(
             offered: &rt.handoffs,
         }));
     }
+    let mut tree = rt.tree.clone();
+    tree.extend(TreeCounter::start(rt, &state));
+    if !tree.is_empty() {
+        abilities.push(Box::new(TreeBudgets {
+            counters: tree.clone(),
+        }));
+    }
     let nesting = Nesting {
         path: rt.path.clone(),
         sinks: rt.sinks.clone(),
         used: Default::default(),
         journal: rt.journal.clone(),
+        tree,
     };
     abilities.push(Box::new(ChildUsage {
         used: nesting.used.clone(),

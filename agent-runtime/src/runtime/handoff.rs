@@ -78,6 +78,8 @@ fn inherit(rt: &AgentRuntime, agent: &AgentRuntime) -> AgentRuntime {
     agent.cancellation = rt.cancellation.clone();
     agent.journal = rt.journal.clone();
     agent.path = rt.path.clone();
+    agent.tree = rt.tree.clone();
+    agent.tree_budget = rt.tree_budget.or(agent.tree_budget);
     agent
 }
 

@@ -54,7 +54,8 @@
 //!   after the results of the calls it did finish, that its call to `x` was cut off and not run,
 //!   and the loop goes on.
 //! - The step budget counts model calls (default 25). The token budget counts every token of every
-//!   call, cache reads and writes included.
+//!   call, cache reads and writes included. Both are the run's own; a [`TreeBudget`]
+//!   ([`AgentRuntime::tree_budget`]) is shared with the agents the run calls as skills.
 //! - `Stuck`: the same call (name and arguments, compared canonically) `stuck_after` times in a
 //!   row, or the same error result `stuck_after` times in a row (default 3).
 //! - Permission denials (`SkillError::Denied` results) end the run after
@@ -102,6 +103,7 @@ mod settings;
 mod start;
 mod state;
 mod sub_agent;
+mod tree_budget;
 mod typed;
 
 pub use agent_core::pending::{Decision, Hop, PendingCall};
@@ -113,4 +115,5 @@ pub use settings::{AgentRuntime, TranscriptFilter};
 pub use start::{RunRequest, TypedRunRequest};
 pub use state::{RUN_STATE_VERSION, RunState};
 pub use sub_agent::{Goal, SubAgent};
+pub use tree_budget::TreeBudget;
 pub use typed::TypedOutcome;

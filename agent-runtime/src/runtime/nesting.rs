@@ -23,6 +23,8 @@ pub(crate) struct Nesting {
     pub(crate) used: Arc<Mutex<ChildrenUsed>>,
     /// The run's journal, when it is durable: a child records its own steps in it.
     pub(crate) journal: Option<Arc<dyn super::journal::Journal>>,
+    /// The tree budgets this run draws from (`tree_budget.rs`): a child draws from them too.
+    pub(crate) tree: Vec<Arc<super::tree_budget::TreeCounter>>,
 }
 
 /// Tokens children used, waiting to be counted by the run they ran in.
@@ -32,14 +34,24 @@ pub(crate) struct ChildrenUsed {
     pub(crate) total: Usage,
     /// Each agent's own tokens, by its path below the run.
     pub(crate) by_agent: BTreeMap<String, Usage>,
+    /// Model calls, children's children included.
+    pub(crate) steps: usize,
 }
 
 impl Nesting {
     /// Counts a child's run (or the part of it since it last suspended): `total` with its own
-    /// children, and each agent's own tokens by path below the child (`""` for the child itself).
-    pub(crate) fn report(&self, child: &str, total: Usage, by_agent: BTreeMap<String, Usage>) {
+    /// children, each agent's own tokens by path below the child (`""` for the child itself), and
+    /// the model calls of all of them.
+    pub(crate) fn report(
+        &self,
+        child: &str,
+        total: Usage,
+        by_agent: BTreeMap<String, Usage>,
+        steps: usize,
+    ) {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         used.total += total;
+        used.steps += steps;
         for (below, usage) in by_agent {
             let path = if below.is_empty() {
                 child.to_owned()
@@ -89,10 +101,11 @@ pub(super) struct ChildUsage {
 impl Ability for ChildUsage {
     fn after_calls(&self, state: &mut RunState) {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        if used.by_agent.is_empty() && used.total.total() == 0 {
+        if used.by_agent.is_empty() && used.total.total() == 0 && used.steps == 0 {
             return;
         }
         state.usage += std::mem::take(&mut used.total);
+        state.agent_steps += std::mem::take(&mut used.steps);
         for (path, usage) in std::mem::take(&mut used.by_agent) {
             *state.agents.entry(path).or_default() += usage;
         }

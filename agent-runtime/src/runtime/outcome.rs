@@ -31,6 +31,8 @@ pub struct RunOutcome {
     pub handoffs: Vec<String>,
     /// Model calls made.
     pub steps: usize,
+    /// Model calls the agents this run called as skills made, their children's included.
+    pub agent_steps: usize,
     /// In a typed run that ended with [`FinishReason::NoMoreToolCalls`], the value the model
     /// answered with, checked against the output type; `None` otherwise. See
     /// [`RunRequest::typed`](super::RunRequest::typed).

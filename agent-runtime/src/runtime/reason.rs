@@ -84,6 +84,20 @@ pub enum Budget {
         /// Tokens used.
         used: u64,
     },
+    /// The model calls of a run and every agent below it ([`AgentRuntime::tree_budget`](
+    /// super::AgentRuntime::tree_budget)).
+    TreeSteps {
+        /// The limit.
+        limit: usize,
+    },
+    /// The tokens of a run and every agent below it ([`AgentRuntime::tree_budget`](
+    /// super::AgentRuntime::tree_budget)).
+    TreeTokens {
+        /// The limit.
+        limit: u64,
+        /// Tokens the tree used.
+        used: u64,
+    },
     /// In a typed run, the answers sent back because they failed the output's check.
     OutputRetries {
         /// The limit ([`AgentRuntime::output_retries`](super::AgentRuntime::output_retries)).

@@ -128,6 +128,14 @@ impl<'a, E: Effects> Run<'a, E> {
             self.end_with(finish);
             return Ok(());
         }
+        if let Some(finish) = self
+            .abilities
+            .iter()
+            .find_map(|a| a.before_model(&self.state))
+        {
+            self.end_with(finish);
+            return Ok(());
+        }
         // The previous step ends here, once it is known the run goes on: each step gets exactly
         // one `TurnFinished`, and only the last one carries a reason.
         if self.state.steps > 0 && !std::mem::take(&mut self.state.turn_closed) {
@@ -143,6 +151,9 @@ impl<'a, E: Effects> Run<'a, E> {
             return Ok(());
         };
         self.state.usage += response.usage;
+        for ability in &self.abilities {
+            ability.after_model(response.usage);
+        }
         self.emit(|| AgentEvent::Usage {
             step,
             usage: response.usage,
@@ -480,6 +491,9 @@ impl<'a, E: Effects> Run<'a, E> {
             };
             // The summary's tokens are the run's like any others, and count against its budget.
             self.state.usage += attempt.usage;
+            for ability in &self.abilities {
+                ability.after_model(attempt.usage);
+            }
             let Some(compacted) = attempt.compacted else {
                 self.state.compaction_failures += 1;
                 continue;

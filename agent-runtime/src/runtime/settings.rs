@@ -50,6 +50,11 @@ pub struct AgentRuntime {
     pub(super) path: Vec<String>,
     /// The agents this runtime may hand the conversation to ([`AgentRuntime::handoff`]).
     pub(super) handoffs: Vec<Handoff>,
+    /// The budget this runtime's runs share with the agents below them
+    /// ([`AgentRuntime::tree_budget`]).
+    pub(super) tree_budget: Option<super::TreeBudget>,
+    /// The tree budgets of the runs above, when this runtime runs as another's skill.
+    pub(super) tree: Vec<Arc<super::tree_budget::TreeCounter>>,
 }
 
 /// What of the transcript the agent handed to sees ([`AgentRuntime::handoff_filtered`]).
@@ -103,6 +108,8 @@ impl AgentRuntime {
             journal: None,
             path: Vec::new(),
             handoffs: Vec::new(),
+            tree_budget: None,
+            tree: Vec::new(),
         }
     }
 

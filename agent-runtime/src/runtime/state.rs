@@ -62,6 +62,9 @@ pub struct RunState {
     /// `researcher › checker`); already counted in [`RunState::usage`].
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub agents: std::collections::BTreeMap<String, Usage>,
+    /// Model calls the agents this run called as skills made, their children's included.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_steps: usize,
     /// The agents the conversation was handed to, in order ([`AgentRuntime::handoff`](
     /// super::AgentRuntime::handoff)); the last one has the turn. Empty: the first runtime's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -132,6 +135,7 @@ impl RunState {
             loaded_skills: Vec::new(),
             plan_mode,
             agents: std::collections::BTreeMap::new(),
+            agent_steps: 0,
             handoffs: Vec::new(),
             handing_to: None,
             stuck: StuckGuard::default(),
@@ -196,4 +200,9 @@ impl<'de> Deserialize<'de> for Version {
 pub(crate) struct OutputProgress {
     pub(crate) failures: usize,
     pub(crate) native_turn: bool,
+}
+
+/// Whether a counter is zero (left out of a written state).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -187,8 +187,9 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         let mut child = self.runtime.clone();
         child.path = path;
         child.cancellation = ctx.cancellation().child_token();
-        if let Some(journal) = parent.and_then(|n| n.journal.clone()) {
-            child.journal = Some(journal);
+        if let Some(parent) = parent {
+            child.journal = parent.journal.clone().or(child.journal);
+            child.tree = parent.tree.clone();
         }
         if let Some(parent) = parent {
             child.sinks.push(Arc::new(Forward {
@@ -205,10 +206,14 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
                         self.name
                     ))
                 })?;
-                let before = (state.usage, state.agents.clone());
+                let before = Used {
+                    total: state.usage,
+                    agents: state.agents.clone(),
+                    steps: state.steps + state.agent_steps,
+                };
                 (child.continue_paused(state, resumption.decisions), before)
             }
-            None => (child.run((self.goal)(input)), Default::default()),
+            None => (child.run((self.goal)(input)), Used::default()),
         };
         let request = match &self.output {
             Some(output) => request.output(output.clone()),
@@ -219,7 +224,8 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         })?;
         if let Some(parent) = parent {
             let (total, by_agent) = since(&before, outcome.usage, &outcome.agents);
-            parent.report(&self.name, total, by_agent);
+            let steps = (outcome.steps + outcome.agent_steps).saturating_sub(before.steps);
+            parent.report(&self.name, total, by_agent, steps);
         }
         match outcome.finish {
             FinishReason::NoMoreToolCalls => Ok(match outcome.output {
@@ -251,10 +257,18 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
     }
 }
 
-/// What a child used since `before` (its usage and per-agent record when it last suspended):
-/// the total, and each agent's own tokens by path below the child (`""` for the child).
+/// What a child had used when it last suspended (nothing, for a child that starts).
+#[derive(Default)]
+struct Used {
+    total: Usage,
+    agents: BTreeMap<String, Usage>,
+    steps: usize,
+}
+
+/// What a child used since `before`: the total, and each agent's own tokens by path below the
+/// child (`""` for the child).
 fn since(
-    before: &(Usage, BTreeMap<String, Usage>),
+    before: &Used,
     total: Usage,
     agents: &BTreeMap<String, Usage>,
 ) -> (Usage, BTreeMap<String, Usage>) {
@@ -264,12 +278,11 @@ fn since(
         cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
         cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
     };
-    let (before_total, before_agents) = before;
-    let new_total = minus(total, *before_total);
+    let new_total = minus(total, before.total);
     let mut by_agent = BTreeMap::new();
     let mut below = Usage::default();
     for (path, usage) in agents {
-        let new = minus(*usage, before_agents.get(path).copied().unwrap_or_default());
+        let new = minus(*usage, before.agents.get(path).copied().unwrap_or_default());
         below += new;
         by_agent.insert(path.clone(), new);
     }

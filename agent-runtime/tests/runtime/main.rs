@@ -11,4 +11,5 @@ mod finish;
 mod handoffs;
 mod pause;
 mod sessions;
+mod tree_budgets;
 mod typed_runs;
