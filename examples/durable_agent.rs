@@ -17,8 +17,9 @@
 //!
 //! Three skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so
 //! it asks for approval) marks one published, and `scribe`, a second agent used as a skill, which
-//! writes notes with its own `write_note` (its model and tool calls are steps of the run's
-//! journal too). Both log what they did to `notes/log`, one line each,
+//! writes and publishes notes with its own `write_note` and `publish` (its model and tool calls
+//! are steps of the run's journal too, and its `publish` waits for a decision as well, sent for
+//! the call's path id, e.g. `p1/c2`). Both log what they did to `notes/log`, one line each,
 //! so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
 //! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
 //! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
@@ -35,7 +36,7 @@ use agent_restate::DurableAgent;
 use clap::Parser;
 use eugene::{
     AgentEvent, AgentRuntime, AnthropicProvider, LlmProvider, OpenAiProvider, OutputType,
-    Permission, PermissionGate, Registry, SkillContext, SkillError, skill,
+    Permission, PermissionGate, Registry, SkillContext, SkillError, SkillMetadata, skill,
 };
 
 #[derive(Parser)]
@@ -175,6 +176,15 @@ fn describe(event: &AgentEvent) -> Option<String> {
     })
 }
 
+/// Destructive calls wait for a person; the others run.
+fn ask_if_destructive(name: &str, metadata: &SkillMetadata) -> Permission {
+    if metadata.is_destructive {
+        Permission::Ask(format!("`{name}` cannot be undone"))
+    } else {
+        Permission::Allow
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
@@ -185,7 +195,8 @@ async fn main() {
     }
     // A second agent, used as a skill: its model and tool calls are steps of the same journal.
     let mut scribe_skills = Registry::new();
-    scribe_skills.add(WriteNoteSkill);
+    scribe_skills.add(WriteNoteSkill).add(PublishSkill);
+    scribe_skills.with_hook(PermissionGate::with(ask_if_destructive));
     let scribe = AgentRuntime::from_shared(provider.clone(), Arc::new(scribe_skills))
         .system("You write the notes you are asked for.")
         .context(context.clone());
@@ -194,13 +205,7 @@ async fn main() {
         .add(WriteNoteSkill)
         .add(PublishSkill)
         .add(scribe.into_skill("scribe", "Writes the notes it is asked for."));
-    registry.with_hook(PermissionGate::with(|name, metadata| {
-        if metadata.is_destructive {
-            Permission::Ask(format!("`{name}` cannot be undone"))
-        } else {
-            Permission::Allow
-        }
-    }));
+    registry.with_hook(PermissionGate::with(ask_if_destructive));
     let mut runtime = AgentRuntime::from_shared(provider, Arc::new(registry))
         .system("You keep notes. Use the tools; say briefly what you did.")
         .context(context)

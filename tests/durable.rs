@@ -513,6 +513,88 @@ async fn a_child_agent_killed_in_the_middle_of_its_batch_finishes_after_a_restar
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_inside_a_child_agent_is_decided_by_its_path_id_after_a_restart() {
+    let llm = Server::start([
+        calls(&[("p1", "scribe", json!({"goal": "Write and publish a."}))]),
+        // The scribe's turns: its `publish` waits for a person.
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "news"})),
+            ("c2", "publish", json!({"name": "a"})),
+        ]),
+        text("Written and published."),
+        text("The scribe wrote and published a."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut first = service(port, work.path(), &llm.url, None).await;
+    restate.register(port).await;
+
+    let invocation = restate.send_run("nested-approve", "Get a published.").await;
+    let pending = wait_pending(&restate, "nested-approve").await;
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["id"], "p1/c2", "{pending:?}");
+    assert_eq!(pending[0]["pending"]["call"]["id"], "c2");
+    assert_eq!(
+        pending[0]["pending"]["via"],
+        json!([{"call_id": "p1", "skill": "scribe"}])
+    );
+    assert_eq!(logged(work.path()), ["wrote a"]);
+
+    first.kill();
+    let _second = service(port, work.path(), &llm.url, None).await;
+
+    // The inner call's own id is not a decision's address: its path id is.
+    let (status, refused) = restate
+        .ingress(
+            "/Agent/nested-approve/decide",
+            Some(json!({"c2": {"decision": "approve"}})),
+        )
+        .await;
+    assert!(status >= 400, "{status} {refused}");
+    assert!(
+        refused.to_string().contains("waiting: `p1/c2`"),
+        "{refused}"
+    );
+    assert_eq!(
+        logged(work.path()),
+        ["wrote a"],
+        "a refused decision ran nothing"
+    );
+    let (status, decided) = restate
+        .ingress(
+            "/Agent/nested-approve/decide",
+            Some(json!({"p1/c2": {"decision": "approve"}})),
+        )
+        .await;
+    assert_eq!((status, decided), (200, json!(["p1/c2"])));
+
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["final_text"], "The scribe wrote and published a.",
+        "{outcome}"
+    );
+    assert_eq!(logged(work.path()), ["wrote a", "published a"]);
+    // Neither agent's first turn was asked again after the restart.
+    let requests = llm.received();
+    assert_eq!(requests.len(), 4, "a journaled turn was asked again");
+    assert_eq!(
+        tool_results(&requests[2].json()),
+        [
+            ("c1".to_owned(), "wrote notes/a.md (4 bytes)".to_owned()),
+            ("c2".to_owned(), "published a".to_owned())
+        ]
+    );
+    assert_eq!(
+        tool_results(&requests[3].json()),
+        [("p1".to_owned(), "Written and published.".to_owned())]
+    );
+    let (_, pending) = restate.ingress("/Agent/nested-approve/pending", None).await;
+    assert_eq!(pending, json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_run_waits_across_a_restart_and_a_decision_sent_through_ingress_finishes_it() {
     let started = Instant::now();
     let llm = Server::start([

@@ -18,7 +18,9 @@
 //!   same invocation, on one Restate awakeable per pending call. A decision sent later through
 //!   Restate's ingress — from any machine, after any time, across restarts of the service —
 //!   completes it and the run goes on ([`AgentRuntime::continue_paused`]): approved calls run
-//!   exactly once.
+//!   exactly once. A call waiting inside an agent used as a skill waits the same way, and its
+//!   decision names its path id (`p1/c2`: call `c2` of the agent called by `p1`), which
+//!   [`Approval::id`] gives.
 //! - **Hooks, budgets and guards work as in-process**: the loop is the same; a replay hands it the
 //!   same results in the same order. **Events** go to the sinks of the process running the
 //!   invocation. A process that replays holds events back until it knows whether the attempt
@@ -31,7 +33,7 @@
 //! |---|---|---|---|
 //! | `run` | exclusive | the goal, a JSON string | [`RunSummary`], once the run ends (approvals included) |
 //! | `decide` | shared | `{"<call id>": {"decision": "approve"}}`, `"deny"` with `"with": "<reason>"`, `"edit"` with `"with": {<arguments>}` | the call ids decided |
-//! | `pending` | shared | — | the [`Approval`]s the run waits on (call, reason, awakeable id) |
+//! | `pending` | shared | — | the [`Approval`]s the run waits on (the id to decide by, call, reason, awakeable id) |
 //! | `outcome` | shared | — | the last [`RunSummary`] (empty before the first) |
 //! | `transcript` | shared | — | the session's conversation |
 //! | `reset` | exclusive | — | forgets the session |

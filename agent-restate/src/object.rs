@@ -196,6 +196,7 @@ async fn wait_for_decisions(
     for call in pending {
         let (awakeable, answer) = ctx.awakeable::<Json<Value>>();
         waiting.push(Approval {
+            id: call.id(),
             pending: call.clone(),
             awakeable,
         });

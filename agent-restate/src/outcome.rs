@@ -41,6 +41,10 @@ impl From<&RunOutcome> for RunSummary {
 /// through Restate's ingress with a [`Decision`](agent_runtime::Decision) as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Approval {
+    /// The id a decision names ([`PendingCall::id`]): the call's own id, or for a call inside an
+    /// agent used as a skill, the path of call ids (`p1/c2`).
+    #[serde(default)]
+    pub id: String,
     /// The call, its skill, flags and the hook's reason.
     pub pending: PendingCall,
     /// The id of the Restate awakeable the run waits on for this call.
