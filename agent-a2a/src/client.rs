@@ -27,7 +27,7 @@ use crate::error::A2aError;
 use crate::jsonrpc;
 use crate::types::{
     AGENT_CARD_PATH, Message, PROTOCOL_VERSION, SendMessageRequest, SendMessageResponse,
-    StreamResponse, Task, TaskIdParams, TaskState, parts_text,
+    StreamResponse, Task, TaskIdParams, TaskState, TaskStatus, parts_text,
 };
 
 /// How long a whole call may take unless [`RemoteAgent::timeout`] says otherwise.
@@ -192,10 +192,11 @@ impl RemoteAgent {
             metadata: None,
         };
         let method = "SendStreamingMessage";
+        let continues = !request.message.task_id.is_empty();
         within(method, self.timeout, async {
             if self.card.capabilities.streaming == Some(true) {
                 return self
-                    .follow(self.stream(method, to_value(&request)).await?)
+                    .follow(self.stream(method, to_value(&request)).await?, continues)
                     .await;
             }
             match self.send_message(&request).await? {
@@ -214,10 +215,13 @@ impl RemoteAgent {
         .await
     }
 
-    /// Aggregates a stream into the reply it ends with.
+    /// Aggregates a stream into the reply it ends with. A stream that `continues` a task waiting
+    /// for input may start with the task as it was (still waiting, as the Python SDK sends it),
+    /// which does not end it, or with a change of the task (a status or artifact update).
     async fn follow(
         &self,
         events: impl Stream<Item = Result<StreamResponse, A2aError>>,
+        continues: bool,
     ) -> Result<Reply, A2aError> {
         let mut events = std::pin::pin!(events);
         let mut task: Option<Task> = None;
@@ -227,8 +231,20 @@ impl RemoteAgent {
                 (None, StreamResponse::Message(message)) => {
                     return Ok(Reply::Message(message.clone()));
                 }
-                (None, StreamResponse::Task(first)) => task = Some(first.clone()),
+                (None, StreamResponse::Task(first)) => {
+                    task = Some(first.clone());
+                    if continues && !first.status.state.is_terminal() {
+                        continue;
+                    }
+                }
                 (Some(task), event) => crate::tasks::apply(task, event),
+                // A continued task is known: its stream may start with what changes.
+                (None, StreamResponse::StatusUpdate(update)) if continues => {
+                    task = Some(known(&update.task_id, &update.context_id, &event));
+                }
+                (None, StreamResponse::ArtifactUpdate(update)) if continues => {
+                    task = Some(known(&update.task_id, &update.context_id, &event));
+                }
                 (None, _) => {
                     return Err(A2aError::protocol(
                         "SendStreamingMessage",
@@ -490,4 +506,22 @@ async fn read_body(url: &str, response: reqwest::Response) -> Result<Vec<u8>, A2
         });
     }
     Ok(body)
+}
+
+/// The task a continued stream changes, from its first change: working, then `event`.
+fn known(id: &str, context_id: &str, event: &StreamResponse) -> Task {
+    let mut task = Task {
+        id: id.to_owned(),
+        context_id: context_id.to_owned(),
+        status: TaskStatus {
+            state: TaskState::Working,
+            message: None,
+            timestamp: None,
+        },
+        artifacts: Vec::new(),
+        history: Vec::new(),
+        metadata: None,
+    };
+    crate::tasks::apply(&mut task, event);
+    task
 }

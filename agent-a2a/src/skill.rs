@@ -22,7 +22,9 @@
 //! call of the run, inside this one (`remote › delete`, id `p1/c1`); any other agent's question
 //! is one pending call named `input`, whose reason is the question. The decisions continue the
 //! remote task: sent as a `decisions` data part to a eugene agent, as the text `approve` or
-//! `deny: <reason>` (an edit: its arguments as JSON text) to another. Outside a run, the
+//! `deny: <reason>` to another, where an edit is the answer to its question
+//! (`Decision::Edit(json!({"answer": "the blue one"}))`, or a JSON string, is sent as that text;
+//! other arguments as JSON text). Outside a run, the
 //! suspension is an error result naming what waits.
 
 use std::time::Duration;
@@ -205,7 +207,12 @@ impl RemoteAgentSkill {
             let text = match resumption.decisions.first().map(|(_, d)| d) {
                 Some(Decision::Approve) | None => "approve".to_owned(),
                 Some(Decision::Deny(reason)) => format!("deny: {reason}"),
-                Some(Decision::Edit(arguments)) => arguments.to_string(),
+                // An answer to the agent's question: `"text"` or `{"answer": "text"}`.
+                Some(Decision::Edit(Value::String(answer))) => answer.clone(),
+                Some(Decision::Edit(arguments)) => match arguments.get("answer") {
+                    Some(Value::String(answer)) => answer.clone(),
+                    _ => arguments.to_string(),
+                },
             };
             Message::user_text(text)
         };

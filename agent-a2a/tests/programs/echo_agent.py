@@ -1,6 +1,6 @@
 """A tiny A2A agent on the official Python SDK (a2a-sdk): it answers each message with
 `echo: <text>`, except `hang` (never answers), `fail` (the task fails) and `ask` (the task waits
-for input).
+for input: the next message on the task is the answer, and it completes with `you chose: <text>`).
 
 Usage: python echo_agent.py <port>
 """
@@ -23,9 +23,18 @@ class Echo(AgentExecutor):
     async def execute(self, context, event_queue):
         text = get_message_text(context.message)
         task = context.current_task or new_task_from_user_message(context.message)
-        await event_queue.enqueue_event(task)
+        asked = context.current_task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        # A continued task's stream starts with a change, or (an answer that starts with
+        # `again`) with the task as it was, still waiting: clients must take both.
+        if context.current_task is None or text.startswith("again"):
+            await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
+        if asked:
+            # The answer to our question continues the same task.
+            await updater.add_artifact([new_text_part(f"you chose: {text}")], name="answer")
+            await updater.complete()
+            return
         if text == "hang":
             await asyncio.sleep(3600)
         if text == "fail":
