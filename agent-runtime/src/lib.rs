@@ -32,8 +32,9 @@ pub mod session;
 pub use event::{AgentEvent, EventSink};
 pub use runtime::{
     AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, Goal, Hop,
-    OutputMode, OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest, RunState,
-    SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome, TypedRunRequest,
+    InnerCalls, OutputMode, OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest,
+    RunState, SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome,
+    TypedRunRequest,
 };
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 #[cfg(feature = "redb")]

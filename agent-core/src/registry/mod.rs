@@ -38,6 +38,7 @@
 //! added with [`Registry::add`]. How calls run (batches, hooks, retries, timeouts, cancellation,
 //! truncation) is described on [`Registry::run_many`].
 
+mod current;
 mod destructive;
 mod discover;
 mod dispatch;
@@ -58,6 +59,7 @@ mod truncate;
 
 use std::sync::Arc;
 
+pub use current::CurrentRegistry;
 pub use destructive::DestructiveCalls;
 pub use names::is_valid_name;
 pub use registration::SkillRegistration;

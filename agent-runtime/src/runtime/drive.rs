@@ -23,6 +23,7 @@ use super::state::{Next, RunState};
 use super::tree_budget::{TreeBudgets, TreeCounter};
 use crate::event::AgentEvent;
 use agent_core::context::RunScope;
+use agent_core::registry::CurrentRegistry;
 use agent_llm::message::{Message, Role};
 
 /// A run on `transcript` from its start (repaired first: every call answered).
@@ -148,7 +149,8 @@ async fn run_agent(
         .clone()
         .with_cancellation(rt.cancellation.clone())
         .with_scope(RunScope::new())
-        .with_extension(nesting);
+        .with_extension(nesting)
+        .with_extension(CurrentRegistry(rt.registry.clone()));
     for name in &state.loaded_skills {
         ctx.scope().load(name.clone());
     }

@@ -88,6 +88,7 @@ mod finish;
 mod guards;
 mod handoff;
 mod in_session;
+mod inner;
 mod journal;
 mod journaled;
 mod nesting;
@@ -107,6 +108,7 @@ mod tree_budget;
 mod typed;
 
 pub use agent_core::pending::{Decision, Hop, PendingCall};
+pub use inner::InnerCalls;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::{AgentError, RunOutcome};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
