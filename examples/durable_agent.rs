@@ -15,12 +15,13 @@
 //! `127.0.0.1:11434`); `AGENT_MODEL` picks the model. Kill this process at any point (`kill -9`)
 //! and start it again: Restate replays the run's journal into it, and the run goes on where it was.
 //!
-//! Three skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so
-//! it asks for approval) marks one published, and `scribe`, a second agent used as a skill, which
+//! Four skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so
+//! it asks for approval) marks one published, `scribe`, a second agent used as a skill, which
 //! writes and publishes notes with its own `write_note` and `publish` (its model and tool calls
 //! are steps of the run's journal too, and its `publish` waits for a decision as well, sent for
-//! the call's path id, e.g. `p1/c2`). Both log what they did to `notes/log`, one line each,
-//! so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
+//! the call's path id, e.g. `p1/c2`), and `run_code` (code mode), whose JavaScript programs call
+//! the other three, each call a step of the journal. `write_note` and `publish` log what they did
+//! to `notes/log`, one line each, so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
 //! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
 //! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
 //! process in the middle of a batch of calls (the tests do). `--typed` makes every run end with a
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_code::CodeMode;
 use agent_restate::DurableAgent;
 use clap::Parser;
 use eugene::{
@@ -205,6 +207,8 @@ async fn main() {
         .add(WriteNoteSkill)
         .add(PublishSkill)
         .add(scribe.into_skill("scribe", "Writes the notes it is asked for."));
+    // Code mode: `run_code` over the three; each call of a program is a step of the journal.
+    registry.with_code_mode();
     registry.with_hook(PermissionGate::with(ask_if_destructive));
     let mut runtime = AgentRuntime::from_shared(provider, Arc::new(registry))
         .system("You keep notes. Use the tools; say briefly what you did.")

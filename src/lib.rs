@@ -6,8 +6,8 @@
 //! for the manual.
 //!
 //! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
-//! (default) sessions kept in a file, `mcp` the `mcp` module, `a2a` the `a2a` module, `restate` the
-//! `restate` module.
+//! (default) sessions kept in a file, `mcp` the `mcp` module, `a2a` the `a2a` module, `code` the `code`
+//! module (code mode), `restate` the `restate` module.
 //! A crate that only defines skills can depend on `agent-core` alone instead: no providers, no
 //! loop, no HTTP/TLS or storage crate.
 
@@ -26,6 +26,12 @@ pub use agent_mcp as mcp;
 /// (cargo feature `a2a`).
 #[cfg(feature = "a2a")]
 pub use agent_a2a as a2a;
+
+/// Code mode: `run_code` runs a JavaScript program whose functions are the registry's skills, in
+/// a QuickJS sandbox, every call gated, paused and journaled like a direct one (cargo feature
+/// `code`).
+#[cfg(feature = "code")]
+pub use agent_code as code;
 
 /// Durable runs on Restate (`agent-restate`), with the `restate` feature.
 #[cfg(feature = "restate")]

@@ -513,6 +513,61 @@ async fn a_child_agent_killed_in_the_middle_of_its_batch_finishes_after_a_restar
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_killed_between_its_calls_finishes_after_a_restart_and_no_completed_call_runs_again()
+ {
+    let program = r#"
+        const a = await write_note({ name: "a", text: "first" });
+        const b = await write_note({ name: "b", text: "second" });
+        return [a, b];
+    "#;
+    let llm = Server::start([
+        calls(&[("p1", "run_code", json!({ "code": program }))]),
+        text("The program wrote both notes."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
+    restate.register(port).await;
+
+    let invocation = restate.send_run("program", "Write notes a and b.").await;
+    // Inside the program: `a` is written and journaled; `b` has started: the process dies here.
+    wait_for("b to start", || {
+        count(&logged(work.path()), "started b") == 1
+    })
+    .await;
+    assert_eq!(logged(work.path()), ["wrote a", "started b"]);
+    first.kill();
+    std::fs::write(work.path().join("notes/b.go"), "").unwrap();
+    let _second = service(port, work.path(), &llm.url, Some("b")).await;
+
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["final_text"], "The program wrote both notes.",
+        "{outcome}"
+    );
+    let log = logged(work.path());
+    assert_eq!(
+        count(&log, "wrote a"),
+        1,
+        "a journaled call ran again: {log:?}"
+    );
+    assert_eq!(count(&log, "started b"), 2, "{log:?}");
+    assert_eq!(count(&log, "wrote b"), 1, "{log:?}");
+    let requests = llm.received();
+    assert_eq!(requests.len(), 2, "the first turn was asked again");
+    let results = tool_results(&requests[1].json());
+    assert_eq!(results.len(), 1, "{results:?}");
+    let answer: Value = serde_json::from_str(&results[0].1).unwrap();
+    assert_eq!(
+        answer["value"],
+        json!(["wrote notes/a.md (5 bytes)", "wrote notes/b.md (6 bytes)"]),
+        "{answer}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_waiting_inside_a_child_agent_is_decided_by_its_path_id_after_a_restart() {
     let llm = Server::start([
         calls(&[("p1", "scribe", json!({"goal": "Write and publish a."}))]),

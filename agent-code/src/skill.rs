@@ -1,0 +1,363 @@
+//! [`RunCode`]: the `run_code` skill, its settings, and [`CodeMode`], the one call that adds it
+//! to a registry.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::RwLock;
+
+use agent_core::context::RunScope;
+use agent_core::{
+    CurrentRegistry, Registry, Skill, SkillContext, SkillError, SkillOutput, Suspension,
+};
+use agent_runtime::InnerCalls;
+
+use crate::calls::{Calls, Kept, Record, index_of};
+use crate::declarations::{declarations, is_identifier};
+use crate::interpreter::{Ended, Finished, Limits, interpret};
+
+/// The name the skill is offered under.
+pub const RUN_CODE: &str = "run_code";
+/// How long a program may take, its calls included, unless [`RunCode::timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most memory the interpreter may allocate unless [`RunCode::memory_limit`] says
+/// otherwise: 64 MiB.
+pub const DEFAULT_MEMORY_LIMIT: usize = 64 * 1024 * 1024;
+/// The most characters of printed output kept unless [`RunCode::max_printed`] says otherwise.
+pub const DEFAULT_MAX_PRINTED: usize = 16_000;
+/// The most calls one program may make unless [`RunCode::max_calls`] says otherwise.
+pub const DEFAULT_MAX_CALLS: usize = 1_000;
+/// The interpreter's stack: deep enough for ordinary recursion, far below the thread's.
+const STACK: usize = 512 * 1024;
+
+/// The input of `run_code`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Program {
+    /// The program: the body of an `async` JavaScript function. `await` the tools, `return` the
+    /// answer.
+    pub code: String,
+}
+
+/// The `run_code` skill: runs a JavaScript program whose functions are the skills of the run's
+/// registry. See the [crate docs](crate).
+#[derive(Debug, Clone)]
+pub struct RunCode {
+    description: String,
+    names: Vec<String>,
+    timeout: Duration,
+    memory_limit: usize,
+    max_printed: usize,
+    max_calls: usize,
+}
+
+/// Adds code mode to a registry: `registry.with_code_mode()`.
+pub trait CodeMode {
+    /// Adds [`RunCode`] over the skills the registry has now (add the others first); each of them
+    /// is a function of the programs it runs.
+    fn with_code_mode(&mut self) -> &mut Self;
+}
+
+impl CodeMode for Registry {
+    fn with_code_mode(&mut self) -> &mut Self {
+        let run_code = RunCode::over(self);
+        self.add(run_code)
+    }
+}
+
+impl RunCode {
+    /// `run_code` over the skills `registry` has now, with the default limits. Its description
+    /// declares each skill as a function; the calls themselves go to the registry of the run the
+    /// program runs in.
+    pub fn over(registry: &Registry) -> Self {
+        let definitions = registry.definitions();
+        let names = definitions
+            .iter()
+            .map(|d| d.name.clone())
+            .filter(|name| name != RUN_CODE)
+            .collect();
+        let mut skill = RunCode {
+            description: String::new(),
+            names,
+            timeout: DEFAULT_TIMEOUT,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            max_printed: DEFAULT_MAX_PRINTED,
+            max_calls: DEFAULT_MAX_CALLS,
+        };
+        skill.description = skill.describe(&declarations(&definitions, RUN_CODE));
+        skill
+    }
+
+    /// How long a program may take, its calls included (default 60 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self.redescribe()
+    }
+
+    /// The most memory the interpreter may allocate, in bytes (default 64 MiB).
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = bytes;
+        self.redescribe()
+    }
+
+    /// The most characters of printed output kept (default 16,000).
+    pub fn max_printed(mut self, chars: usize) -> Self {
+        self.max_printed = chars;
+        self.redescribe()
+    }
+
+    /// The most calls one program may make (default 1,000).
+    pub fn max_calls(mut self, calls: usize) -> Self {
+        self.max_calls = calls;
+        self.redescribe()
+    }
+
+    fn redescribe(mut self) -> Self {
+        let tools = self
+            .description
+            .split_once("\nFunctions:\n")
+            .map(|(_, tools)| tools.to_owned())
+            .unwrap_or_default();
+        self.description = self.describe(&tools);
+        self
+    }
+
+    fn describe(&self, tools: &str) -> String {
+        format!(
+            "Run a short JavaScript program that calls the functions below and computes with \
+             their results. Only what it returns and prints comes back to you, so use it to chain \
+             calls, loop over many, or boil large results down. The program is the body of an \
+             async function: `await` each call, `return` the answer (a JSON value), \
+             `console.log` to print (the first {} characters are kept). Calls awaited together \
+             (`await Promise.all([...])`) run at the same time when they can. A call that fails \
+             or is denied throws an Error the program may catch. There is no file system, \
+             network, clock (no `Date`) or randomness besides these functions. A call that \
+             needs a person's approval pauses the program; once decided, it runs again from the \
+             start and earlier calls are answered from their record, so it must make the same \
+             calls in the same order. Limits: {} s, {} MiB, {} calls.\nFunctions:\n{tools}",
+            self.max_printed,
+            self.timeout.as_secs(),
+            self.memory_limit / (1024 * 1024),
+            self.max_calls,
+        )
+    }
+
+    /// Runs `code` against `registry` in `ctx`, after `before` (an earlier run that paused) with
+    /// `decisions` for the calls that waited.
+    async fn execute(
+        &self,
+        code: String,
+        registry: &Registry,
+        ctx: &SkillContext,
+        before: Kept,
+        decisions: BTreeMap<usize, agent_core::Decision>,
+    ) -> Result<SkillOutput, SkillError> {
+        // The inner calls' own scope: a decision approves call `c2` of the program, not a call
+        // of the outer run with the same id; the deferred skills the run loaded stay loaded.
+        let scope = RunScope::new();
+        for name in ctx.scope().loaded() {
+            scope.load(name);
+        }
+        let calls = Calls {
+            registry,
+            ctx: ctx.clone().with_scope(scope),
+            before,
+            decisions,
+            exclusive: RwLock::new(()),
+            own_name: RUN_CODE,
+            inner: InnerCalls::of(ctx, RUN_CODE),
+        };
+        // A durable run's journal must meet the calls in the same order on a replay: one at a
+        // time, in the order the program makes them.
+        let one_at_a_time = calls.inner.is_durable();
+        let limits = Limits {
+            deadline: Instant::now() + self.timeout,
+            memory: self.memory_limit,
+            stack: STACK,
+            printed: self.max_printed,
+            calls: self.max_calls,
+        };
+        let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel();
+        let (answers, settles) = std::sync::mpsc::channel();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let globals: Vec<String> = self
+            .names
+            .iter()
+            .filter(|n| is_identifier(n))
+            .cloned()
+            .collect();
+        let names = self.names.clone();
+        let stop = cancelled.clone();
+        let program = tokio::task::spawn_blocking(move || {
+            interpret(&code, &names, &globals, &limits, requests, &settles, &stop)
+        });
+        // Stops the interpreter when this call ends early (cancelled, timed out, dropped).
+        let _stop = StopOnDrop(cancelled.clone());
+        let mut program = std::pin::pin!(program);
+        let mut running = FuturesUnordered::new();
+        let mut kept = Kept::default();
+        let mut open = true;
+        let deadline = tokio::time::sleep(self.timeout + Duration::from_secs(1));
+        let mut deadline = std::pin::pin!(deadline);
+        let finished = loop {
+            tokio::select! {
+                request = asked.recv(), if open && (!one_at_a_time || running.is_empty()) => {
+                    match request {
+                        Some(request) => running.push(calls.answer(request)),
+                        None => open = false,
+                    }
+                }
+                Some(answered) = running.next() => {
+                    match answered.record {
+                        Record::Done(recorded) => { kept.done.insert(answered.index, recorded); }
+                        Record::Waiting(waiting) => { kept.waiting.insert(answered.index, waiting); }
+                        Record::Nothing => {}
+                    }
+                    // The program may have ended meanwhile; then nobody reads this.
+                    let _ = answers.send((answered.index, answered.settle));
+                }
+                finished = &mut program => break finished,
+                () = ctx.cancellation().cancelled() => return Err(SkillError::Cancelled),
+                () = &mut deadline => return Err(self.timed_out()),
+            }
+        };
+        let Finished {
+            ended,
+            printed,
+            printed_cut,
+        } = finished
+            .map_err(|e| SkillError::tool(format!("the program's interpreter failed: {e}")))?;
+        let printed = printed_text(printed, printed_cut);
+        match ended {
+            Ended::Returned(value) => {
+                let value = match value {
+                    Some(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+                    None => Value::Null,
+                };
+                let mut answer = json!({ "value": value });
+                if !printed.is_empty() {
+                    answer["printed"] = Value::String(printed);
+                }
+                Ok(SkillOutput::json(answer))
+            }
+            Ended::Threw(error) => Err(SkillError::tool(format!(
+                "the program threw {error}{}",
+                printed_before(&printed)
+            ))),
+            Ended::Stuck => Err(SkillError::tool(format!(
+                "the program waits for a promise that nothing settles, so it can never end{}",
+                printed_before(&printed)
+            ))),
+            Ended::TimedOut => Err(self.timed_out()),
+            Ended::Cancelled => Err(SkillError::Cancelled),
+            Ended::Waiting => {
+                let pending = calls.pending(&kept.waiting);
+                let state = serde_json::to_value(&kept).map_err(|e| {
+                    SkillError::tool(format!("the paused program's record cannot be kept: {e}"))
+                })?;
+                Err(SkillError::Suspended(Box::new(Suspension {
+                    pending,
+                    state,
+                })))
+            }
+        }
+    }
+
+    fn timed_out(&self) -> SkillError {
+        SkillError::tool(format!(
+            "the program did not finish within {} s (its calls included) and was stopped",
+            self.timeout.as_secs_f64()
+        ))
+    }
+}
+
+/// Sets the flag that stops the interpreter's thread when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn printed_text(mut printed: String, cut: usize) -> String {
+    if cut > 0 {
+        printed.push_str(&format!("[… {cut} more characters printed, not kept]"));
+    }
+    printed
+}
+
+fn printed_before(printed: &str) -> String {
+    if printed.is_empty() {
+        String::new()
+    } else {
+        format!("\nIt printed before:\n{printed}")
+    }
+}
+
+#[async_trait]
+impl Skill for RunCode {
+    type Input = Program;
+
+    fn name(&self) -> &str {
+        RUN_CODE
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Its calls run one by one through the registry, each by its own flags; the program itself
+    /// may run beside other calls.
+    fn is_concurrency_safe(&self) -> bool {
+        true
+    }
+
+    /// In a durable run each call of the program is a step of the run's journal.
+    fn journals_its_steps(&self) -> bool {
+        true
+    }
+
+    /// The program enforces its own time limit, its calls included.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    async fn run(&self, input: Program, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+        let Some(CurrentRegistry(registry)) = ctx.extension::<CurrentRegistry>() else {
+            return Err(SkillError::tool(
+                "`run_code` runs only inside an agent run, whose registry its calls go to",
+            ));
+        };
+        let registry = registry.clone();
+        let (before, decisions) = match ctx.take_resumption() {
+            None => (Kept::default(), BTreeMap::new()),
+            Some(resumption) => {
+                let kept: Kept = serde_json::from_value(resumption.state).map_err(|e| {
+                    SkillError::tool(format!(
+                        "the paused program's record does not read back: {e}"
+                    ))
+                })?;
+                let mut decisions = BTreeMap::new();
+                for (id, decision) in resumption.decisions {
+                    let Some(index) = index_of(&id).filter(|i| kept.waiting.contains_key(i)) else {
+                        return Err(SkillError::tool(format!(
+                            "no call of the program waits under `{id}`; nothing ran"
+                        )));
+                    };
+                    decisions.insert(index, decision);
+                }
+                (kept, decisions)
+            }
+        };
+        self.execute(input.code, &registry, ctx, before, decisions)
+            .await
+    }
+}
