@@ -12,9 +12,12 @@ use tracing_subscriber::registry::LookupSpan;
 
 use common::{Ran, runtime};
 
+/// A span's tool and the tool of the `execute_tool` span it sits in.
+type ToolAndParent = (String, Option<String>);
+
 /// Each `execute_tool` span's tool, and its parent's tool.
 #[derive(Default, Clone)]
-struct Tools(Arc<Mutex<Vec<(String, Option<String>)>>>);
+struct Tools(Arc<Mutex<Vec<ToolAndParent>>>);
 
 fn tool_of(fields: &[(String, String)]) -> Option<String> {
     fields

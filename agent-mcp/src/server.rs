@@ -51,7 +51,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agent_core::{Registry, RunScope, SkillContext, SkillError, SkillOutput, ToolCall, ToolResult};
+use agent_core::{
+    CurrentRegistry, Registry, RunScope, SkillContext, SkillError, SkillOutput, ToolCall,
+    ToolResult,
+};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -100,9 +103,10 @@ impl McpServer {
     /// A server for `registry` (a `Registry` or an `Arc<Registry>`), with a
     /// [`SkillContext::default`] (workspace `.`) and this crate's name and version as server info.
     pub fn new(registry: impl Into<Arc<Registry>>) -> Self {
+        let registry = registry.into();
         McpServer {
-            registry: registry.into(),
-            ctx: SkillContext::default(),
+            ctx: SkillContext::default().with_extension(CurrentRegistry(registry.clone())),
+            registry,
             info: Implementation::new("eugene", env!("CARGO_PKG_VERSION")),
             instructions: None,
             http_config: StreamableHttpServerConfig::default(),
@@ -112,9 +116,11 @@ impl McpServer {
 
     /// The context calls run with: the workspace file skills are confined to, extensions,
     /// cancellation (cancelling its token cancels running calls). Its session is the session of
-    /// a stdio connection; HTTP sessions each get a new one.
+    /// a stdio connection; HTTP sessions each get a new one. The server's registry is put in it
+    /// as [`CurrentRegistry`], so a skill that makes calls of its own (code mode's `run_code`)
+    /// makes them through this registry.
     pub fn context(mut self, ctx: SkillContext) -> Self {
-        self.ctx = ctx;
+        self.ctx = ctx.with_extension(CurrentRegistry(self.registry.clone()));
         self
     }
 
