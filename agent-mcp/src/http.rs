@@ -95,11 +95,14 @@
 //!   admitted slots as a client would; silent and half-sent connections still cannot keep a
 //!   new one from being read.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_serve::{Limits, Origins, is_loopback};
 use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -108,23 +111,36 @@ use rmcp::transport::StreamableHttpService;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::auth::{self, Auth};
-use crate::connections::{self, HttpResponse, Limits};
-pub use crate::connections::{LISTEN_BACKLOG, bind};
 use crate::error::McpError;
 pub use crate::http_settings::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_PENDING_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 use crate::jsonrpc;
-use crate::loopback::is_loopback;
-use crate::origin::Origins;
 use crate::server::{HTTP_PATH, McpServer};
 use crate::sessions::{BoundedSessions, SessionError};
+
+/// A response of the HTTP server.
+pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 /// The largest request head (request line and headers) read; a larger one is answered `431`.
 /// hyper's own bound is its read buffer (about 400 KiB), so that many connections could hold
 /// a hundred megabytes before any of them is authenticated.
 const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// How many established connections the kernel queues for [`McpServer::serve_http`] (and
+/// [`bind`]) until the server accepts them; Linux caps it at `net.core.somaxconn` (4096 by
+/// default since Linux 5.4).
+pub const LISTEN_BACKLOG: u32 = agent_serve::LISTEN_BACKLOG;
+
+/// A listener on `addr` as [`McpServer::serve_http`] binds it: on the first address `addr`
+/// resolves to that can be bound, with `SO_REUSEADDR` on Unix (as [`TcpListener::bind`] sets
+/// it) and a listen queue of [`LISTEN_BACKLOG`].
+pub async fn bind(addr: impl ToSocketAddrs) -> Result<TcpListener, McpError> {
+    agent_serve::bind(addr)
+        .await
+        .map_err(|e| McpError::io("binding the MCP HTTP server", e))
+}
 
 impl McpServer {
     /// Requires `Authorization: Bearer <token>` on every HTTP request (compared in constant
@@ -244,7 +260,7 @@ impl McpServer {
             header_read_timeout: settings.header_read_timeout,
             max_header_bytes: MAX_HEADER_BYTES,
         };
-        connections::accept_forever(listener, endpoint, limits).await;
+        agent_serve::accept_forever(listener, endpoint, limits).await;
         Ok(())
     }
 }
@@ -322,7 +338,8 @@ impl Endpoint {
                 )));
             }
         };
-        let origins = Origins::new(&settings.allowed_origins, bound)?;
+        let origins =
+            Origins::new(&settings.allowed_origins, bound).map_err(McpError::HttpConfig)?;
         let config = server.http_config.clone();
         let sessions = Arc::new(BoundedSessions::new(
             settings.max_sessions,
@@ -419,7 +436,10 @@ impl Endpoint {
     }
 }
 
-impl connections::Service for Endpoint {
+impl agent_serve::Service for Endpoint {
+    type Body = BoxBody<Bytes, Infallible>;
+    const NAME: &'static str = "MCP";
+
     /// The path, the `Origin` and the token: what a request must pass before anything of it
     /// but its head is read, and what admits its connection.
     fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<HttpResponse>> {

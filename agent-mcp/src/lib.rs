@@ -67,24 +67,24 @@
 //! # Dependencies, and why
 //!
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
-//! transports), `hyper`/`hyper-util`/`http-body-util`/`bytes` (hosting rmcp's HTTP service on a
-//! TCP listener, with hyper's header-read timeout), `rustls` with `ring` (HTTPS for the HTTP
-//! client without building aws-lc), `agent-bearer` (bearer tokens: made from the operating
-//! system's random number generator, compared in constant time; shared with agent-a2a), `futures-core`
+//! transports), `agent-serve` (the connections of the HTTP server: the listen queue, the
+//! pending and admitted pools, the `Origin` check; shared with agent-a2a),
+//! `hyper`/`http-body-util`/`bytes` (the requests, responses and bodies between agent-serve
+//! and rmcp's HTTP service, the body's time and size limits), `rustls` with `ring` (HTTPS for
+//! the HTTP client without building aws-lc), `agent-bearer` (bearer tokens: made from the
+//! operating system's random number generator, compared in constant time; shared with
+//! agent-a2a), `futures-core`
 //! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
 //! timeouts), `serde_json`, `thiserror`, `tracing`.
 
 #![warn(missing_docs)]
 
-mod admission;
 pub mod auth;
 pub mod client;
-mod connections;
 pub mod error;
 pub mod http;
 mod http_settings;
 mod jsonrpc;
-mod loopback;
 pub mod origin;
 pub mod server;
 mod sessions;

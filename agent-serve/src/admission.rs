@@ -1,8 +1,8 @@
-//! The two pools the HTTP server counts its connections in: **pending** (no request that
-//! passed the checks yet; bounded, the oldest that waits on its client closed to make room)
-//! and **admitted** (a request passed the checks; bounded, a slot held until the connection
-//! closes). [`crate::connections`] moves connections through them; the rules are in the docs
-//! of [`crate::http`].
+//! The two pools a server counts its connections in: **pending** (no request that passed the
+//! checks yet; bounded, the oldest that waits on its client closed to make room) and
+//! **admitted** (a request passed the checks; bounded, a slot held until the connection
+//! closes). [`crate::connections`] moves connections through them; the rules are in the
+//! [crate docs](crate).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

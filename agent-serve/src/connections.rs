@@ -1,6 +1,6 @@
-//! The connections of the HTTP server: binding the listener, accepting, moving each
-//! connection through the pools of [`crate::admission`], and serving it with hyper. What this
-//! guarantees, and its limits, are in the docs of [`crate::http`]; here is how.
+//! The connections of a server: binding the listener, accepting, moving each connection
+//! through the pools of [`crate::admission`], and serving it with hyper. What this guarantees,
+//! and its limits, are in the [crate docs](crate); here is how.
 //!
 //! - [`accept_forever`] accepts a connection, then enters it in the pending pool
 //!   ([`Pools::enter`], which closes the oldest connection that waits on its client when the
@@ -17,7 +17,6 @@
 //!   not admitted gets `Connection: close`, so hyper closes it after the answer.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::io;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -25,8 +24,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
 use hyper::header::{CONNECTION, HeaderValue};
 use hyper::rt::{Read, ReadBufCursor, Write};
@@ -36,14 +33,10 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream, ToSocketAddrs};
 use tokio::sync::oneshot;
 
 use crate::admission::{Admission, Pools};
-use crate::error::McpError;
+use crate::service::Service;
 
-/// A response of the HTTP server.
-pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
-
-/// How many established connections the kernel queues for
-/// [`McpServer::serve_http`](crate::McpServer::serve_http) (and [`bind`]) until the server
-/// accepts them; Linux caps it at `net.core.somaxconn` (4096 by default since Linux 5.4).
+/// How many established connections the kernel queues for a listener of [`bind`] until the
+/// server accepts them; Linux caps it at `net.core.somaxconn` (4096 by default since Linux 5.4).
 pub const LISTEN_BACKLOG: u32 = 4096;
 
 /// The first pause after a failed `accept()`; each further failure doubles it.
@@ -51,38 +44,29 @@ const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
 /// The longest pause after a failed `accept()`.
 const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
-/// What answers the requests of a connection.
-pub(crate) trait Service: Send + Sync + 'static {
-    /// The checks whose passing admits a connection (the path, the `Origin`, the token), or
-    /// the answer that refuses the request.
-    fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<HttpResponse>>;
-
-    /// Answers a request that passed [`Service::admit`].
-    fn serve(&self, request: Request<Incoming>) -> impl Future<Output = HttpResponse> + Send;
-}
-
-/// The bounds on connections.
+/// The bounds on a server's connections. Each must be at least 1 (and each timeout above zero):
+/// the servers refuse a zero among their settings before serving.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub struct Limits {
     /// Connections admitted at once.
-    pub(crate) max_admitted: usize,
+    pub max_admitted: usize,
     /// Connections pending (not admitted yet) at once.
-    pub(crate) max_pending: usize,
-    /// How long a connection has to send its first head.
-    pub(crate) first_head_timeout: Duration,
-    /// How long any head may take, counted from when the server starts waiting for it.
-    pub(crate) header_read_timeout: Duration,
-    /// The largest request head.
-    pub(crate) max_header_bytes: usize,
+    pub max_pending: usize,
+    /// How long a pending connection has to send its first head.
+    pub first_head_timeout: Duration,
+    /// How long any head may take, counted from when the server starts waiting for it (on a
+    /// new connection, and after each response on a kept-alive one).
+    pub header_read_timeout: Duration,
+    /// The largest request head, in bytes (`431` past it).
+    pub max_header_bytes: usize,
 }
 
-/// A listener on `addr` as [`McpServer::serve_http`](crate::McpServer::serve_http) binds it:
-/// on the first address `addr` resolves to that can be bound, with `SO_REUSEADDR` on Unix
-/// (as [`TcpListener::bind`] sets it) and a listen queue of [`LISTEN_BACKLOG`].
-pub async fn bind(addr: impl ToSocketAddrs) -> Result<TcpListener, McpError> {
-    let failed = |e| McpError::io("binding the MCP HTTP server", e);
+/// A listener on `addr`: on the first address `addr` resolves to that can be bound, with
+/// `SO_REUSEADDR` on Unix (as [`TcpListener::bind`] sets it) and a listen queue of
+/// [`LISTEN_BACKLOG`]. `Err` is the last address's error (or the lookup's).
+pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
     let mut last = None;
-    for addr in tokio::net::lookup_host(addr).await.map_err(failed)? {
+    for addr in tokio::net::lookup_host(addr).await? {
         let bound = (|| {
             let socket = if addr.is_ipv4() {
                 TcpSocket::new_v4()?
@@ -99,20 +83,18 @@ pub async fn bind(addr: impl ToSocketAddrs) -> Result<TcpListener, McpError> {
             Err(error) => last = Some(error),
         }
     }
-    Err(failed(last.unwrap_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
             "the address resolved to no socket address",
         )
-    })))
+    }))
 }
 
-/// Accepts connections on `listener` and serves each with `service`, forever.
-pub(crate) async fn accept_forever<S: Service>(
-    listener: TcpListener,
-    service: Arc<S>,
-    limits: Limits,
-) {
+/// Accepts connections on `listener` and serves each with `service`, within `limits`, until
+/// the future is dropped. An error of `accept()` (out of file descriptors, say) is logged and
+/// retried after a pause that doubles from 10 ms to 1 s; it never ends the loop.
+pub async fn accept_forever<S: Service>(listener: TcpListener, service: Arc<S>, limits: Limits) {
     let pools = Pools::new(limits.max_pending, limits.max_admitted);
     let mut backoff = ACCEPT_BACKOFF_MIN;
     loop {
@@ -123,10 +105,10 @@ pub(crate) async fn accept_forever<S: Service>(
                 tokio::spawn(serve(service.clone(), stream, admission, told, limits));
             }
             Err(error) if is_per_connection(&error) => {
-                tracing::debug!(%error, "an MCP HTTP connection failed while being accepted");
+                tracing::debug!(%error, server = S::NAME, "a connection failed while being accepted");
             }
             Err(error) => {
-                tracing::warn!(%error, ?backoff, "accepting an MCP HTTP connection failed; retrying");
+                tracing::warn!(%error, ?backoff, server = S::NAME, "accepting a connection failed; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
             }
@@ -184,7 +166,7 @@ async fn serve<S: Service>(
                 listening = false;
                 // `Err`: the sender was dropped, the connection is no longer closable.
                 if closing.is_ok() && admission.is_pending() {
-                    tracing::debug!("closed a pending MCP HTTP connection to make room");
+                    tracing::debug!(server = S::NAME, "closed a pending connection to make room");
                     reset.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -192,7 +174,7 @@ async fn serve<S: Service>(
             () = first_head.as_mut(), if timing => {
                 timing = false;
                 if admission.is_pending() {
-                    tracing::debug!("closed an MCP HTTP connection that sent no request in time");
+                    tracing::debug!(server = S::NAME, "closed a connection that sent no request in time");
                     reset.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -200,7 +182,7 @@ async fn serve<S: Service>(
         }
     };
     if let Err(error) = result {
-        tracing::debug!(%error, "MCP HTTP connection ended with an error");
+        tracing::debug!(%error, server = S::NAME, "a connection ended with an error");
     }
 }
 
@@ -210,7 +192,7 @@ async fn answer<S: Service>(
     service: &S,
     admission: &Admission,
     request: Request<Incoming>,
-) -> HttpResponse {
+) -> Response<S::Body> {
     let mut response = match service.admit(&request) {
         Err(refused) => *refused,
         Ok(()) => {

@@ -1,11 +1,16 @@
-//! Whether an address reaches only this machine: what decides that
-//! [`McpServer::without_auth`](crate::McpServer::without_auth) may serve on it, and that the
-//! server's own `http://localhost:PORT` origins are allowed (see [`crate::origin`]).
+//! Whether an address reaches only this machine: what decides that the server's own
+//! `http://localhost:PORT` origins are allowed (see [`crate::origin`]), and, in agent-mcp, that
+//! a server without a token may serve on it.
 
 use std::net::IpAddr;
 
 /// Whether `ip` reaches only this machine: `127.0.0.0/8`, `::1`, or `::ffff:127.x.y.z`.
-pub(crate) fn is_loopback(ip: IpAddr) -> bool {
+///
+/// ```
+/// assert!(agent_serve::is_loopback("::ffff:127.0.0.1".parse().unwrap()));
+/// assert!(!agent_serve::is_loopback("0.0.0.0".parse().unwrap()));
+/// ```
+pub fn is_loopback(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => v4.is_loopback(),
         IpAddr::V6(v6) => {
