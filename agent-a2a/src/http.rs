@@ -1,10 +1,28 @@
-//! The HTTP side of the server: connections (bounded, with hyper's header-read timeout), the
-//! two routes, and what a request goes through before a method runs.
+//! The HTTP side of the server: its connections, the two routes, and what a request goes
+//! through before a method runs.
+//!
+//! Every request is first checked for its **`Origin`**: present and not allowed, it is answered
+//! `403`, and nothing of it is read further or run. Allowed: no `Origin` (every client that is
+//! not a browser), an origin listed with [`A2aServer::allowed_origins`], and on a loopback bind
+//! the server's own `http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT`;
+//! anything else, `null` and a malformed or repeated header included, is refused. Origins are
+//! compared as RFC 6454 tuples (scheme and host in any case, a default port written or not).
+//! The check applies to the card too: the server sends no CORS headers, so no page on another
+//! origin could read the card anyway, and one rule for every route leaves nothing to get wrong.
+//!
+//! Then, by path:
 //!
 //! - `GET /.well-known/agent-card.json`: the agent card, to anyone (it says how to
-//!   authenticate).
-//! - `POST` to the JSON-RPC path (`/`): in this order,
-//!   1. `Authorization: Bearer <token>` — missing or wrong: `401` with `WWW-Authenticate`;
+//!   authenticate). Reading it does **not** admit the connection: the card is public, so a
+//!   request for it proves nothing, and a client that only read it must not hold one of the
+//!   slots kept for clients with the token. It is answered on the pending connection, with
+//!   `Connection: close`; a client sends its JSON-RPC requests on a new connection, which its
+//!   token admits. (Keeping the connection open, still pending, would save that client a
+//!   connection but offer keep-alive to anyone, which no answer without the token does.)
+//! - `POST` to the JSON-RPC path (`/`), in this order:
+//!   1. `Authorization: Bearer <token>` — missing or wrong: `401` with `WWW-Authenticate`.
+//!      Passing it **admits** the connection (waiting, if every admitted slot is taken, for one
+//!      to free);
 //!   2. `A2A-Version` — present and not `1.x`: `VersionNotSupportedError` (−32009);
 //!   3. the body, read within the body timeout (`408`) and the size limit (`413`, with a
 //!      JSON-RPC error);
@@ -13,11 +31,48 @@
 //!   5. the method: a JSON answer, or `text/event-stream` whose events are JSON-RPC answers, with a
 //!      `: keep-alive` comment every 15 s of silence.
 //! - anything else: `404` (`405` for another method on a known path).
+//!
+//! And every connection, through agent-serve's pools (the same as agent-mcp's HTTP server):
+//!
+//! - A connection is **pending** until a request passes the token check, which admits it. At
+//!   most [`A2aServer::max_pending_connections`] connections are pending and at most
+//!   [`A2aServer::max_connections`] admitted, so connections without the token never take an
+//!   admitted slot. Any answer on a pending connection (`401`, `403`, `404`, `405`, the card)
+//!   carries `Connection: close` and ends it.
+//! - New connections are accepted and read as they come, however many pending ones sit silent
+//!   or send half a head: when the pending pool is full, the oldest pending connection that
+//!   waits on its client (the server read everything it sent and found no whole request head)
+//!   is closed without an answer (reset) to make room. One whose bytes have not been read yet is
+//!   never chosen, and one told to close reads what it was sent first, so a request with the
+//!   token that had arrived is still served. When none can be chosen, accepting pauses and new
+//!   connections wait in the listen queue ([`LISTEN_BACKLOG`] with [`bind`]; tokio's
+//!   `TcpListener::bind` asks for 1024).
+//! - A pending connection has half of [`A2aServer::header_read_timeout`] (5 s by default) to
+//!   send its first request head; any head must arrive within the whole timeout, counted from
+//!   when the server starts waiting for it, which also closes idle kept-alive connections. A
+//!   head has at most 64 KiB (`431` past it). An answer being streamed is not limited.
+//! - An admitted connection keeps its slot until it closes (an open event stream holds one).
+//! - An error from `accept()` is logged and retried after a pause that doubles from 10 ms to
+//!   1 s; it never ends [`A2aServer::serve`].
+//!
+//! Limits: more token-less connection attempts at once than the pending pool and the listen
+//! queue hold fill the queue, and the kernel drops new attempts, a client's among them (it
+//! retries after 1, 3, 7 s); floods that large need a firewall. A head sent in pieces may be
+//! closed between two of them while the pending pool is full of connections waiting on their
+//! clients. Nothing is counted per address. Clients with the token compete with each other for
+//! the admitted slots.
+//!
+//! [`A2aServer::allowed_origins`]: crate::A2aServer::allowed_origins
+//! [`A2aServer::max_pending_connections`]: crate::A2aServer::max_pending_connections
+//! [`A2aServer::max_connections`]: crate::A2aServer::max_connections
+//! [`A2aServer::header_read_timeout`]: crate::A2aServer::header_read_timeout
+//! [`A2aServer::serve`]: crate::A2aServer::serve
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_serve::Origins;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -27,9 +82,9 @@ use hyper::body::{Frame, Incoming};
 use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, ToSocketAddrs};
 
+use crate::error::A2aError;
 use crate::jsonrpc::{self, INVALID_REQUEST, RpcError, VERSION_NOT_SUPPORTED};
 use crate::methods::{self, Answer};
 use crate::run::RunContext;
@@ -41,97 +96,88 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The most a request head may have.
-const MAX_HEADER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// How many established connections the kernel queues for a listener of [`bind`] until the
+/// server accepts them; Linux caps it at `net.core.somaxconn` (4096 by default since Linux 5.4).
+pub const LISTEN_BACKLOG: u32 = agent_serve::LISTEN_BACKLOG;
+
+/// A listener on `addr` for [`A2aServer::serve`](crate::A2aServer::serve): on the first address
+/// `addr` resolves to that can be bound, with `SO_REUSEADDR` on Unix (as
+/// `TcpListener::bind` sets it) and a listen queue of [`LISTEN_BACKLOG`], where new connections
+/// wait while the server's pending pool cannot make room.
+pub async fn bind(addr: impl ToSocketAddrs) -> Result<TcpListener, A2aError> {
+    agent_serve::bind(addr)
+        .await
+        .map_err(|source| A2aError::Io {
+            context: "binding the A2A server".into(),
+            source,
+        })
+}
 
 /// Everything a request needs.
 pub(crate) struct Endpoint {
     pub(crate) run: RunContext,
     pub(crate) card: Bytes,
     pub(crate) token: Arc<str>,
+    pub(crate) origins: Origins,
     pub(crate) rpc_path: String,
     pub(crate) max_body_bytes: usize,
     pub(crate) body_read_timeout: Duration,
 }
 
-/// Connection limits.
-pub(crate) struct Limits {
-    pub(crate) max_connections: usize,
-    pub(crate) header_read_timeout: Duration,
-}
+impl agent_serve::Service for Endpoint {
+    type Body = Body;
+    const NAME: &'static str = "A2A";
 
-/// Accepts connections until the task is dropped; at most `max_connections` at once (further
-/// ones wait in the listen queue). An `accept()` error is logged and retried after a pause.
-pub(crate) async fn accept_forever(listener: TcpListener, endpoint: Arc<Endpoint>, limits: Limits) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
-    let mut pause = Duration::from_millis(10);
-    loop {
-        let permit = permits
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed");
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => {
-                pause = Duration::from_millis(10);
-                stream
-            }
-            Err(error) => {
-                tracing::warn!(%error, "agent-a2a: accept() failed; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(1));
-                continue;
-            }
-        };
-        let endpoint = endpoint.clone();
-        let header_read_timeout = limits.header_read_timeout;
-        tokio::spawn(async move {
-            let _permit = permit;
-            let service = hyper::service::service_fn(move |request| {
-                let endpoint = endpoint.clone();
-                async move { Ok::<_, Infallible>(endpoint.handle(request).await) }
-            });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_read_timeout)
-                .max_buf_size(MAX_HEADER_BYTES)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "agent-a2a: connection ended with an error");
-            }
-        });
+    /// The `Origin`, the route and the token, on the head alone: a POST with the token to the
+    /// JSON-RPC path admits its connection; everything else (a refusal, the card) is answered
+    /// here and leaves it pending.
+    fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<Response<Body>>> {
+        self.origins.check(request.headers())?;
+        let path = request.uri().path();
+        if path == AGENT_CARD_PATH {
+            return Err(Box::new(self.card(request.method())));
+        }
+        if path != self.rpc_path {
+            return Err(Box::new(plain(
+                StatusCode::NOT_FOUND,
+                "not found: the agent card is at /.well-known/agent-card.json",
+            )));
+        }
+        if request.method() != Method::POST {
+            return Err(Box::new(plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "the JSON-RPC endpoint takes POST requests",
+            )));
+        }
+        crate::auth::check(request.headers(), &self.token)
+            .map_err(|token_sent| Box::new(unauthorized(token_sent)))
+    }
+
+    async fn serve(&self, request: Request<Incoming>) -> Response<Body> {
+        self.handle(request).await
     }
 }
 
 impl Endpoint {
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
-        let path = request.uri().path();
-        if path == AGENT_CARD_PATH {
-            if request.method() != Method::GET && request.method() != Method::HEAD {
-                return plain(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "the agent card is read with GET",
-                );
-            }
-            let mut response = Response::new(full(self.card.clone()));
-            set(&mut response, CONTENT_TYPE, "application/json");
-            set(&mut response, CACHE_CONTROL, "public, max-age=300");
-            return response;
-        }
-        if path != self.rpc_path {
-            return plain(
-                StatusCode::NOT_FOUND,
-                "not found: the agent card is at /.well-known/agent-card.json",
-            );
-        }
-        if request.method() != Method::POST {
+    /// The answer to a request for the card.
+    fn card(&self, method: &Method) -> Response<Body> {
+        if method != Method::GET && method != Method::HEAD {
             return plain(
                 StatusCode::METHOD_NOT_ALLOWED,
-                "the JSON-RPC endpoint takes POST requests",
+                "the agent card is read with GET",
             );
         }
-        if let Err(token_sent) = crate::auth::check(request.headers(), &self.token) {
-            return unauthorized(token_sent);
-        }
+        let mut response = Response::new(full(self.card.clone()));
+        set(&mut response, CONTENT_TYPE, "application/json");
+        set(&mut response, CACHE_CONTROL, "public, max-age=300");
+        response
+    }
+
+    /// A JSON-RPC request that passed [`agent_serve::Service::admit`]: steps 2 to 5 of the
+    /// [module docs](self).
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
         if let Some(version) = request.headers().get("a2a-version") {
             let version = version.to_str().unwrap_or("").trim();
             if !version.is_empty() && version.split('.').next() != Some("1") {

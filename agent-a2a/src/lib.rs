@@ -14,7 +14,7 @@
 //! # #[tokio::main] async fn main() -> Result<(), agent_a2a::A2aError> {
 //! # let (provider, registry) = (MockProvider::new([]), Registry::new());
 //! let runtime = AgentRuntime::new(provider, registry).streaming(true);
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
+//! let listener = agent_a2a::http::bind("127.0.0.1:8080").await?;
 //! A2aServer::new(runtime)
 //!     .name("helper")
 //!     .bearer_token(agent_a2a::generate_token()?)
@@ -25,7 +25,8 @@
 //!
 //! The card is at `/.well-known/agent-card.json` (skills from the registry, streaming, a bearer
 //! scheme); JSON-RPC at `/`, with every request carrying `Authorization: Bearer <token>`
-//! (`401` otherwise). The methods are `SendMessage`, `SendStreamingMessage`, `GetTask`,
+//! (`401` otherwise). Browser pages on other origins are refused (`403`), and connections
+//! without the token cannot keep a client with it waiting ([`http`]). The methods are `SendMessage`, `SendStreamingMessage`, `GetTask`,
 //! `ListTasks`, `CancelTask` and `SubscribeToTask` (push notifications and the extended card
 //! answer their A2A "not supported" errors); a task is a run, its lifecycle as [`run`] describes; a run that pauses for approval is an
 //! input-required task that the client's next message decides ([`decision`]); the limits are
@@ -55,8 +56,10 @@
 //! types, six methods, SSE), and interoperability is checked against the official Python SDK
 //! (`a2a-sdk` 1.3.0) in both directions by this crate's tests.
 //!
-//! `hyper`/`hyper-util`/`http-body-util`/`bytes` (the server, as agent-mcp hosts one, with the
-//! header-read timeout and the body limit), `reqwest` with `agent-tls` (the client, the
+//! `agent-serve` (the server's connections, shared with agent-mcp: the listen queue, pending and
+//! admitted pools so that connections without the token cannot starve one with it, the
+//! `Origin` check), `hyper`/`http-body-util`/`bytes` (requests, responses, the body limit, the
+//! SSE bodies), `reqwest` with `agent-tls` (the client, the
 //! workspace's one HTTP client and its TLS settings), `eventsource-stream` (reading SSE),
 //! `agent-bearer` (tokens, shared with agent-mcp), `getrandom` (ids), `tokio`,
 //! `tokio-util` (the runtime's cancellation token), `futures`, `serde`/`serde_json`,

@@ -10,11 +10,13 @@
 //! # #[tokio::main] async fn main() -> Result<(), agent_a2a::A2aError> {
 //! # let runtime = AgentRuntime::new(MockProvider::new([]), Registry::new());
 //! let token = agent_a2a::generate_token()?;
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
+//! let listener = agent_a2a::http::bind("127.0.0.1:8080").await?;
 //! A2aServer::new(runtime.streaming(true))
 //!     .name("helper")
 //!     .description("Answers questions about the project.")
 //!     .bearer_token(token)
+//!     .allowed_origins(["https://app.example.com"])
+//!     .max_connections(64)
 //!     .run_timeout(Duration::from_secs(600))
 //!     .serve(listener)
 //!     .await
@@ -30,12 +32,18 @@
 //! make room; when all are running a new one is refused), the same number of conversations;
 //! [`A2aServer::run_timeout`] per run; [`A2aServer::max_body_bytes`] per request, read within
 //! [`A2aServer::body_read_timeout`]; heads within [`A2aServer::header_read_timeout`] (which
-//! also closes idle kept-alive connections), at most 64 KiB; [`A2aServer::max_connections`]
-//! connections at once.
+//! also closes idle kept-alive connections; a new connection has half of it for its first
+//! head), at most 64 KiB; [`A2aServer::max_connections`] connections admitted by a request with
+//! the token, and [`A2aServer::max_pending_connections`] with no such request yet (the oldest
+//! of them that waits on its client closed to make room), so that connections without the
+//! token cannot keep a client with it waiting; requests from a browser page on an origin not
+//! in [`A2aServer::allowed_origins`] are refused. What each request and connection goes
+//! through, in order, is in [`crate::http`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_serve::{Limits, Origins};
 use bytes::Bytes;
 use tokio::net::TcpListener;
 
@@ -43,7 +51,7 @@ use agent_runtime::AgentRuntime;
 
 use crate::card::AgentCard;
 use crate::error::A2aError;
-use crate::http::{Endpoint, Limits};
+use crate::http::{Endpoint, MAX_HEADER_BYTES};
 use crate::run::RunContext;
 use crate::tasks::TaskStore;
 
@@ -60,9 +68,12 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client has to send a request body unless [`A2aServer::body_read_timeout`] says
 /// otherwise.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// How many connections are served at once unless [`A2aServer::max_connections`] says
-/// otherwise.
+/// How many admitted connections (that sent a request with the token) are served at once
+/// unless [`A2aServer::max_connections`] says otherwise.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// How many connections not admitted yet are kept open at once unless
+/// [`A2aServer::max_pending_connections`] says otherwise (as agent-mcp's server).
+pub const DEFAULT_MAX_PENDING_CONNECTIONS: usize = 256;
 /// The path of the JSON-RPC endpoint.
 pub const RPC_PATH: &str = "/";
 
@@ -80,6 +91,8 @@ pub struct A2aServer {
     header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_connections: usize,
+    max_pending_connections: usize,
+    allowed_origins: Vec<String>,
 }
 
 impl A2aServer {
@@ -99,6 +112,8 @@ impl A2aServer {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_pending_connections: DEFAULT_MAX_PENDING_CONNECTIONS,
+            allowed_origins: Vec::new(),
         }
     }
 
@@ -147,7 +162,9 @@ impl A2aServer {
         self
     }
 
-    /// How long a client has to send a request head.
+    /// How long a client has to send a request head, counted from when the server starts
+    /// waiting for it, so it also closes a kept-alive connection idle that long; a new
+    /// connection has half of it for its first head.
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
         self
@@ -159,9 +176,33 @@ impl A2aServer {
         self
     }
 
-    /// How many connections are served at once.
+    /// At most `connections` (at least 1) admitted connections open at once: connections that
+    /// sent a JSON-RPC request with the token. Past it, such a request waits until an admitted
+    /// connection closes. Reading the agent card does not take one. Connections without the
+    /// token never do; see [`crate::http`].
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
+        self
+    }
+
+    /// At most `connections` (at least 1) connections open at once that have not sent a
+    /// request with the token yet; past it, the oldest of them that waits on its client
+    /// (everything it sent was read, and is no whole request head) is closed. See
+    /// [`crate::http`].
+    pub fn max_pending_connections(mut self, connections: usize) -> Self {
+        self.max_pending_connections = connections;
+        self
+    }
+
+    /// Web origins (`scheme://host[:port]`, e.g. `https://app.example.com`) whose pages may
+    /// call the server from a browser. Requests without an `Origin` header (every client that
+    /// is not a browser) are not affected. By default no cross-origin request is allowed; on a
+    /// loopback bind the server's own `http://localhost:PORT`, `http://127.0.0.1:PORT` and
+    /// `http://[::1]:PORT` are. A request from any other origin is answered `403` and runs
+    /// nothing.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins
+            .extend(origins.into_iter().map(Into::into));
         self
     }
 
@@ -170,8 +211,9 @@ impl A2aServer {
         AgentCard::for_registry(&self.name, &self.description, url, self.runtime.registry())
     }
 
-    /// Serves on `listener` until the future is dropped. Fails at once on a setting that cannot
-    /// work (a zero limit, a short token).
+    /// Serves on `listener` until the future is dropped; [`bind`](crate::http::bind) binds one
+    /// with a deep listen queue. Fails at once on a setting that cannot work (a zero limit, a
+    /// short token, a malformed origin).
     pub async fn serve(self, listener: TcpListener) -> Result<(), A2aError> {
         let bound = listener.local_addr().map_err(|source| A2aError::Io {
             context: "reading the A2A server's address".into(),
@@ -181,6 +223,7 @@ impl A2aServer {
             ("max_body_bytes", self.max_body_bytes == 0),
             ("max_tasks", self.max_tasks == 0),
             ("max_connections", self.max_connections == 0),
+            ("max_pending_connections", self.max_pending_connections == 0),
             ("run_timeout", self.run_timeout.is_zero()),
             ("header_read_timeout", self.header_read_timeout.is_zero()),
             ("body_read_timeout", self.body_read_timeout.is_zero()),
@@ -189,6 +232,7 @@ impl A2aServer {
                 return Err(A2aError::Config(format!("`{name}` must not be zero")));
             }
         }
+        let origins = Origins::new(&self.allowed_origins, bound).map_err(A2aError::Config)?;
         let token = match self.token.clone() {
             Some(token) => {
                 crate::auth::validate_token(&token)?;
@@ -216,15 +260,19 @@ impl A2aServer {
             },
             card: Bytes::from(card),
             token: token.into(),
+            origins,
             rpc_path: RPC_PATH.into(),
             max_body_bytes: self.max_body_bytes,
             body_read_timeout: self.body_read_timeout,
         });
         let limits = Limits {
-            max_connections: self.max_connections,
+            max_admitted: self.max_connections,
+            max_pending: self.max_pending_connections,
+            first_head_timeout: self.header_read_timeout / 2,
             header_read_timeout: self.header_read_timeout,
+            max_header_bytes: MAX_HEADER_BYTES,
         };
-        crate::http::accept_forever(listener, endpoint, limits).await;
+        agent_serve::accept_forever(listener, endpoint, limits).await;
         Ok(())
     }
 }
