@@ -43,6 +43,6 @@ pub use llm::{
 #[cfg(all(feature = "http", feature = "test-utils"))]
 pub use llm::{WireFormat, decode_recorded_stream};
 pub use message::{
-    ChatRequest, ChatResponse, Effort, Message, ResponseSchema, Role, StopReason, Thinking,
-    ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
+    ChatRequest, ChatResponse, Effort, Message, ProviderItem, ResponseSchema, Role, StopReason,
+    Thinking, ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
 };

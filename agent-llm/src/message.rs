@@ -79,6 +79,44 @@ pub struct Message {
     /// For an assistant message: thinking blocks that came before its text, to echo back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<Thinking>,
+    /// For an assistant message: what the provider that wrote it returned beside the text and
+    /// calls and wants back on later turns, in its own form (see [`ProviderItem`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_items: Vec<ProviderItem>,
+}
+
+/// A part of an answer that has no provider-neutral form but must go back to the provider that
+/// wrote it, unchanged, on later turns of the conversation: for example the OpenAI Responses
+/// API's reasoning items (with their encrypted content), or the ids and order of the items an
+/// answer was made of. Only the provider named reads it; every other provider leaves it out.
+///
+/// ```
+/// use agent_llm::{Message, ProviderItem};
+///
+/// let mut answer = Message::assistant("Paris.");
+/// answer.provider_items.push(ProviderItem::new(
+///     "openai-responses",
+///     serde_json::json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+/// ));
+/// assert_eq!(answer.provider_items_of("openai-responses").count(), 1);
+/// assert_eq!(answer.provider_items_of("anthropic").count(), 0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderItem {
+    /// The provider that wrote it, as [`LlmProvider::name`](crate::LlmProvider::name) says.
+    pub provider: String,
+    /// The item, in that provider's JSON.
+    pub item: Value,
+}
+
+impl ProviderItem {
+    /// An item of `provider`'s.
+    pub fn new(provider: impl Into<String>, item: Value) -> Self {
+        ProviderItem {
+            provider: provider.into(),
+            item,
+        }
+    }
 }
 
 impl Message {
@@ -90,7 +128,19 @@ impl Message {
             tool_call_id: None,
             is_error: false,
             thinking: Vec::new(),
+            provider_items: Vec::new(),
         }
+    }
+
+    /// The [`ProviderItem`]s that `provider` wrote, in order.
+    pub fn provider_items_of<'m>(
+        &'m self,
+        provider: &'m str,
+    ) -> impl Iterator<Item = &'m Value> + 'm {
+        self.provider_items
+            .iter()
+            .filter(move |i| i.provider == provider)
+            .map(|i| &i.item)
     }
 
     /// A system message.
@@ -325,10 +375,15 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     /// Input tokens written to the provider's prompt cache.
     pub cache_write_tokens: u64,
+    /// Of the output tokens, those the model spent reasoning before it answered (already counted
+    /// in `output_tokens`, so [`Usage::total`] does not add them again). 0 where the provider does
+    /// not say.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
-    /// Every token counted.
+    /// Every token counted (reasoning tokens are a part of the output tokens).
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
     }
@@ -340,6 +395,7 @@ impl std::ops::AddAssign for Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 }
 
@@ -370,4 +426,38 @@ pub struct ChatResponse {
     pub model: Option<String>,
     /// The provider's id of the answer, when it gives one.
     pub id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journals_written_before_reasoning_tokens_and_provider_items_still_read() {
+        let usage: Usage = serde_json::from_value(serde_json::json!({
+            "input_tokens": 3, "output_tokens": 2, "cache_read_tokens": 1, "cache_write_tokens": 0
+        }))
+        .unwrap();
+        assert_eq!((usage.reasoning_tokens, usage.total()), (0, 6));
+        let message: Message =
+            serde_json::from_value(serde_json::json!({"role": "assistant", "content": "hi"}))
+                .unwrap();
+        assert!(message.provider_items.is_empty());
+        // And a message without provider items is written as before.
+        assert_eq!(
+            serde_json::to_value(&message).unwrap(),
+            serde_json::json!({"role": "assistant", "content": "hi"})
+        );
+    }
+
+    #[test]
+    fn reasoning_tokens_add_up_but_are_not_counted_twice_in_the_total() {
+        let mut usage = Usage {
+            output_tokens: 10,
+            reasoning_tokens: 8,
+            ..Usage::default()
+        };
+        usage += usage;
+        assert_eq!((usage.reasoning_tokens, usage.total()), (16, 20));
+    }
 }

@@ -380,7 +380,8 @@ async fn thinking_blocks_are_kept_and_echoed_back_with_their_signature() {
             input_tokens: 5,
             output_tokens: 30,
             cache_read_tokens: 100,
-            cache_write_tokens: 7
+            cache_write_tokens: 7,
+            ..Usage::default()
         }
     );
 

@@ -142,7 +142,8 @@ async fn legacy_function_call_and_cached_usage_are_handled() {
             input_tokens: 10,
             output_tokens: 5,
             cache_read_tokens: 40,
-            cache_write_tokens: 0
+            cache_write_tokens: 0,
+            ..Usage::default()
         }
     );
 }

@@ -277,6 +277,7 @@ fn since(
         output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
         cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
         cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
+        reasoning_tokens: a.reasoning_tokens.saturating_sub(b.reasoning_tokens),
     };
     let new_total = minus(total, before.total);
     let mut by_agent = BTreeMap::new();

@@ -24,6 +24,9 @@ pub(super) fn decode_usage(usage: &Value) -> Usage {
         output_tokens: get(usage, "completion_tokens"),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        reasoning_tokens: usage
+            .get("completion_tokens_details")
+            .map_or(0, |d| get(d, "reasoning_tokens")),
     }
 }
 
