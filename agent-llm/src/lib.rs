@@ -41,7 +41,7 @@ pub use llm::{
     WIRE, all_events, answer_of,
 };
 #[cfg(all(feature = "http", feature = "test-utils"))]
-pub use llm::{WireFormat, decode_recorded_stream};
+pub use llm::{WireFormat, decode_recorded_stream, replay_recorded_stream};
 pub use message::{
     ChatRequest, ChatResponse, Effort, Message, ProviderItem, ResponseSchema, Role, StopReason,
     Thinking, ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,

@@ -73,6 +73,6 @@ pub use openai::{OpenAiProvider, OpenAiWire};
 #[cfg(feature = "http")]
 pub use provider::{HttpProvider, WireCodec};
 #[cfg(all(feature = "http", feature = "test-utils"))]
-pub use recorded::{WireFormat, decode_recorded_stream};
+pub use recorded::{WireFormat, decode_recorded_stream, replay_recorded_stream};
 #[cfg(feature = "http")]
 pub use stream::SseDecoder;

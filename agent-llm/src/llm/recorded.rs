@@ -1,15 +1,16 @@
-//! Replaying a recorded stream: [`decode_recorded_stream`] decodes a server-sent-events body,
-//! cut into chunks as it might have arrived, through the same decoders and the same pipeline as
-//! a live stream ([`super::stream`]), without a network or a runtime. For the tests of the
-//! decoders and the fuzz target: compiled only with the cargo feature `test-utils`.
+//! Replaying a recorded stream: [`replay_recorded_stream`] decodes a server-sent-events body,
+//! cut into chunks as it might have arrived, through a wire format's own decoder and the same
+//! pipeline as a live stream ([`super::stream`]), without a network or a runtime. For the tests
+//! of the decoders and the fuzz target: compiled only with the cargo feature `test-utils`.
 
 use futures::StreamExt;
 
 use super::provider::WireCodec;
 use super::stream::decode;
-use super::{AnthropicWire, EventStream, OpenAiWire, ProviderError, StreamEvent};
+use super::{AnthropicWire, OpenAiWire, ProviderError, StreamEvent};
 
-/// A streaming wire format, for [`decode_recorded_stream`].
+/// A streaming wire format, for [`decode_recorded_stream`]. Any other codec's streams are
+/// replayed with [`replay_recorded_stream`], which needs no variant here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFormat {
     /// Anthropic Messages server-sent events.
@@ -18,11 +19,22 @@ pub enum WireFormat {
     OpenAi,
 }
 
-/// Decodes a recorded server-sent-events body, cut into `chunks` as it might have arrived over the
-/// network, exactly as a live stream is decoded: for replaying traffic and for fuzzing the
-/// decoders. The events are returned up to the first error, which is returned too.
+/// [`replay_recorded_stream`] with the decoder of `format`.
 pub fn decode_recorded_stream(
     format: WireFormat,
+    chunks: &[&[u8]],
+) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    match format {
+        WireFormat::Anthropic => replay_recorded_stream::<AnthropicWire>(chunks),
+        WireFormat::OpenAi => replay_recorded_stream::<OpenAiWire>(chunks),
+    }
+}
+
+/// Decodes a recorded server-sent-events body with the decoder of the wire format `W`, cut into
+/// `chunks` as it might have arrived over the network, exactly as a live stream is decoded: for
+/// replaying traffic and for fuzzing the decoders. The events are returned up to the first
+/// error, which is returned too.
+pub fn replay_recorded_stream<W: WireCodec>(
     chunks: &[&[u8]],
 ) -> (Vec<StreamEvent>, Option<ProviderError>) {
     use eventsource_stream::Eventsource;
@@ -30,29 +42,16 @@ pub fn decode_recorded_stream(
         .iter()
         .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
         .collect();
-    let provider = match format {
-        WireFormat::Anthropic => "anthropic",
-        WireFormat::OpenAi => "openai",
-    };
-    let events = futures::stream::iter(owned).eventsource().map(move |item| {
+    let events = futures::stream::iter(owned).eventsource().map(|item| {
         item.map_err(|e| ProviderError::Stream {
-            provider: provider.into(),
+            provider: W::NAME.into(),
             error_type: None,
             message: format!("the stream is malformed: {e}"),
         })
     });
-    let decoded: EventStream = match format {
-        WireFormat::Anthropic => Box::pin(decode(
-            events,
-            <AnthropicWire as WireCodec>::Decoder::default(),
-        )),
-        WireFormat::OpenAi => Box::pin(decode(
-            events,
-            <OpenAiWire as WireCodec>::Decoder::default(),
-        )),
-    };
+    let decoded = decode(events, W::Decoder::default());
     futures::executor::block_on(async move {
-        let mut decoded = decoded;
+        let mut decoded = Box::pin(decoded);
         let mut out = Vec::new();
         while let Some(item) = decoded.next().await {
             match item {
