@@ -40,6 +40,8 @@ pub use llm::{
     EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
     WIRE, all_events, answer_of,
 };
+#[cfg(feature = "http")]
+pub use llm::{OpenAiResponsesProvider, OpenAiResponsesWire, ResponsesState};
 #[cfg(all(feature = "http", feature = "test-utils"))]
 pub use llm::{WireFormat, decode_recorded_stream, replay_recorded_stream};
 pub use message::{

@@ -2,7 +2,13 @@
 //! same answer; cut short at a byte, it gives the complete answer or a clean error, never a wrong
 //! answer and never a panic. (The fuzz target `sse_decoders` covers every byte and random data.)
 
-use agent_llm::{StreamEvent, WireFormat, decode_recorded_stream};
+use agent_llm::{
+    OpenAiResponsesWire, ProviderError, StreamEvent, WireFormat, decode_recorded_stream,
+    replay_recorded_stream,
+};
+
+/// A decoder of recorded chunks.
+type Replay<'a> = dyn Fn(&[&[u8]]) -> (Vec<StreamEvent>, Option<ProviderError>) + 'a;
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,8 +25,23 @@ fn done(events: &[StreamEvent]) -> Option<&agent_llm::ChatResponse> {
 }
 
 fn check(format: WireFormat, name: &str) {
-    let bytes = fixture(name);
-    let (events, error) = decode_recorded_stream(format, &[&bytes]);
+    check_bytes(
+        &move |chunks| decode_recorded_stream(format, chunks),
+        name,
+        &fixture(name),
+    );
+}
+
+/// The streamed body of interaction `i` of a recorded cassette.
+fn cassette_body(name: &str, i: usize) -> Vec<u8> {
+    let cassette: serde_json::Value =
+        serde_yaml_ng::from_slice(&fixture(name)).expect("the cassette is YAML");
+    let body = cassette["interactions"][i]["response"]["body"]["string"].as_str();
+    body.expect("a streamed answer").as_bytes().to_vec()
+}
+
+fn check_bytes(replay: &Replay<'_>, name: &str, bytes: &[u8]) {
+    let (events, error) = replay(&[bytes]);
     assert!(error.is_none(), "{name}: {error:?}");
     let full = done(&events).expect("the whole stream decodes").clone();
     // Every position around a line break (where events and fields begin and end), and every 17th
@@ -31,11 +52,11 @@ fn check(format: WireFormat, name: &str) {
             || (i.saturating_sub(1)..=(i + 1).min(bytes.len() - 1)).any(|j| bytes[j] == b'\n')
     });
     for cut in cuts {
-        let (split, error) = decode_recorded_stream(format, &[&bytes[..cut], &bytes[cut..]]);
+        let (split, error) = replay(&[&bytes[..cut], &bytes[cut..]]);
         assert!(error.is_none(), "{name} split at {cut}: {error:?}");
         assert_eq!(done(&split), Some(&full), "{name} split at {cut}");
 
-        let (short, error) = decode_recorded_stream(format, &[&bytes[..cut]]);
+        let (short, error) = replay(&[&bytes[..cut]]);
         match (done(&short), error) {
             (Some(response), None) => {
                 // Complete in what matters: the message and why it stopped. (An OpenAI-compatible
@@ -75,5 +96,25 @@ fn openai_parallel_tool_calls_survive_cuts() {
     check(
         WireFormat::OpenAi,
         "openai_chat_stream_two_parallel_tool_calls_finish_and_usage.sse",
+    );
+}
+
+#[test]
+fn responses_streamed_call_survives_cuts() {
+    let name = "openai_responses_vcr_stream_tool_call_then_text_roundtrip.yaml";
+    check_bytes(
+        &replay_recorded_stream::<OpenAiResponsesWire>,
+        name,
+        &cassette_body(name, 0),
+    );
+}
+
+#[test]
+fn responses_encrypted_reasoning_then_call_survives_cuts() {
+    let name = "openai_responses_vcr_stream_encrypted_reasoning_then_tool_call.yaml";
+    check_bytes(
+        &replay_recorded_stream::<OpenAiResponsesWire>,
+        name,
+        &cassette_body(name, 0),
     );
 }

@@ -1,6 +1,7 @@
 //! Model providers: the [`LlmProvider`] trait and its implementations — the Anthropic Messages API
 //! ([`AnthropicProvider`]), any OpenAI-compatible Chat Completions server ([`OpenAiProvider`]:
-//! OpenAI, DeepSeek, Ollama, vLLM, llama.cpp) and a scripted [`MockProvider`] for tests.
+//! OpenAI, DeepSeek, Ollama, vLLM, llama.cpp), OpenAI's Responses API
+//! ([`OpenAiResponsesProvider`]) and a scripted [`MockProvider`] for tests.
 //!
 //! A provider turns a provider-neutral [`ChatRequest`](crate::ChatRequest) into its wire format
 //! and its answer back into a [`ChatResponse`](crate::ChatResponse), either whole
@@ -43,6 +44,8 @@ mod provider;
 #[cfg(all(feature = "http", feature = "test-utils"))]
 mod recorded;
 #[cfg(feature = "http")]
+mod responses;
+#[cfg(feature = "http")]
 mod sse;
 #[cfg(feature = "http")]
 mod stream;
@@ -74,5 +77,7 @@ pub use openai::{OpenAiProvider, OpenAiWire};
 pub use provider::{HttpProvider, WireCodec};
 #[cfg(all(feature = "http", feature = "test-utils"))]
 pub use recorded::{WireFormat, decode_recorded_stream, replay_recorded_stream};
+#[cfg(feature = "http")]
+pub use responses::{OpenAiResponsesProvider, OpenAiResponsesWire, ResponsesState};
 #[cfg(feature = "http")]
 pub use stream::SseDecoder;

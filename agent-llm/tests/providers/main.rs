@@ -5,6 +5,10 @@ mod anthropic;
 mod faults;
 mod mock;
 mod openai;
+mod responses;
+mod responses_faults;
+mod responses_turns;
+mod responses_wire;
 mod thinking;
 mod tls;
 
