@@ -1,8 +1,9 @@
 //! The agent loop against providers talking to a real HTTP server on loopback: local
-//! OpenAI-compatible servers' quirks through whole runs, and typed runs in each output mode over
-//! both wire formats.
+//! OpenAI-compatible servers' quirks through whole runs, typed runs in each output mode over
+//! each wire format, and a run over the Responses API paused and continued.
 
 mod openai_local;
+mod responses;
 mod typed;
 
 use test_support::server;
