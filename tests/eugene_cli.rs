@@ -401,6 +401,7 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
         "ANTHROPIC_BASE_URL",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
+        "OPENAI_API",
         "OLLAMA_HOST",
         "AGENT_MODEL",
         "NO_COLOR",
@@ -703,6 +704,76 @@ fn a_base_url_without_a_scheme_is_a_configuration_error_naming_the_fix() {
         "{}",
         done.stderr
     );
+}
+
+// ---------------------------------------------------------------- the Responses API
+
+/// A Responses API stream that says `text`.
+fn responses_stream(text: &str) -> Reply {
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1", "model": "scripted", "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": text}),
+        json!({"type": "response.completed", "response": {"id": "resp_1", "model": "scripted", "status": "completed",
+            "usage": {"input_tokens": 20, "output_tokens": 5, "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}}),
+    ];
+    Reply::Sse(
+        events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect(),
+    )
+}
+
+#[test]
+fn openai_api_responses_or_the_provider_flag_speaks_the_responses_api() {
+    let whole = json!({"id": "resp_2", "object": "response", "model": "scripted", "status": "completed",
+        "output": [{"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "Hello.", "annotations": []}]}],
+        "usage": {"input_tokens": 20, "output_tokens": 2}});
+    let server = Server::start([responses_stream("Edition 2024."), Reply::Json(200, whole)]);
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API", "responses")
+        .arg("Which edition?"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Edition 2024.\n");
+    let done = run(eugene().env("OPENAI_BASE_URL", server.base_url()).args([
+        "--provider",
+        "openai-responses",
+        "--no-stream",
+        "hi",
+    ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Hello.\n");
+    let received = server.received();
+    for (request, streamed) in received.iter().zip([true, false]) {
+        assert!(
+            request.line.starts_with("POST /v1/responses"),
+            "{}",
+            request.line
+        );
+        let body = request.json();
+        assert_eq!(body["stream"], json!(streamed));
+        assert!(
+            body["instructions"].is_string(),
+            "the system prompt: {body}"
+        );
+        assert_eq!(body["input"][0]["role"], "user");
+    }
+    assert_eq!(received[0].json()["input"][0]["content"], "Which edition?");
+
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API", "response")
+        .arg("hi"));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr.contains("OPENAI_API is `response`"),
+        "{}",
+        done.stderr
+    );
+    assert_eq!(server.received().len(), 2, "nothing was asked");
 }
 
 // ---------------------------------------------------------------- --json

@@ -11,7 +11,8 @@ use eugene::{Effort, OutputMode, ThinkingConfig};
 const AFTER_HELP: &str = "\
 Provider order (the first one configured wins; --provider picks one):
   1. Anthropic         ANTHROPIC_API_KEY is set
-  2. OpenAI-compatible OPENAI_API_KEY and/or OPENAI_BASE_URL is set
+  2. OpenAI-compatible OPENAI_API_KEY and/or OPENAI_BASE_URL is set (OPENAI_API=responses, or
+                       --provider openai-responses: OpenAI's Responses API)
   3. Ollama            OLLAMA_HOST is set, or Ollama answers on 127.0.0.1:11434
 
 Environment:
@@ -20,6 +21,8 @@ Environment:
   OPENAI_API_KEY       key for OpenAI or a compatible server (not needed by local servers)
   OPENAI_BASE_URL      a compatible server, e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM,
                        DeepSeek); must start with http:// or https://
+  OPENAI_API           which API the OpenAI provider speaks: chat (Chat Completions, the default)
+                       or responses (the Responses API: reasoning carried across turns)
   OLLAMA_HOST          where Ollama listens (host:port)
   AGENT_MODEL          the model, unless --model (default: claude-sonnet-4-5, gpt-4.1, llama3.2)
   NO_COLOR             set and not empty: no colours (also --color never)
@@ -84,7 +87,8 @@ JSON value goes to stdout (one per question), and the model's text goes to stder
 pub struct Args {
     /// The question. Without one, eugene asks for questions one after another.
     pub question: Option<String>,
-    /// Which provider: anthropic, openai or ollama [default: the first configured, see below].
+    /// Which provider: anthropic, openai, openai-responses or ollama [default: the first
+    /// configured, see below].
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// The model [default: AGENT_MODEL, else the provider's usual one].

@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eugene::{
-    AnthropicProvider, HttpOptions, LlmProvider, OpenAiProvider, ProviderError, RetryPolicy,
+    AnthropicProvider, HttpOptions, LlmProvider, OpenAiProvider, OpenAiResponsesProvider,
+    ProviderError, RetryPolicy,
 };
 
 use crate::cli::Args;
@@ -13,7 +14,8 @@ use crate::cli::Args;
 pub const NO_PROVIDER: &str = "eugene needs a model, and none is configured or reachable. Any one of:
   1. export ANTHROPIC_API_KEY=...            (Anthropic; ANTHROPIC_BASE_URL for a proxy)
   2. export OPENAI_API_KEY=...               (OpenAI; or OPENAI_BASE_URL=http://host:port/v1 for
-                                              DeepSeek, vLLM, llama.cpp and other compatible servers)
+                                              DeepSeek, vLLM, llama.cpp and other compatible servers;
+                                              OPENAI_API=responses for OpenAI's Responses API)
   3. run Ollama (ollama serve), or export OLLAMA_HOST=host:port
 Then pick a model with AGENT_MODEL or --model. `eugene --help` says more.";
 
@@ -21,7 +23,7 @@ Then pick a model with AGENT_MODEL or --model. `eugene --help` says more.";
 pub struct Chosen {
     /// The provider.
     pub provider: Arc<dyn LlmProvider>,
-    /// `anthropic`, `openai` or `ollama`.
+    /// `anthropic`, `openai`, `openai-responses` or `ollama`.
     pub kind: &'static str,
     /// The base URL requests go to.
     pub base_url: String,
@@ -59,22 +61,47 @@ pub async fn choose(args: &Args) -> Result<Option<Chosen>, String> {
             url_var: "ANTHROPIC_BASE_URL",
         }))
     };
-    let openai = || -> Result<Option<Chosen>, String> {
+    // OPENAI_API picks which of OpenAI's APIs the OpenAI provider speaks.
+    let responses_api = || match env("OPENAI_API").as_deref().map(str::trim) {
+        None | Some("chat") => Ok(false),
+        Some("responses") => Ok(true),
+        Some(other) => Err(format!(
+            "OPENAI_API is `{other}`: set it to chat (Chat Completions, the default) or \
+             responses (the Responses API)"
+        )),
+    };
+    let openai = |responses: bool| -> Result<Option<Chosen>, String> {
         let key = env("OPENAI_API_KEY");
         let base = env("OPENAI_BASE_URL");
         if key.is_none() && base.is_none() {
             return Ok(None);
         }
         let model = model.clone().unwrap_or_else(|| "gpt-4.1".into());
-        let mut provider = OpenAiProvider::new(key.unwrap_or_default(), model.clone());
         let mut base_url = "https://api.openai.com/v1".to_owned();
         if let Some(base) = base {
             base_url = check_url("OPENAI_BASE_URL", &base)?;
-            provider = provider.with_base_url(base_url.clone());
         }
+        let key = key.unwrap_or_default();
+        let provider: Arc<dyn LlmProvider> = if responses {
+            Arc::new(
+                OpenAiResponsesProvider::new(key, model.clone())
+                    .with_base_url(base_url.clone())
+                    .with_http_options(options.clone()),
+            )
+        } else {
+            Arc::new(
+                OpenAiProvider::new(key, model.clone())
+                    .with_base_url(base_url.clone())
+                    .with_http_options(options.clone()),
+            )
+        };
         Ok(Some(Chosen {
-            provider: Arc::new(provider.with_http_options(options.clone())),
-            kind: "openai",
+            provider,
+            kind: if responses {
+                "openai-responses"
+            } else {
+                "openai"
+            },
             base_url,
             model,
             key_var: Some("OPENAI_API_KEY"),
@@ -117,21 +144,26 @@ pub async fn choose(args: &Args) -> Result<Option<Chosen>, String> {
         Some("anthropic") => {
             Some(anthropic()?.ok_or("--provider anthropic needs ANTHROPIC_API_KEY")?)
         }
-        Some("openai") => {
-            Some(openai()?.ok_or("--provider openai needs OPENAI_API_KEY or OPENAI_BASE_URL")?)
-        }
+        Some("openai") => Some(
+            openai(responses_api()?)?
+                .ok_or("--provider openai needs OPENAI_API_KEY or OPENAI_BASE_URL")?,
+        ),
+        Some("openai-responses") => Some(
+            openai(true)?
+                .ok_or("--provider openai-responses needs OPENAI_API_KEY or OPENAI_BASE_URL")?,
+        ),
         Some("ollama") => Some(ollama(ollama_up().await).ok_or(format!(
             "--provider ollama: nothing answers on {ollama_host} (start `ollama serve`, or set \
              OLLAMA_HOST)"
         ))?),
         Some(other) => {
             return Err(format!(
-                "unknown provider `{other}`: use anthropic, openai or ollama"
+                "unknown provider `{other}`: use anthropic, openai, openai-responses or ollama"
             ));
         }
         None => match anthropic()? {
             Some(chosen) => Some(chosen),
-            None => match openai()? {
+            None => match openai(responses_api()?)? {
                 Some(chosen) => Some(chosen),
                 None => ollama(ollama_up().await),
             },

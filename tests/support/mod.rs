@@ -247,6 +247,7 @@ pub fn eugene() -> Command {
         "ANTHROPIC_BASE_URL",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
+        "OPENAI_API",
         "AGENT_MODEL",
         "NO_COLOR",
     ] {
