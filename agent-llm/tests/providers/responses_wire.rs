@@ -420,3 +420,29 @@ async fn failures_inside_an_answer_are_clear_errors() {
     let error = provider(&server).complete(&request).await.unwrap_err();
     assert!(matches!(error, ProviderError::Decode { .. }), "{error}");
 }
+
+#[tokio::test]
+async fn a_server_that_names_items_only_by_their_ids_is_understood() {
+    let message = json!({"type": "message", "id": "msg_1", "role": "assistant", "content": []});
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file", "arguments": ""});
+    let stream = events(&[
+        created(),
+        json!({"type": "response.output_item.added", "item": message}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Reading."}),
+        json!({"type": "response.output_item.added", "item": call}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "{\"path\": \"a\"}"}),
+        json!({"type": "response.output_item.done", "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file", "arguments": "{\"path\": \"a\"}", "status": "completed"}}),
+        finished("response.completed", "completed", None),
+    ]);
+    let server = Server::start([Reply::sse(&stream)]).await;
+    let transcript = [Message::user("go")];
+    let (events, error) = drain(provider(&server).stream(&ChatRequest::new(&transcript))).await;
+    assert!(error.is_none(), "{error:?}");
+    let response = done(&events);
+    assert_eq!(response.message.content, "Reading.");
+    assert_eq!(
+        response.message.tool_calls,
+        [ToolCall::new("call_1", "read_file", json!({"path": "a"}))]
+    );
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+}

@@ -52,25 +52,26 @@ pub struct StreamDecoder {
     /// Whether any thinking was streamed (a later summary part starts a new paragraph).
     wrote_thinking: bool,
     calls: usize,
+    /// Where each item with an id was announced, for events that name no `output_index`.
+    ids: Vec<(String, u64)>,
     /// The `response` of `response.completed` or `response.incomplete`.
     answer: Answer,
     done: bool,
 }
 
 impl StreamDecoder {
-    /// The position of the item a delta belongs to: its `output_index`, or the item of its
-    /// `item_id`.
+    /// The position of the item an event belongs to: its `output_index`, or where the item of its
+    /// `item_id` (or its item's `id`) was announced.
     fn position(&self, value: &Value) -> Option<u64> {
-        value
-            .get("output_index")
-            .and_then(Value::as_u64)
-            .or_else(|| {
-                let id = str_at(value, "item_id")?;
-                self.items.iter().find_map(|(p, item)| match item {
-                    Item::Call { item_id, .. } if item_id == id => Some(*p),
-                    _ => None,
-                })
-            })
+        if let Some(index) = value.get("output_index").and_then(Value::as_u64) {
+            return Some(index);
+        }
+        let id =
+            str_at(value, "item_id").or_else(|| value.get("item").and_then(|i| str_at(i, "id")))?;
+        self.ids
+            .iter()
+            .find(|(known, _)| known == id)
+            .map(|(_, p)| *p)
     }
 
     fn text_delta(
@@ -120,6 +121,9 @@ impl StreamDecoder {
     }
 
     fn item_added(&mut self, position: u64, item: &Value, out: &mut Vec<StreamEvent>) {
+        if let Some(id) = str_at(item, "id").filter(|id| !id.is_empty()) {
+            self.ids.push((id.to_owned(), position));
+        }
         let text = |key: &str| str_at(item, key).unwrap_or_default().to_owned();
         let new = match str_at(item, "type") {
             Some("message") => Item::Message {
@@ -230,9 +234,8 @@ impl SseDecoder for StreamDecoder {
             }
             "response.output_item.added" | "response.output_item.done" => {
                 self.started = true;
-                let position = self
-                    .position(&value)
-                    .ok_or_else(|| decode_error(&format!("`{kind}` names no `output_index`")))?;
+                let next = self.items.keys().next_back().map_or(0, |last| last + 1);
+                let position = self.position(&value).unwrap_or(next);
                 let item = value.get("item").unwrap_or(&Value::Null);
                 if kind.ends_with("added") {
                     self.item_added(position, item, &mut out);
