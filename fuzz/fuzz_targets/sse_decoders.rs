@@ -1,16 +1,27 @@
-//! Random bytes, cut into random chunks, through both stream decoders: never a panic, and the same
-//! answer whatever the chunk boundaries.
+//! Random bytes, cut into random chunks, through every stream decoder: never a panic, and the
+//! same answer whatever the chunk boundaries.
 #![no_main]
 
-use agent_llm::{StreamEvent, WireFormat, decode_recorded_stream};
+use agent_llm::{
+    AnthropicWire, OpenAiResponsesWire, OpenAiWire, ProviderError, StreamEvent,
+    replay_recorded_stream,
+};
 use libfuzzer_sys::fuzz_target;
+
+type Replay = fn(&[&[u8]]) -> (Vec<StreamEvent>, Option<ProviderError>);
+
+const DECODERS: [Replay; 3] = [
+    replay_recorded_stream::<AnthropicWire>,
+    replay_recorded_stream::<OpenAiWire>,
+    replay_recorded_stream::<OpenAiResponsesWire>,
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else { return };
     let cut = if rest.is_empty() { 0 } else { first as usize % (rest.len() + 1) };
-    for format in [WireFormat::Anthropic, WireFormat::OpenAi] {
-        let (whole, whole_error) = decode_recorded_stream(format, &[rest]);
-        let (split, split_error) = decode_recorded_stream(format, &[&rest[..cut], &rest[cut..]]);
+    for replay in DECODERS {
+        let (whole, whole_error) = replay(&[rest]);
+        let (split, split_error) = replay(&[&rest[..cut], &rest[cut..]]);
         let answer = |events: &[StreamEvent]| match events.last() {
             Some(StreamEvent::Done(response)) => Some(response.clone()),
             _ => None,
