@@ -1,6 +1,6 @@
 //! The conversation and the models of the eugene agent framework: the provider-neutral
-//! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic and
-//! OpenAI-compatible providers with their wire codecs (feature `http`, default), the scripted
+//! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic, OpenAI-compatible
+//! and OpenAI Responses providers with their wire codecs (feature `http`, default), the scripted
 //! [`MockProvider`], and recorded-traffic replay for tests (feature `test-utils`).
 //!
 //! # What it owns, and what it must not depend on
@@ -8,7 +8,7 @@
 //! | module | central type | what it is for |
 //! |---|---|---|
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
-//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible and scripted models, whole and streamed |
+//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses and scripted models, whole and streamed |
 //!
 //! It depends on `agent-core` (tool calls, tool definitions, retries) and, with `http`, on
 //! `agent-tls` for the TLS settings. It must not depend on `agent-runtime`: the agent loop uses
