@@ -124,6 +124,10 @@ impl StreamDecoder {
         if let Some(id) = str_at(item, "id").filter(|id| !id.is_empty()) {
             self.ids.push((id.to_owned(), position));
         }
+        // Announced twice, or after its first delta: what is known of it stays.
+        if self.items.contains_key(&position) {
+            return;
+        }
         let text = |key: &str| str_at(item, key).unwrap_or_default().to_owned();
         let new = match str_at(item, "type") {
             Some("message") => Item::Message {
