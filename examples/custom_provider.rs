@@ -55,6 +55,7 @@ impl LlmProvider for RuleBased {
         let response = ChatResponse {
             message,
             stop_reason,
+            provider_stop_reason: None,
             usage,
             truncated_tool_calls: Vec::new(),
             model: Some("rules-v1".into()),

@@ -418,6 +418,11 @@ pub struct ChatResponse {
     pub message: Message,
     /// Why the model stopped.
     pub stop_reason: StopReason,
+    /// Why the model stopped in the provider's own word, when it gave one (`end_turn`, `length`,
+    /// `SAFETY`, `RECITATION`): what [`ChatResponse::stop_reason`] was mapped from, kept because
+    /// the mapping joins several (every content filter is [`StopReason::Refusal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_stop_reason: Option<String>,
     /// Tokens used.
     pub usage: Usage,
     /// Tool calls cut off before they were complete; never executed.
@@ -443,6 +448,18 @@ mod tests {
             serde_json::from_value(serde_json::json!({"role": "assistant", "content": "hi"}))
                 .unwrap();
         assert!(message.provider_items.is_empty());
+        let response: ChatResponse = serde_json::from_value(serde_json::json!({
+            "message": {"role": "assistant", "content": "hi"}, "stop_reason": "EndTurn",
+            "usage": usage, "truncated_tool_calls": [], "model": null, "id": null
+        }))
+        .unwrap();
+        assert_eq!(response.provider_stop_reason, None);
+        assert!(
+            !serde_json::to_string(&response)
+                .unwrap()
+                .contains("provider_stop_reason"),
+            "an answer without it is written as before"
+        );
         // And a message without provider items is written as before.
         assert_eq!(
             serde_json::to_value(&message).unwrap(),

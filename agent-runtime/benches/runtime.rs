@@ -110,6 +110,7 @@ impl LlmProvider for LookThenAnswer {
         Ok(ChatResponse {
             message,
             stop_reason: StopReason::EndTurn,
+            provider_stop_reason: None,
             usage: Default::default(),
             truncated_tool_calls: Vec::new(),
             model: None,

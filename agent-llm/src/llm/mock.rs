@@ -62,6 +62,7 @@ fn response(message: Message, stop_reason: StopReason) -> ChatResponse {
     ChatResponse {
         message,
         stop_reason,
+        provider_stop_reason: None,
         usage: Usage {
             input_tokens: 10,
             output_tokens: 5,

@@ -73,6 +73,7 @@ async fn streamed_text_then_tool_use_is_parsed_exactly() {
     );
     assert_eq!(response.message.tool_calls, [call]);
     assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.provider_stop_reason.as_deref(), Some("tool_use"));
     assert_eq!(
         response.usage,
         Usage {
@@ -101,6 +102,7 @@ async fn a_tool_call_cut_off_by_max_tokens_is_reported_and_never_returned_as_a_c
     );
     let response = done(&events);
     assert_eq!(response.stop_reason, StopReason::MaxTokens);
+    assert_eq!(response.provider_stop_reason.as_deref(), Some("max_tokens"));
     assert!(response.message.tool_calls.is_empty());
     assert_eq!(response.truncated_tool_calls.len(), 1);
     let cut = &response.truncated_tool_calls[0];

@@ -36,6 +36,7 @@ async fn two_parallel_streamed_tool_calls_are_parsed_exactly() {
     assert!(error.is_none(), "{error:?}");
     let response = done(&events);
     assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.provider_stop_reason.as_deref(), Some("tool_calls"));
     assert_eq!(response.message.tool_calls.len(), 2);
     let first = &response.message.tool_calls[0];
     assert_eq!(

@@ -285,6 +285,10 @@ async fn an_answer_cut_at_the_token_limit_keeps_its_text_and_never_runs_the_cut_
     let answer = provider(&server).complete(&request).await.unwrap();
     assert_eq!(answer.stop_reason, StopReason::MaxTokens);
     assert_eq!(
+        answer.provider_stop_reason.as_deref(),
+        Some("max_output_tokens")
+    );
+    assert_eq!(
         answer.message.tool_calls,
         [ToolCall::new("call_1", "read_file", json!({"path": "a"}))]
     );

@@ -556,6 +556,7 @@ impl agent_llm::LlmProvider for AlwaysAgain {
         Ok(agent_llm::ChatResponse {
             message,
             stop_reason: agent_llm::StopReason::EndTurn,
+            provider_stop_reason: None,
             usage: Usage::default(),
             truncated_tool_calls: Vec::new(),
             model: None,

@@ -216,6 +216,7 @@ async fn a_tool_call_cut_off_by_max_tokens_is_not_run_and_the_model_is_told() {
     let cut = ChatResponse {
         message: Message::assistant("Writing it."),
         stop_reason: StopReason::MaxTokens,
+        provider_stop_reason: None,
         usage: Usage::default(),
         truncated_tool_calls: vec![TruncatedToolCall {
             id: "t1".into(),
@@ -256,6 +257,7 @@ async fn calls_finished_before_the_cut_run_and_the_cut_one_is_reported_after_the
             vec![call("a", "lookup", json!({"key": "x"}))],
         ),
         stop_reason: StopReason::MaxTokens,
+        provider_stop_reason: None,
         usage: Usage::default(),
         truncated_tool_calls: vec![TruncatedToolCall {
             id: "b".into(),
@@ -560,6 +562,7 @@ async fn in_plan_mode_an_answer_cut_off_or_refused_is_a_provider_stop_not_a_plan
         let cut = ChatResponse {
             message: Message::assistant("Plan: 1. delete every"),
             stop_reason: stop.clone(),
+            provider_stop_reason: None,
             usage: Usage::default(),
             truncated_tool_calls: Vec::new(),
             model: None,

@@ -97,6 +97,7 @@ pub(super) fn decode_response(value: &Value) -> Result<ChatResponse, ProviderErr
     Ok(ChatResponse {
         message,
         stop_reason,
+        provider_stop_reason: str_at(value, "stop_reason").map(str::to_owned),
         usage,
         truncated_tool_calls: truncated,
         model: str_at(value, "model").map(str::to_owned),

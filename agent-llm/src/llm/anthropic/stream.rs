@@ -270,6 +270,7 @@ impl SseDecoder for StreamDecoder {
                 self.stop_reason.as_deref(),
                 self.stop_sequence.as_deref(),
             ),
+            provider_stop_reason: self.stop_reason,
             usage: self.usage,
             truncated_tool_calls: truncated,
             model: self.model,

@@ -102,6 +102,7 @@ pub(super) fn decode_response(value: &Value) -> Result<ChatResponse, ProviderErr
     Ok(ChatResponse {
         message,
         stop_reason,
+        provider_stop_reason: finish.map(str::to_owned),
         usage: value.get("usage").map(decode_usage).unwrap_or_default(),
         truncated_tool_calls: truncated,
         model: str_at(value, "model").map(str::to_owned),

@@ -250,6 +250,7 @@ impl SseDecoder for StreamDecoder {
         Ok(ChatResponse {
             message,
             stop_reason,
+            provider_stop_reason: self.finish_reason,
             usage: self.usage,
             truncated_tool_calls: truncated,
             model: self.model,

@@ -264,6 +264,7 @@ impl Answer {
         ChatResponse {
             message,
             stop_reason,
+            provider_stop_reason: self.incomplete_reason.or(self.status),
             usage: self.usage,
             truncated_tool_calls: truncated,
             model: self.model,
