@@ -30,8 +30,10 @@ pub trait WireCodec: Clone + Send + Sync + 'static {
     /// The decoder of one streamed answer.
     type Decoder: SseDecoder + Default;
 
-    /// The URL answers are asked for at, under `base_url` (which has no trailing `/`).
-    fn endpoint(&self, base_url: &str) -> String;
+    /// The URL answers from `model` are asked for at, streamed or not, under `base_url` (which
+    /// has no trailing `/`). Formats that name the model in the body, and stream at the same URL,
+    /// ignore the last two.
+    fn endpoint(&self, base_url: &str, model: &str, stream: bool) -> String;
 
     /// The headers that carry the key (and the API version), before the user's own.
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)>;
@@ -164,8 +166,9 @@ impl<W: WireCodec> HttpProvider<W> {
         self.wire.encode(&self.config.model, request, stream)
     }
 
-    fn url(&self) -> String {
-        self.wire.endpoint(&self.config.base_url)
+    fn url(&self, stream: bool) -> String {
+        self.wire
+            .endpoint(&self.config.base_url, &self.config.model, stream)
     }
 
     /// The whole answer to `request` as events (see [`whole_answer`]).
@@ -174,7 +177,7 @@ impl<W: WireCodec> HttpProvider<W> {
         whole_answer(
             self.wire.clone(),
             self.http.clone(),
-            self.url(),
+            self.url(false),
             body,
             self.config.base_url.clone(),
             deltas,
@@ -218,7 +221,8 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     /// whole answer, announced with a [`StreamEvent::Retry`] that says so, and every later request
     /// of this provider (and its clones) asks for whole answers at once.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
-        let (wire, http, url) = (self.wire.clone(), self.http.clone(), self.url());
+        let (wire, http, url) = (self.wire.clone(), self.http.clone(), self.url(true));
+        let whole_url = self.url(false);
         let base_url = self.config.base_url.clone();
         let whole = || Bytes::from(self.request_body(request, false).to_string());
         if self.whole_answers.load(Ordering::Relaxed) {
@@ -258,7 +262,7 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
                             ),
                         };
                         let whole_body = whole_body.expect("prepared where falling back is possible");
-                        let mut whole = whole_answer(wire.clone(), http.clone(), url.clone(), whole_body, base_url.clone(), true);
+                        let mut whole = whole_answer(wire.clone(), http.clone(), whole_url.clone(), whole_body, base_url.clone(), true);
                         while let Some(event) = whole.next().await {
                             yield event?;
                         }

@@ -80,7 +80,7 @@ impl WireCodec for AnthropicWire {
     const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
     type Decoder = stream::StreamDecoder;
 
-    fn endpoint(&self, base_url: &str) -> String {
+    fn endpoint(&self, base_url: &str, _model: &str, _stream: bool) -> String {
         format!("{base_url}/v1/messages")
     }
 

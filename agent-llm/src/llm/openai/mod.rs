@@ -73,7 +73,7 @@ impl WireCodec for OpenAiWire {
     const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
     type Decoder = stream::StreamDecoder;
 
-    fn endpoint(&self, base_url: &str) -> String {
+    fn endpoint(&self, base_url: &str, _model: &str, _stream: bool) -> String {
         format!("{base_url}/chat/completions")
     }
 

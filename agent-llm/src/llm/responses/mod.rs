@@ -120,7 +120,7 @@ impl WireCodec for OpenAiResponsesWire {
     const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
     type Decoder = stream::StreamDecoder;
 
-    fn endpoint(&self, base_url: &str) -> String {
+    fn endpoint(&self, base_url: &str, _model: &str, _stream: bool) -> String {
         format!("{base_url}/responses")
     }
 
