@@ -264,6 +264,7 @@ impl Http {
             "error body"
         );
         let (error_type, message) = parse_error_body(&body);
+        let retry_after = retry_after.or_else(|| retry_info(&body));
         ProviderError::Api {
             provider: self.provider.into(),
             status,
@@ -329,9 +330,11 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))
 }
 
-/// The error type and message of an error body in either provider's shape:
-/// `{"type":"error","error":{"type":"overloaded_error","message":"..."}}` or
-/// `{"error":{"message":"...","type":"...","code":"..."}}`; anything else is kept as text. A
+/// The error type and message of an error body in any of the providers' shapes:
+/// `{"type":"error","error":{"type":"overloaded_error","message":"..."}}`,
+/// `{"error":{"message":"...","type":"...","code":"..."}}` or Google's
+/// `{"error":{"code":429,"message":"...","status":"RESOURCE_EXHAUSTED"}}` (the `status` is the
+/// type); anything else is kept as text. A
 /// message that is missing or empty says what the body was instead, so an error never ends in a
 /// bare colon.
 pub(crate) fn parse_error_body(body: &[u8]) -> (Option<String>, String) {
@@ -368,9 +371,34 @@ pub(crate) fn parse_error_body(body: &[u8]) -> (Option<String>, String) {
         .map_or_else(shown, str::to_owned);
     let code = error.get("code").and_then(|c| c.as_str());
     let kind = error.get("type").and_then(|t| t.as_str());
+    // Google's `code` is the HTTP status again, a number; its `status` names the error.
+    let google_status = error.get("status").and_then(|s| s.as_str());
     // OpenAI puts the specific reason in `code` (`insufficient_quota`) and a broad one in `type`.
-    let error_type = code.or(kind).map(str::to_owned);
+    let error_type = code.or(kind).or(google_status).map(str::to_owned);
     (error_type, message)
+}
+
+/// The wait a Google API error body asks for, where no `retry-after` header does: the
+/// `retryDelay` (`"7s"`, `"0.5s"`) of its `google.rpc.RetryInfo` detail, at most an hour.
+fn retry_info(body: &[u8]) -> Option<Duration> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let details = value.get("error")?.get("details")?.as_array()?;
+    details
+        .iter()
+        .filter(|d| {
+            d.get("@type")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+        })
+        .find_map(|d| {
+            d.get("retryDelay")?
+                .as_str()?
+                .strip_suffix('s')?
+                .parse::<f64>()
+                .ok()
+        })
+        .filter(|s| s.is_finite())
+        .map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))
 }
 
 /// At most `max` characters of `text`, saying how many more there were.
