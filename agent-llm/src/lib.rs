@@ -1,14 +1,14 @@
 //! The conversation and the models of the eugene agent framework: the provider-neutral
-//! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic, OpenAI-compatible
-//! and OpenAI Responses providers with their wire codecs (feature `http`, default), the scripted
-//! [`MockProvider`], and recorded-traffic replay for tests (feature `test-utils`).
+//! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic, OpenAI-compatible,
+//! OpenAI Responses and Gemini providers with their wire codecs (feature `http`, default), the
+//! scripted [`MockProvider`], and recorded-traffic replay for tests (feature `test-utils`).
 //!
 //! # What it owns, and what it must not depend on
 //!
 //! | module | central type | what it is for |
 //! |---|---|---|
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
-//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses and scripted models, whole and streamed |
+//! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses, Gemini and scripted models, whole and streamed |
 //!
 //! It depends on `agent-core` (tool calls, tool definitions, retries) and, with `http`, on
 //! `agent-tls` for the TLS settings. It must not depend on `agent-runtime`: the agent loop uses
@@ -33,8 +33,8 @@ pub mod message;
 
 #[cfg(feature = "http")]
 pub use llm::{
-    AnthropicProvider, AnthropicWire, CacheControl, HttpOptions, HttpProvider, OpenAiProvider,
-    OpenAiWire, SseDecoder, WireCodec,
+    AnthropicProvider, AnthropicWire, CacheControl, GeminiProvider, GeminiWire, HttpOptions,
+    HttpProvider, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
 };
 pub use llm::{
     EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,

@@ -224,6 +224,10 @@ pub struct ChatRequest<'a> {
 
 /// A JSON Schema the model's answer must follow, sent as Anthropic's
 /// `output_config.format` or OpenAI's `response_format: json_schema` (strict).
+///
+/// Gemini takes it as `responseSchema`, converted to the OpenAPI subset it reads (or, with
+/// `GeminiProvider::with_json_schema`, as `responseJsonSchema`), with `responseMimeType:
+/// application/json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResponseSchema {
     /// A name for the schema (OpenAI requires one: `^[a-zA-Z0-9_-]{1,64}$`).
@@ -239,6 +243,11 @@ pub struct ResponseSchema {
 /// |---|---|---|
 /// | `Budget(n)` | `thinking: {type: "enabled", budget_tokens: n}` (at least 1,024; `max_tokens` is raised above it when needed) | `reasoning_effort`: `low` below 4,096 tokens, `medium` below 16,384, else `high` |
 /// | `Adaptive(effort)` | `thinking: {type: "adaptive"}` with `output_config: {effort}` (the models that offer it) | `reasoning_effort: effort` |
+///
+/// Gemini: `Budget(n)` is `thinkingConfig: {thinkingBudget: n, includeThoughts: true}` (the
+/// budget is added to `maxOutputTokens`, which counts thinking; 0 turns thinking off where the
+/// model allows it), `Adaptive(effort)` is `thinkingLevel: effort` (Gemini 3), and its thought
+/// summaries arrive as `ThinkingDelta`s too.
 ///
 /// The thinking text arrives as [`StreamEvent::ThinkingDelta`](crate::StreamEvent::ThinkingDelta)
 /// events and in [`Message::thinking`], never in the answer's text. Anthropic requires

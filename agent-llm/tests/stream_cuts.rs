@@ -3,8 +3,8 @@
 //! answer and never a panic. (The fuzz target `sse_decoders` covers every byte and random data.)
 
 use agent_llm::{
-    OpenAiResponsesWire, ProviderError, StreamEvent, WireFormat, decode_recorded_stream,
-    replay_recorded_stream,
+    GeminiWire, OpenAiResponsesWire, ProviderError, StreamEvent, WireFormat,
+    decode_recorded_stream, replay_recorded_stream,
 };
 
 /// A decoder of recorded chunks.
@@ -117,4 +117,20 @@ fn responses_encrypted_reasoning_then_call_survives_cuts() {
         name,
         &cassette_body(name, 0),
     );
+}
+
+#[test]
+fn gemini_streams_of_text_calls_and_thoughts_survive_cuts() {
+    for name in [
+        "gemini_vcr_stream_text_system_instruction.yaml",
+        "gemini_vcr_stream_sequential_function_calls_roundtrip.yaml",
+        "gemini_vcr_stream_thought_signature_on_function_call_roundtrip.yaml",
+        "gemini_vcr_stream_thoughts_then_signed_text.yaml",
+    ] {
+        check_bytes(
+            &replay_recorded_stream::<GeminiWire>,
+            name,
+            &cassette_body(name, 0),
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! Model providers: the [`LlmProvider`] trait and its implementations — the Anthropic Messages API
 //! ([`AnthropicProvider`]), any OpenAI-compatible Chat Completions server ([`OpenAiProvider`]:
 //! OpenAI, DeepSeek, Ollama, vLLM, llama.cpp), OpenAI's Responses API
-//! ([`OpenAiResponsesProvider`]) and a scripted [`MockProvider`] for tests.
+//! ([`OpenAiResponsesProvider`]), Google's Gemini API ([`GeminiProvider`]) and a scripted
+//! [`MockProvider`] for tests.
 //!
 //! A provider turns a provider-neutral [`ChatRequest`](crate::ChatRequest) into its wire format
 //! and its answer back into a [`ChatResponse`](crate::ChatResponse), either whole
@@ -34,6 +35,8 @@
 mod anthropic;
 mod error;
 #[cfg(feature = "http")]
+mod gemini;
+#[cfg(feature = "http")]
 mod http;
 mod llm_provider;
 mod mock;
@@ -65,6 +68,8 @@ pub const WIRE: &str = "agent_llm::wire";
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
 pub use error::ProviderError;
+#[cfg(feature = "http")]
+pub use gemini::{GeminiProvider, GeminiWire};
 #[cfg(feature = "http")]
 pub use http::HttpOptions;
 pub use llm_provider::{

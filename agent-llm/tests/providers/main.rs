@@ -3,6 +3,11 @@
 
 mod anthropic;
 mod faults;
+mod gemini;
+mod gemini_answers;
+mod gemini_faults;
+mod gemini_schema;
+mod gemini_wire;
 mod mock;
 mod openai;
 mod responses;
