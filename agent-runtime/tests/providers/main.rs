@@ -1,7 +1,8 @@
 //! The agent loop against providers talking to a real HTTP server on loopback: local
 //! OpenAI-compatible servers' quirks through whole runs, typed runs in each output mode over
-//! each wire format, and a run over the Responses API paused and continued.
+//! each wire format, and runs over the Responses API and Gemini paused and continued.
 
+mod gemini;
 mod openai_local;
 mod responses;
 mod typed;
