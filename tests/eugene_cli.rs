@@ -402,6 +402,9 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_API",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_BASE_URL",
         "OLLAMA_HOST",
         "AGENT_MODEL",
         "NO_COLOR",
@@ -414,7 +417,8 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
     };
     assert!(
         order("1. Anthropic") < order("2. OpenAI-compatible")
-            && order("2. OpenAI") < order("3. Ollama"),
+            && order("2. OpenAI") < order("3. Gemini")
+            && order("3. Gemini") < order("4. Ollama"),
         "{help}"
     );
     for status in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "130 "] {
@@ -546,6 +550,55 @@ fn an_answered_run_says_done_and_exits_0() {
     assert_eq!(
         finish_line(&done.stderr),
         "[done · 2 steps · tokens not reported]"
+    );
+}
+
+/// A Gemini stream of one text answer.
+fn gemini_answer(text: &str) -> Reply {
+    let chunk = json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 4},
+        "modelVersion": "gemini-2.5-flash", "responseId": "r1",
+    });
+    Reply::Sse(format!("data: {chunk}\r\n\r\n"))
+}
+
+#[test]
+fn gemini_is_chosen_by_its_key_under_either_name_and_asked_at_its_url() {
+    let server = Server::start([gemini_answer("Hello from Gemini."), gemini_answer("Again.")]);
+    let gemini_url = format!("{}/v1beta", server.url);
+    let done = run(eugene()
+        .env("GEMINI_API_KEY", "gm-key")
+        .env("GEMINI_BASE_URL", &gemini_url)
+        .arg("hi"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Hello from Gemini.\n");
+    let done = run(eugene()
+        .env("GOOGLE_API_KEY", "gm-key")
+        .env("GEMINI_BASE_URL", &gemini_url)
+        .args(["--provider", "gemini", "--model", "gemini-2.5-pro", "hi"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(done.stdout, "Again.\n");
+    let lines: Vec<String> = server.received().iter().map(|r| r.line.clone()).collect();
+    assert_eq!(
+        lines,
+        [
+            "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1",
+            "POST /v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse HTTP/1.1",
+        ]
+    );
+    assert_eq!(
+        server.received()[0].json()["contents"][0]["parts"][0]["text"],
+        "hi"
+    );
+    // Asked for by name without a key: the variables to set.
+    let done = run(eugene().args(["--provider", "gemini", "hi"]));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr
+            .contains("--provider gemini needs GEMINI_API_KEY or GOOGLE_API_KEY"),
+        "{}",
+        done.stderr
     );
 }
 

@@ -13,7 +13,8 @@ Provider order (the first one configured wins; --provider picks one):
   1. Anthropic         ANTHROPIC_API_KEY is set
   2. OpenAI-compatible OPENAI_API_KEY and/or OPENAI_BASE_URL is set (OPENAI_API=responses, or
                        --provider openai-responses: OpenAI's Responses API)
-  3. Ollama            OLLAMA_HOST is set, or Ollama answers on 127.0.0.1:11434
+  3. Gemini            GEMINI_API_KEY or GOOGLE_API_KEY is set
+  4. Ollama            OLLAMA_HOST is set, or Ollama answers on 127.0.0.1:11434
 
 Environment:
   ANTHROPIC_API_KEY    key for Anthropic
@@ -23,8 +24,11 @@ Environment:
                        DeepSeek); must start with http:// or https://
   OPENAI_API           which API the OpenAI provider speaks: chat (Chat Completions, the default)
                        or responses (the Responses API: reasoning carried across turns)
+  GEMINI_API_KEY       key for Google's Gemini API (or GOOGLE_API_KEY)
+  GEMINI_BASE_URL      another Gemini endpoint, with the API version (http(s)://host/v1beta)
   OLLAMA_HOST          where Ollama listens (host:port)
-  AGENT_MODEL          the model, unless --model (default: claude-sonnet-4-5, gpt-4.1, llama3.2)
+  AGENT_MODEL          the model, unless --model (default: claude-sonnet-4-5, gpt-4.1,
+                       gemini-2.5-flash, llama3.2)
   NO_COLOR             set and not empty: no colours (also --color never)
 
 Exit statuses:
@@ -87,7 +91,7 @@ JSON value goes to stdout (one per question), and the model's text goes to stder
 pub struct Args {
     /// The question. Without one, eugene asks for questions one after another.
     pub question: Option<String>,
-    /// Which provider: anthropic, openai, openai-responses or ollama [default: the first
+    /// Which provider: anthropic, openai, openai-responses, gemini or ollama [default: the first
     /// configured, see below].
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,

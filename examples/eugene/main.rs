@@ -10,7 +10,8 @@
 //!
 //! The model comes from the environment, first match wins: `ANTHROPIC_API_KEY` (and optionally
 //! `ANTHROPIC_BASE_URL`); `OPENAI_API_KEY` and/or `OPENAI_BASE_URL` (OpenAI, DeepSeek, vLLM,
-//! llama.cpp); `OLLAMA_HOST`, or an Ollama answering on 127.0.0.1:11434. `AGENT_MODEL` names the
+//! llama.cpp); `GEMINI_API_KEY` or `GOOGLE_API_KEY` (Gemini, and optionally `GEMINI_BASE_URL`);
+//! `OLLAMA_HOST`, or an Ollama answering on 127.0.0.1:11434. `AGENT_MODEL` names the
 //! model; the flags override all of it.
 //!
 //! The answer goes to stdout; tool calls, progress, thinking and errors to stderr, coloured only on

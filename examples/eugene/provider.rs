@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eugene::{
-    AnthropicProvider, HttpOptions, LlmProvider, OpenAiProvider, OpenAiResponsesProvider,
-    ProviderError, RetryPolicy,
+    AnthropicProvider, GeminiProvider, HttpOptions, LlmProvider, OpenAiProvider,
+    OpenAiResponsesProvider, ProviderError, RetryPolicy,
 };
 
 use crate::cli::Args;
@@ -16,14 +16,15 @@ pub const NO_PROVIDER: &str = "eugene needs a model, and none is configured or r
   2. export OPENAI_API_KEY=...               (OpenAI; or OPENAI_BASE_URL=http://host:port/v1 for
                                               DeepSeek, vLLM, llama.cpp and other compatible servers;
                                               OPENAI_API=responses for OpenAI's Responses API)
-  3. run Ollama (ollama serve), or export OLLAMA_HOST=host:port
+  3. export GEMINI_API_KEY=...               (Google Gemini; GOOGLE_API_KEY works too)
+  4. run Ollama (ollama serve), or export OLLAMA_HOST=host:port
 Then pick a model with AGENT_MODEL or --model. `eugene --help` says more.";
 
 /// The chosen provider and what error messages need to know about it.
 pub struct Chosen {
     /// The provider.
     pub provider: Arc<dyn LlmProvider>,
-    /// `anthropic`, `openai`, `openai-responses` or `ollama`.
+    /// `anthropic`, `openai`, `openai-responses`, `gemini` or `ollama`.
     pub kind: &'static str,
     /// The base URL requests go to.
     pub base_url: String,
@@ -108,6 +109,29 @@ pub async fn choose(args: &Args) -> Result<Option<Chosen>, String> {
             url_var: "OPENAI_BASE_URL",
         }))
     };
+    let gemini = || -> Result<Option<Chosen>, String> {
+        let key = ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+            .into_iter()
+            .find_map(|var| env(var).map(|key| (key, var)));
+        let Some((key, key_var)) = key else {
+            return Ok(None);
+        };
+        let model = model.clone().unwrap_or_else(|| "gemini-2.5-flash".into());
+        let mut provider = GeminiProvider::new(key, model.clone());
+        let mut base_url = "https://generativelanguage.googleapis.com/v1beta".to_owned();
+        if let Some(base) = env("GEMINI_BASE_URL") {
+            base_url = check_url("GEMINI_BASE_URL", &base)?;
+            provider = provider.with_base_url(base_url.clone());
+        }
+        Ok(Some(Chosen {
+            provider: Arc::new(provider.with_http_options(options.clone())),
+            kind: "gemini",
+            base_url,
+            model,
+            key_var: Some(key_var),
+            url_var: "GEMINI_BASE_URL",
+        }))
+    };
     let ollama_host = env("OLLAMA_HOST").unwrap_or_else(|| "127.0.0.1:11434".into());
     let ollama_host = ollama_host
         .trim_start_matches("http://")
@@ -152,20 +176,26 @@ pub async fn choose(args: &Args) -> Result<Option<Chosen>, String> {
             openai(true)?
                 .ok_or("--provider openai-responses needs OPENAI_API_KEY or OPENAI_BASE_URL")?,
         ),
+        Some("gemini") => {
+            Some(gemini()?.ok_or("--provider gemini needs GEMINI_API_KEY or GOOGLE_API_KEY")?)
+        }
         Some("ollama") => Some(ollama(ollama_up().await).ok_or(format!(
             "--provider ollama: nothing answers on {ollama_host} (start `ollama serve`, or set \
              OLLAMA_HOST)"
         ))?),
         Some(other) => {
             return Err(format!(
-                "unknown provider `{other}`: use anthropic, openai, openai-responses or ollama"
+                "unknown provider `{other}`: use anthropic, openai, openai-responses, gemini or ollama"
             ));
         }
         None => match anthropic()? {
             Some(chosen) => Some(chosen),
             None => match openai(responses_api()?)? {
                 Some(chosen) => Some(chosen),
-                None => ollama(ollama_up().await),
+                None => match gemini()? {
+                    Some(chosen) => Some(chosen),
+                    None => ollama(ollama_up().await),
+                },
             },
         },
     })
@@ -256,10 +286,10 @@ pub fn hint(error: &ProviderError, chosen: &Chosen, args: &Args) -> String {
         ProviderError::Decode { .. } => format!(
             "the server at {url} answered in a form eugene does not understand: is it \
              {}-compatible? try --no-stream",
-            if chosen.kind == "anthropic" {
-                "Anthropic"
-            } else {
-                "OpenAI"
+            match chosen.kind {
+                "anthropic" => "Anthropic",
+                "gemini" => "Gemini",
+                _ => "OpenAI",
             }
         ),
         ProviderError::Config(_) => format!("check {url_var} and the flags"),

@@ -248,6 +248,9 @@ pub fn eugene() -> Command {
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_API",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_BASE_URL",
         "AGENT_MODEL",
         "NO_COLOR",
     ] {
