@@ -32,6 +32,9 @@ fn clean(cmd: &mut Command) -> &mut Command {
         "ANTHROPIC_BASE_URL",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_BASE_URL",
         "AGENT_MODEL",
     ] {
         cmd.env_remove(key);
@@ -125,7 +128,12 @@ fn eugene_without_a_provider_exits_2_and_lists_the_ways_to_get_one() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    for way in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "Ollama"] {
+    for way in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "Ollama",
+    ] {
         assert!(stderr.contains(way), "{stderr}");
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
