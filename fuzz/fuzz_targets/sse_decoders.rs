@@ -3,17 +3,18 @@
 #![no_main]
 
 use agent_llm::{
-    AnthropicWire, OpenAiResponsesWire, OpenAiWire, ProviderError, StreamEvent,
+    AnthropicWire, GeminiWire, OpenAiResponsesWire, OpenAiWire, ProviderError, StreamEvent,
     replay_recorded_stream,
 };
 use libfuzzer_sys::fuzz_target;
 
 type Replay = fn(&[&[u8]]) -> (Vec<StreamEvent>, Option<ProviderError>);
 
-const DECODERS: [Replay; 3] = [
+const DECODERS: [Replay; 4] = [
     replay_recorded_stream::<AnthropicWire>,
     replay_recorded_stream::<OpenAiWire>,
     replay_recorded_stream::<OpenAiResponsesWire>,
+    replay_recorded_stream::<GeminiWire>,
 ];
 
 fuzz_target!(|data: &[u8]| {
