@@ -1,0 +1,333 @@
+//! Using an MCP server's tools as skills: [`McpSkills`].
+//!
+//! ```no_run
+//! use agent_core::Registry;
+//! use agent_mcp::McpSkills;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
+//! let github = McpSkills::connect_stdio("npx", ["-y", "@modelcontextprotocol/server-github"])
+//!     .await?
+//!     .with_prefix("github_");
+//! let mut registry = Registry::new();
+//! let added = github.add_to(&mut registry)?; // ["github_create_issue", ...]
+//! # Ok(()) }
+//! ```
+//!
+//! - **Names.** A skill is named after the remote tool, with the prefix given to
+//!   [`McpSkills::with_prefix`] in front; characters a model API refuses in a tool name
+//!   (anything but `a-z A-Z 0-9 _ -`) become `_` and the name is cut at 64 bytes. Calls go to
+//!   the server under the tool's own name.
+//! - **Schemas and descriptions** are the server's (an input schema without `"type"` is read as
+//!   an object schema). Arguments must be a JSON object (`null` and `""` mean `{}`); the
+//!   server validates the rest.
+//! - **Flags** come from the tool's annotations and fail closed: read-only only with
+//!   `readOnlyHint: true`; otherwise destructive unless `destructiveHint: false` (the spec's
+//!   default is `true`). Read-only tools may run concurrently.
+//! - **Output schemas** are the server's: a tool's `outputSchema` is the skill's
+//!   [`DynSkill::output_schema`], so it reaches the registry's `ToolDefinition` and
+//!   `SkillMetadata` as the server wrote it (a `{"result": ...}` wrapper included, see
+//!   [`crate::server`]).
+//! - **Results.** A result with `structuredContent` is [`SkillOutput::Json`](agent_core::SkillOutput::Json) of it, as the server
+//!   sent it: the model reads it as compact JSON, hooks see the structured value. A
+//!   `{"result": VALUE}` wrapper is kept, not unwrapped: it is what the tool's output schema
+//!   describes, and a wrapper the server meant as data is indistinguishable from one added for
+//!   the protocol. Otherwise, text content is joined with newlines; images, audio and binary
+//!   resources are described in brackets. A result with `isError: true` is a
+//!   [`SkillError::Tool`](agent_core::SkillError::Tool) with its text (or its `structuredContent`).
+//! - **Failures never hang.** Every call has a time limit ([`McpSkills::with_call_timeout`],
+//!   default [`DEFAULT_CALL_TIMEOUT`]). A server process that has exited gives a
+//!   [`SkillError::Tool`](agent_core::SkillError::Tool) that says so, with its exit status; a connection lost otherwise gives
+//!   a [`SkillError::Transient`](agent_core::SkillError::Transient) (retried by the registry; a broken HTTP event stream is
+//!   reconnected three times first, not until the time limit); a JSON-RPC error from the server is
+//!   a [`SkillError::Tool`](agent_core::SkillError::Tool) with its message. [`McpSkills::reconnect`] starts the server again
+//!   (or opens a new HTTP session); the skills already in a registry use the new connection.
+
+use std::ffi::OsStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_core::registry::is_valid_name;
+use agent_core::{DynSkill, Registry};
+use rmcp::RoleClient;
+use rmcp::model::{Implementation, Tool};
+use rmcp::transport::IntoTransport;
+use serde_json::Value;
+
+use crate::error::McpError;
+
+mod connection;
+mod skill;
+
+pub use connection::CONNECT_TIMEOUT;
+use connection::{CommandSpec, Connection, Live, Source, connect_http, handshake};
+use skill::McpSkill;
+pub use skill::from_call_tool_result;
+
+/// How long one call to a remote tool may take unless [`McpSkills::with_call_timeout`] says otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The tools of one MCP server, ready to be added to a [`Registry`] as skills. See the
+/// [module docs](self).
+///
+/// The connection is shared by every skill made from it and lives as long as the longest-lived of
+/// them (or this value); a child process is killed when the last one is dropped.
+pub struct McpSkills {
+    connection: Arc<Connection>,
+    tools: Vec<Tool>,
+    prefix: String,
+    call_timeout: Duration,
+    defer: bool,
+}
+
+impl McpSkills {
+    /// Starts `command` with `args` as a child process, speaks MCP over its stdin and stdout
+    /// (its stderr is inherited), and lists its tools.
+    pub async fn connect_stdio<I, S>(command: impl AsRef<OsStr>, args: I) -> Result<Self, McpError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = std::process::Command::new(command);
+        cmd.args(args);
+        McpSkills::connect_command(cmd).await
+    }
+
+    /// Like [`McpSkills::connect_stdio`] with a prepared command: its program, arguments,
+    /// environment and working directory are used (its stdio settings are not), and used again
+    /// by [`McpSkills::reconnect`].
+    pub async fn connect_command(command: std::process::Command) -> Result<Self, McpError> {
+        let spec = CommandSpec::from(&command);
+        let label = spec.label();
+        let live = spec.connect(&label).await?;
+        McpSkills::start(label, Source::Command(spec), live).await
+    }
+
+    /// Connects to an MCP server over streamable HTTP at `url` (`http://` or `https://`) and
+    /// lists its tools.
+    pub async fn connect_http(url: impl Into<String>) -> Result<Self, McpError> {
+        McpSkills::connect_http_with(url.into(), None).await
+    }
+
+    /// Like [`McpSkills::connect_http`], for a server that requires a bearer token (as
+    /// [`McpServer::serve_http`](crate::McpServer::serve_http) does): every request carries
+    /// `Authorization: Bearer <token>`, reconnections included.
+    pub async fn connect_http_with_token(
+        url: impl Into<String>,
+        token: impl Into<String>,
+    ) -> Result<Self, McpError> {
+        McpSkills::connect_http_with(url.into(), Some(token.into())).await
+    }
+
+    async fn connect_http_with(url: String, token: Option<String>) -> Result<Self, McpError> {
+        let label = format!("at {url}");
+        let live = connect_http(&url, token.as_deref(), &label).await?;
+        McpSkills::start(label, Source::Http { url, token }, live).await
+    }
+
+    /// Speaks MCP over a transport that is already open (a `tokio::io::duplex`, a socket, any of
+    /// rmcp's transports) and lists the server's tools. `name` names the server in messages.
+    /// Such a connection cannot be [reconnected](McpSkills::reconnect).
+    pub async fn connect_transport<T, E, A>(
+        name: impl Into<String>,
+        transport: T,
+    ) -> Result<Self, McpError>
+    where
+        T: IntoTransport<RoleClient, E, A> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let label = format!("`{}`", name.into());
+        let live = handshake(&label, transport, None).await?;
+        McpSkills::start(label, Source::Fixed, live).await
+    }
+
+    async fn start(label: String, source: Source, live: Live) -> Result<Self, McpError> {
+        let connection = Arc::new(Connection {
+            label,
+            source,
+            live: Mutex::new(None),
+        });
+        let tools = connection.list_tools(&live).await?;
+        *connection.lock() = Some(live);
+        Ok(McpSkills {
+            connection,
+            tools,
+            prefix: String::new(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            defer: false,
+        })
+    }
+
+    /// Puts `prefix` in front of every skill's name (`github_` makes `create_issue`
+    /// `github_create_issue`), so two servers' tools cannot collide.
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The time limit of one call; over it, the call fails with [`SkillError::Timeout`](agent_core::SkillError::Timeout) and the
+    /// server is told to cancel it.
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Makes every skill deferred: hidden from the model until `tool_search` loads it (useful for
+    /// servers with many tools). `tool_search` also matches the server's name.
+    pub fn deferred(mut self, defer: bool) -> Self {
+        self.defer = defer;
+        self
+    }
+
+    /// The tools the server listed when connecting, as it described them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The names the skills get: each tool's name with the prefix, made valid.
+    pub fn names(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|tool| skill_name(&self.prefix, &tool.name))
+            .collect()
+    }
+
+    /// What the server said about itself in the handshake, if anything.
+    pub fn server_info(&self) -> Option<Implementation> {
+        let live = self.connection.lock();
+        live.as_ref()?
+            .service
+            .peer()
+            .peer_info()?
+            .server_info
+            .clone()
+    }
+
+    /// One skill for each tool.
+    pub fn skills(&self) -> Vec<Arc<dyn DynSkill>> {
+        let server = self.server_info().map(|info| info.name).unwrap_or_default();
+        self.tools
+            .iter()
+            .map(|tool| {
+                Arc::new(McpSkill::new(
+                    self.connection.clone(),
+                    tool,
+                    skill_name(&self.prefix, &tool.name),
+                    self.call_timeout,
+                    self.defer,
+                    &server,
+                )) as Arc<dyn DynSkill>
+            })
+            .collect()
+    }
+
+    /// Adds every tool to `registry` and returns the names added, or adds none and says which
+    /// name cannot be added (taken, invalid even after cleaning, or with an input schema that is
+    /// not an object's).
+    pub fn add_to(&self, registry: &mut Registry) -> Result<Vec<String>, McpError> {
+        let skills = self.skills();
+        let mut seen = std::collections::HashSet::new();
+        for skill in &skills {
+            let name = skill.name();
+            if !is_valid_name(name) {
+                return Err(agent_core::RegistryError::InvalidName {
+                    name: name.to_owned(),
+                }
+                .into());
+            }
+            // The registry refuses a schema that is not an object's only once some are added.
+            let schema = skill.input_schema();
+            if schema.get("type") != Some(&Value::from("object")) {
+                return Err(agent_core::RegistryError::InputNotObject {
+                    name: name.to_owned(),
+                    schema: schema.to_string(),
+                }
+                .into());
+            }
+            // A skill of one's own may replace the built-in `tool_search`; the registry allows it.
+            if (registry.contains(name) && name != "tool_search") || !seen.insert(name.to_owned()) {
+                return Err(agent_core::RegistryError::Duplicate {
+                    name: name.to_owned(),
+                    first: registry.location(name),
+                    second: None,
+                }
+                .into());
+            }
+        }
+        let mut names = Vec::with_capacity(skills.len());
+        for skill in skills {
+            names.push(skill.name().to_owned());
+            registry.try_add_shared(skill)?;
+        }
+        Ok(names)
+    }
+
+    /// Whether the connection is open (the server may still have exited a moment ago).
+    pub fn is_connected(&self) -> bool {
+        self.connection.lock().as_ref().is_some_and(|live| {
+            !live.service.peer().is_transport_closed() && !live.service.is_closed()
+        })
+    }
+
+    /// Connects again the way the first connection was made (a new child process, or a new HTTP
+    /// session) and closes the old connection. The skills made before use the new one. The tool
+    /// list is not read again: tools the server no longer has answer with its error.
+    pub async fn reconnect(&self) -> Result<(), McpError> {
+        let live = match &self.connection.source {
+            Source::Command(spec) => spec.connect(&self.connection.label).await?,
+            Source::Http { url, token } => {
+                connect_http(url, token.as_deref(), &self.connection.label).await?
+            }
+            Source::Fixed => {
+                return Err(McpError::NotReconnectable {
+                    server: self.connection.label.clone(),
+                });
+            }
+        };
+        let old = self.connection.lock().replace(live);
+        if let Some(old) = old {
+            old.shut_down().await;
+        }
+        Ok(())
+    }
+
+    /// Closes the connection (a child process is stopped). Calls fail from then on, until
+    /// [`McpSkills::reconnect`].
+    pub async fn close(&self) {
+        let old = self.connection.lock().take();
+        if let Some(old) = old {
+            old.shut_down().await;
+        }
+    }
+}
+
+impl std::fmt::Debug for McpSkills {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSkills")
+            .field("server", &self.connection.label)
+            .field("tools", &self.names())
+            .field("call_timeout", &self.call_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The name a remote tool gets as a skill: `prefix` + `tool`, every character outside
+/// `a-z A-Z 0-9 _ -` replaced by `_`, cut at 64 bytes.
+///
+/// ```
+/// assert_eq!(agent_mcp::skill_name("gh_", "repos.create issue"), "gh_repos_create_issue");
+/// ```
+pub fn skill_name(prefix: &str, tool: &str) -> String {
+    let mut name: String = prefix
+        .chars()
+        .chain(tool.chars())
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.truncate(64);
+    name
+}

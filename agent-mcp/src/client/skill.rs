@@ -1,0 +1,183 @@
+//! One remote tool as a skill ([`McpSkill`]), and what its results become.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{
+    DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
+    async_trait,
+};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents, Tool};
+use serde_json::{Map, Value};
+
+use super::connection::Connection;
+
+/// One remote tool as a skill.
+pub(super) struct McpSkill {
+    pub(super) connection: Arc<Connection>,
+    pub(super) remote_name: String,
+    pub(super) metadata: SkillMetadata,
+    pub(super) description: String,
+    pub(super) schema: Value,
+    pub(super) output_schema: Option<Value>,
+    pub(super) call_timeout: Duration,
+}
+
+impl McpSkill {
+    pub(super) fn new(
+        connection: Arc<Connection>,
+        tool: &Tool,
+        name: String,
+        call_timeout: Duration,
+        defer: bool,
+        server: &str,
+    ) -> Self {
+        let annotations = tool.annotations.as_ref();
+        let is_read_only = annotations.and_then(|a| a.read_only_hint) == Some(true);
+        let is_destructive = !is_read_only && annotations.is_none_or(|a| a.is_destructive());
+        let description = tool
+            .description
+            .as_deref()
+            .or(tool.title.as_deref())
+            .or(annotations.and_then(|a| a.title.as_deref()))
+            .map(str::to_owned)
+            .unwrap_or_else(|| {
+                format!(
+                    "The tool `{}` of the MCP server {}.",
+                    tool.name, connection.label
+                )
+            });
+        let mut schema = tool.input_schema.as_ref().clone();
+        schema
+            .entry("type")
+            .or_insert_with(|| Value::from("object"));
+        McpSkill {
+            metadata: SkillMetadata {
+                name: Arc::from(name),
+                is_read_only,
+                is_destructive,
+                is_concurrency_safe: is_read_only,
+                should_defer: defer,
+                aliases: Arc::from([]),
+                search_hint: (!server.is_empty()).then(|| Arc::from(format!("mcp {server}"))),
+                output_schema: None, // filled in by the registry, from `output_schema()`
+            },
+            connection,
+            remote_name: tool.name.to_string(),
+            description,
+            schema: Value::Object(schema),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|schema| Value::Object(schema.as_ref().clone())),
+            call_timeout,
+        }
+    }
+}
+
+#[async_trait]
+impl DynSkill for McpSkill {
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn metadata(&self) -> SkillMetadata {
+        self.metadata.clone()
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        self.output_schema.clone()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        None // enforced in `run_parsed`, so the skill cannot hang outside a registry either
+    }
+
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        None
+    }
+
+    fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError> {
+        agent_core::skill::parse_args::<Map<String, Value>>(args).map(ParsedInput::new)
+    }
+
+    async fn run_parsed(
+        &self,
+        input: ParsedInput,
+        _ctx: &SkillContext,
+    ) -> Result<SkillOutput, SkillError> {
+        let arguments = input.downcast::<Map<String, Value>>()?;
+        let (peer, child) = self.connection.peer()?;
+        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        match tokio::time::timeout(self.call_timeout, peer.call_tool(params)).await {
+            Err(_) => Err(SkillError::Timeout(self.call_timeout)),
+            Ok(Err(error)) => Err(self.connection.failure(error, child.as_deref()).await),
+            Ok(Ok(result)) => from_call_tool_result(result),
+        }
+    }
+}
+
+/// What a remote result means as a skill's output. See the [module docs](super).
+pub fn from_call_tool_result(result: CallToolResult) -> Result<SkillOutput, SkillError> {
+    let text = result
+        .content
+        .iter()
+        .map(describe_content)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if result.is_error == Some(true) {
+        return Err(SkillError::tool(match result.structured_content {
+            _ if !text.is_empty() => text,
+            Some(details) if !details.is_null() => details.to_string(),
+            _ => "the tool failed without saying why".to_owned(),
+        }));
+    }
+    match result.structured_content {
+        Some(value) => Ok(SkillOutput::Json(value)),
+        None => Ok(SkillOutput::Text(text)),
+    }
+}
+
+pub(super) fn describe_content(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => {
+            format!(
+                "[image: {}, {} bytes of base64]",
+                image.mime_type,
+                image.data.len()
+            )
+        }
+        ContentBlock::Audio(audio) => {
+            format!(
+                "[audio: {}, {} bytes of base64]",
+                audio.mime_type,
+                audio.data.len()
+            )
+        }
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => format!(
+                "[resource {uri}: {}, {} bytes of base64]",
+                mime_type.as_deref().unwrap_or("binary"),
+                blob.len()
+            ),
+            _ => "[a resource of a kind this client does not show]".to_owned(),
+        },
+        ContentBlock::ResourceLink(resource) => format!("[resource link: {}]", resource.uri),
+        _ => "[content of a kind this client does not show]".to_owned(),
+    }
+}
