@@ -128,7 +128,7 @@ async fn run_agent(
         }));
     }
     let mut tree = rt.tree.clone();
-    tree.extend(TreeCounter::start(rt, &state));
+    tree.extend(TreeCounter::start(rt.tree_budget, &state));
     if !tree.is_empty() {
         abilities.push(Box::new(TreeBudgets {
             counters: tree.clone(),

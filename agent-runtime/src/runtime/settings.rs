@@ -236,6 +236,16 @@ impl AgentRuntime {
         self
     }
 
+    /// A budget this runtime's runs share with every agent they call as a skill, and theirs in
+    /// turn (see [`TreeBudget`](super::TreeBudget)): its model calls and tokens count the whole
+    /// tree's. The run's own [`max_steps`](AgentRuntime::max_steps) and [`max_tokens_total`](
+    /// AgentRuntime::max_tokens_total) still apply to it alone; a child with a tree budget of its
+    /// own draws from both. A conversation handed to another agent keeps this budget.
+    pub fn tree_budget(mut self, budget: super::TreeBudget) -> Self {
+        self.tree_budget = Some(budget);
+        self
+    }
+
     /// The registry this runtime dispatches to.
     pub fn registry(&self) -> &Registry {
         &self.registry

@@ -1,4 +1,4 @@
-//! A budget shared by a tree of agents ([`AgentRuntime::tree_budget`]): the most model calls and
+//! A budget shared by a tree of agents ([`AgentRuntime::tree_budget`](super::AgentRuntime::tree_budget)): the most model calls and
 //! tokens of a run together with every agent it calls as a skill, their children's included.
 //!
 //! A runtime with a tree budget starts a counter ([`TreeCounter`]) for each run, from what its
@@ -17,11 +17,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::ability::Ability;
 use super::reason::{Budget, FinishReason};
-use super::settings::AgentRuntime;
 use super::state::RunState;
 use agent_llm::message::Usage;
 
-/// The limits of a budget shared by a run and the agents it calls ([`AgentRuntime::tree_budget`]).
+/// The limits of a budget shared by a run and the agents it calls ([`AgentRuntime::tree_budget`](super::AgentRuntime::tree_budget)).
 /// Without a limit set, nothing is limited.
 ///
 /// ```
@@ -64,18 +63,6 @@ impl TreeBudget {
     }
 }
 
-impl AgentRuntime {
-    /// A budget this runtime's runs share with every agent they call as a skill, and theirs in
-    /// turn (see [`TreeBudget`]): its model calls and tokens count the whole tree's. The run's own
-    /// [`max_steps`](AgentRuntime::max_steps) and [`max_tokens_total`](
-    /// AgentRuntime::max_tokens_total) still apply to it alone; a child with a tree budget of its
-    /// own draws from both. A conversation handed to another agent keeps this budget.
-    pub fn tree_budget(mut self, budget: TreeBudget) -> Self {
-        self.tree_budget = Some(budget);
-        self
-    }
-}
-
 /// A tree budget's live count, shared by the runs of the tree.
 #[derive(Debug)]
 pub(crate) struct TreeCounter {
@@ -85,9 +72,10 @@ pub(crate) struct TreeCounter {
 }
 
 impl TreeCounter {
-    /// A counter for a run of `rt`'s that starts from `state`, when `rt` has a tree budget.
-    pub(super) fn start(rt: &AgentRuntime, state: &RunState) -> Option<Arc<TreeCounter>> {
-        let limits = rt.tree_budget?;
+    /// A counter for a run with these `limits` (its runtime's tree budget, if any) that starts
+    /// from `state`.
+    pub(super) fn start(limits: Option<TreeBudget>, state: &RunState) -> Option<Arc<TreeCounter>> {
+        let limits = limits?;
         Some(Arc::new(TreeCounter {
             limits,
             steps: AtomicUsize::new(state.steps + state.agent_steps),
