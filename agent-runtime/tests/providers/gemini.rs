@@ -6,33 +6,13 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::{Registry, SkillError};
-use agent_core::{schemars, serde};
 use agent_llm::{GeminiProvider, LlmProvider};
 use agent_runtime::{AgentRuntime, Decision, FinishReason, OutputMode, RunState};
 use serde_json::{Value, json};
 
 use crate::server::{End, Reply, Server};
 
-#[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-#[serde(crate = "agent_core::serde")]
-#[schemars(crate = "agent_core::schemars")]
-struct Ticket {
-    title: String,
-    priority: u8,
-    labels: Option<Vec<String>>,
-}
-
-fn answer() -> Value {
-    json!({"title": "Login fails", "priority": 1, "labels": ["auth"]})
-}
-
-fn ticket() -> Ticket {
-    Ticket {
-        title: "Login fails".into(),
-        priority: 1,
-        labels: Some(vec!["auth".into()]),
-    }
-}
+use crate::ticket::{Ticket, answer, ticket};
 
 fn gemini(server: &Server) -> GeminiProvider {
     GeminiProvider::new("gm-test", "gemini-2.5-flash").with_base_url(&server.url)

@@ -5,6 +5,7 @@
 mod gemini;
 mod openai_local;
 mod responses;
+mod ticket;
 mod typed;
 
 use test_support::server;

@@ -3,7 +3,6 @@
 //! continues from its serialized state with the answer's reasoning and call items intact.
 
 use agent_core::{Permission, PermissionGate, Registry, SkillError};
-use agent_core::{schemars, serde};
 use agent_llm::OpenAiResponsesProvider;
 use agent_llm::ResponsesState;
 use agent_runtime::{AgentRuntime, Decision, FinishReason, OutputMode, RunState};
@@ -11,26 +10,7 @@ use serde_json::{Value, json};
 
 use crate::server::{Reply, Server};
 
-#[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-#[serde(crate = "agent_core::serde")]
-#[schemars(crate = "agent_core::schemars")]
-struct Ticket {
-    title: String,
-    priority: u8,
-    labels: Option<Vec<String>>,
-}
-
-fn ticket_json() -> Value {
-    json!({"title": "Login fails", "priority": 1, "labels": ["auth"]})
-}
-
-fn ticket() -> Ticket {
-    Ticket {
-        title: "Login fails".into(),
-        priority: 1,
-        labels: Some(vec!["auth".into()]),
-    }
-}
+use crate::ticket::{Ticket, answer as ticket_json, ticket};
 
 fn provider(server: &Server) -> OpenAiResponsesProvider {
     OpenAiResponsesProvider::new("sk-test", "gpt-test").with_base_url(format!("{}/v1", server.url))

@@ -3,33 +3,13 @@
 //! whole and streamed.
 
 use agent_core::Registry;
-use agent_core::{schemars, serde};
 use agent_llm::{AnthropicProvider, LlmProvider, OpenAiProvider};
 use agent_runtime::{AgentRuntime, OutputMode};
 use serde_json::{Value, json};
 
 use crate::server::{Reply, Server};
 
-#[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
-#[serde(crate = "agent_core::serde")]
-#[schemars(crate = "agent_core::schemars")]
-struct Ticket {
-    title: String,
-    priority: u8,
-    labels: Option<Vec<String>>,
-}
-
-fn answer() -> Value {
-    json!({"title": "Login fails", "priority": 1, "labels": ["auth"]})
-}
-
-fn ticket() -> Ticket {
-    Ticket {
-        title: "Login fails".into(),
-        priority: 1,
-        labels: Some(vec!["auth".into()]),
-    }
-}
+use crate::ticket::{Ticket, answer, ticket};
 
 fn anthropic(server: &Server) -> AnthropicProvider {
     AnthropicProvider::new("sk-test", "claude-test").with_base_url(&server.url)
