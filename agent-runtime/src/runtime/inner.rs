@@ -4,12 +4,11 @@
 
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
-use agent_core::error::SkillError;
 use agent_core::registry::Registry;
 
 use super::journal::JournalStep;
+use super::journaled::tool_step;
 use super::nesting::Nesting;
-use super::record::ToolRecord;
 use crate::event::AgentEvent;
 
 /// The run a skill is called in, as a skill that makes calls of its own sees it. Outside a run
@@ -70,32 +69,7 @@ impl<'a> InnerCalls<'a> {
                     call_id: format!("{}/{}", self.outer, call.id),
                     name: call.name.clone(),
                 };
-                let name = step.to_string();
-                let run = Box::pin(async move {
-                    let result = registry.run_one(call, ctx).await;
-                    let record = ToolRecord::keep(&result, ctx.scope().loaded());
-                    super::journal::StepResult::Done(serde_json::to_value(&record).unwrap_or_else(
-                        |error| serde_json::json!({ "unserializable": error.to_string() }),
-                    ))
-                });
-                match journal.step(step, run).await {
-                    Ok(value) => match serde_json::from_value::<ToolRecord>(value) {
-                        Ok(record) => record.restore(ctx),
-                        Err(error) => ToolResult::new(
-                            call,
-                            Err(SkillError::tool(format!(
-                                "the journal's entry for {name} does not read back: {error}"
-                            ))),
-                        ),
-                    },
-                    Err(_) if ctx.is_cancelled() => {
-                        ToolResult::new(call, Err(SkillError::Cancelled))
-                    }
-                    Err(error) => ToolResult::new(
-                        call,
-                        Err(SkillError::tool(format!("the journal failed: {error}"))),
-                    ),
-                }
+                tool_step(journal, step, registry, call, ctx).await
             }
         };
         self.emit(|| AgentEvent::ToolResult {

@@ -16,6 +16,7 @@ use crate::event::AgentEvent;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
+use agent_core::registry::Registry;
 use agent_core::retry::RetryableError;
 use agent_llm::llm::{EventStream, LlmProvider, ProviderError};
 use agent_llm::message::{ChatRequest, ChatResponse, Message};
@@ -84,7 +85,6 @@ impl Effects for Journaled<'_> {
                 call_id: call.id.to_string(),
                 name: call.name.clone(),
             };
-            let name = id.to_string();
             let registry = &self.direct.rt.registry;
             // A skill that journals its own steps (a child agent) runs outside a step: its
             // steps go into this journal in order, and a step inside a step is not allowed.
@@ -95,22 +95,7 @@ impl Effects for Journaled<'_> {
                 results.push(registry.run_one(call, ctx).await);
                 continue;
             }
-            let run = Box::pin(async move {
-                let result = registry.run_one(call, ctx).await;
-                record(&ToolRecord::keep(&result, ctx.scope().loaded()))
-            });
-            let result = match self.journal.step(id, run).await {
-                Ok(value) => match read_back::<ToolRecord>(&name, value) {
-                    Ok(record) => record.restore(ctx),
-                    Err(error) => ToolResult::new(call, Err(SkillError::tool(error.to_string()))),
-                },
-                Err(_) if ctx.is_cancelled() => ToolResult::new(call, Err(SkillError::Cancelled)),
-                Err(error) => ToolResult::new(
-                    call,
-                    Err(SkillError::tool(format!("the journal failed: {error}"))),
-                ),
-            };
-            results.push(result);
+            results.push(tool_step(self.journal, id, registry, call, ctx).await);
         }
         results
     }
@@ -156,6 +141,33 @@ impl LlmProvider for JournaledProvider<'_> {
 
     fn supports_response_schema(&self) -> bool {
         self.provider.supports_response_schema()
+    }
+}
+
+/// `call` through `registry` as the journal's step `step`: run and recorded, or answered from
+/// the record (the deferred skills it loaded loaded again) without running.
+pub(super) async fn tool_step(
+    journal: &dyn Journal,
+    step: JournalStep,
+    registry: &Registry,
+    call: &ToolCall,
+    ctx: &SkillContext,
+) -> ToolResult {
+    let name = step.to_string();
+    let run = Box::pin(async move {
+        let result = registry.run_one(call, ctx).await;
+        record(&ToolRecord::keep(&result, ctx.scope().loaded()))
+    });
+    match journal.step(step, run).await {
+        Ok(value) => match read_back::<ToolRecord>(&name, value) {
+            Ok(record) => record.restore(ctx),
+            Err(error) => ToolResult::new(call, Err(SkillError::tool(error.to_string()))),
+        },
+        Err(_) if ctx.is_cancelled() => ToolResult::new(call, Err(SkillError::Cancelled)),
+        Err(error) => ToolResult::new(
+            call,
+            Err(SkillError::tool(format!("the journal failed: {error}"))),
+        ),
     }
 }
 
