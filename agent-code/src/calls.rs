@@ -46,6 +46,17 @@ pub(crate) struct Recorded {
     pub(crate) answer: Value,
 }
 
+impl Recorded {
+    /// What the program is answered with: the value as JSON text, or the error's message.
+    fn settle(&self) -> Settle {
+        if self.ok {
+            Settle::Value(self.answer.to_string())
+        } else {
+            Settle::Error(self.answer.as_str().unwrap_or_default().to_owned())
+        }
+    }
+}
+
 /// A call that waits for a person.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Waiting {
@@ -117,14 +128,9 @@ impl Calls<'_> {
             if recorded.name != name || recorded.args != args {
                 return refuse(other_path(index, &recorded.name, &name));
             }
-            let settle = if recorded.ok {
-                Settle::Value(recorded.answer.to_string())
-            } else {
-                Settle::Error(recorded.answer.as_str().unwrap_or_default().to_owned())
-            };
             return Answered {
                 index,
-                settle,
+                settle: recorded.settle(),
                 record: Record::Done(recorded.clone()),
             };
         }
@@ -190,19 +196,16 @@ impl Calls<'_> {
             Ok(value) => (true, value),
             Err(message) => (false, Value::String(message)),
         };
+        let recorded = Recorded {
+            name: name.to_owned(),
+            args,
+            ok,
+            answer,
+        };
         Answered {
             index,
-            settle: if ok {
-                Settle::Value(answer.to_string())
-            } else {
-                Settle::Error(answer.as_str().unwrap_or_default().to_owned())
-            },
-            record: Record::Done(Recorded {
-                name: name.to_owned(),
-                args,
-                ok,
-                answer,
-            }),
+            settle: recorded.settle(),
+            record: Record::Done(recorded),
         }
     }
 

@@ -51,6 +51,8 @@ pub struct Program {
 #[derive(Debug, Clone)]
 pub struct RunCode {
     description: String,
+    /// The functions' declarations, which the description ends with.
+    declarations: String,
     names: Vec<String>,
     timeout: Duration,
     memory_limit: usize,
@@ -85,13 +87,14 @@ impl RunCode {
             .collect();
         let mut skill = RunCode {
             description: String::new(),
+            declarations: declarations(&definitions, RUN_CODE),
             names,
             timeout: DEFAULT_TIMEOUT,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             max_printed: DEFAULT_MAX_PRINTED,
             max_calls: DEFAULT_MAX_CALLS,
         };
-        skill.description = skill.describe(&declarations(&definitions, RUN_CODE));
+        skill.description = skill.describe();
         skill
     }
 
@@ -120,16 +123,11 @@ impl RunCode {
     }
 
     fn redescribe(mut self) -> Self {
-        let tools = self
-            .description
-            .split_once("\nFunctions:\n")
-            .map(|(_, tools)| tools.to_owned())
-            .unwrap_or_default();
-        self.description = self.describe(&tools);
+        self.description = self.describe();
         self
     }
 
-    fn describe(&self, tools: &str) -> String {
+    fn describe(&self) -> String {
         format!(
             "Run a short JavaScript program that calls the functions below and computes with \
              their results. Only what it returns and prints comes back to you, so use it to chain \
@@ -146,6 +144,7 @@ impl RunCode {
             self.timeout.as_secs(),
             self.memory_limit / (1024 * 1024),
             self.max_calls,
+            tools = self.declarations,
         )
     }
 
