@@ -7,7 +7,7 @@ use agent_llm::{
 use serde_json::json;
 
 use crate::server::{End, Reply, Server, fixture};
-use crate::{done, drain};
+use crate::{done, drain, retries};
 
 fn quick_retries(server: &Server) -> AnthropicProvider {
     AnthropicProvider::new("k", "m")
@@ -31,16 +31,6 @@ fn api_error(status: u16, kind: &str, message: &str) -> Reply {
         status,
         &json!({"type": "error", "error": {"type": kind, "message": message}}),
     )
-}
-
-fn retries(events: &[StreamEvent]) -> Vec<(u32, Duration)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Retry { attempt, delay, .. } => Some((*attempt, *delay)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

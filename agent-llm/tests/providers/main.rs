@@ -28,3 +28,14 @@ pub use agent_llm::all_events as drain;
 pub fn done(events: &[StreamEvent]) -> &agent_llm::ChatResponse {
     agent_llm::answer_of(events).expect("the stream ends with Done")
 }
+
+/// The retries a stream announced: each one's attempt and wait.
+pub fn retries(events: &[StreamEvent]) -> Vec<(u32, std::time::Duration)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Retry { attempt, delay, .. } => Some((*attempt, *delay)),
+            _ => None,
+        })
+        .collect()
+}

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::responses::{answer, cassette};
 use crate::server::{End, Reply, Server};
-use crate::{done, drain};
+use crate::{done, drain, retries};
 
 const TEXT_STREAM: &str = "openai_responses_vcr_stream_tool_call_then_text_roundtrip.yaml";
 
@@ -37,16 +37,6 @@ fn api_error(status: u16, code: &str, message: &str) -> Reply {
         status,
         &json!({"error": {"message": message, "type": "server_error", "param": null, "code": code}}),
     )
-}
-
-fn retries(events: &[StreamEvent]) -> Vec<(u32, Duration)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Retry { attempt, delay, .. } => Some((*attempt, *delay)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]
