@@ -62,6 +62,13 @@ pub trait LlmProvider: Send + Sync {
     /// A short name for logs and spans (`anthropic`, `openai`, `mock`).
     fn name(&self) -> &str;
 
+    /// The model requests go to (`claude-sonnet-4-5`, `gpt-4.1`), when the provider knows it
+    /// before asking: for spans (`gen_ai.request.model`) and for pricing a call before it is
+    /// made. Default: `None`.
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
     /// The model's whole answer. The default collects [`LlmProvider::stream`].
     async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         final_response(self.stream(request)).await

@@ -122,6 +122,8 @@ impl RecordedRequest {
 #[derive(Debug, Clone, Default)]
 pub struct MockProvider {
     state: Arc<Mutex<State>>,
+    /// Reported by [`LlmProvider::model`].
+    model: Option<Arc<str>>,
 }
 
 #[derive(Debug, Default)]
@@ -146,6 +148,7 @@ impl MockProvider {
         };
         MockProvider {
             state: Arc::new(Mutex::new(state)),
+            model: None,
         }
     }
 
@@ -165,6 +168,13 @@ impl MockProvider {
     /// ([`LlmProvider::supports_response_schema`]); by default it says it does not.
     pub fn with_response_schema(self, supported: bool) -> Self {
         self.lock().response_schema = supported;
+        self
+    }
+
+    /// Makes the mock say it is `model` ([`LlmProvider::model`]), and answer as that model
+    /// ([`ChatResponse::model`]): what spans and price tables read. By default it names none.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(Arc::from(model.into()));
         self
     }
 
@@ -205,7 +215,12 @@ impl MockProvider {
         let answered = state.answered;
         state.answered += 1;
         match state.replies.pop_front() {
-            Some(MockReply::Response(response)) => Ok(response),
+            Some(MockReply::Response(mut response)) => {
+                if response.model.is_none() {
+                    response.model = self.model.as_deref().map(str::to_owned);
+                }
+                Ok(response)
+            }
             Some(MockReply::Error(error)) => Err(error),
             None => Err(ProviderError::Config(format!(
                 "the mock provider's script is used up: it had {answered} replies, and request {} asked for another",
@@ -219,6 +234,10 @@ impl MockProvider {
 impl LlmProvider for MockProvider {
     fn name(&self) -> &str {
         "mock"
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 
     fn supports_tools(&self) -> bool {

@@ -201,6 +201,10 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
         W::NAME
     }
 
+    fn model(&self) -> Option<&str> {
+        Some(&self.config.model)
+    }
+
     fn supports_response_schema(&self) -> bool {
         self.wire.supports_response_schema()
     }

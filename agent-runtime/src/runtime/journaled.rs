@@ -121,6 +121,10 @@ impl LlmProvider for JournaledProvider<'_> {
         self.provider.name()
     }
 
+    fn model(&self) -> Option<&str> {
+        self.provider.model()
+    }
+
     async fn complete(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let step = JournalStep::Compaction { step: self.step };
         match model_call(self.journal, step, self.provider.complete(request)).await {
