@@ -30,6 +30,7 @@
 
 pub mod llm;
 pub mod message;
+pub mod price;
 
 #[cfg(feature = "http")]
 pub use llm::{
@@ -48,3 +49,4 @@ pub use message::{
     ChatRequest, ChatResponse, Effort, Message, ProviderItem, ResponseSchema, Role, StopReason,
     Thinking, ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
 };
+pub use price::{Cost, ModelPrice, PriceTable, PriceTableError, Rate, Usd};

@@ -69,7 +69,7 @@ fn response(message: Message, stop_reason: StopReason) -> ChatResponse {
             ..Usage::default()
         },
         truncated_tool_calls: Vec::new(),
-        model: Some("mock".into()),
+        model: None,
         id: None,
     }
 }
