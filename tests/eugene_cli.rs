@@ -217,7 +217,8 @@ fn no_stream_asks_for_whole_answers_and_prints_each_once() {
         assert_eq!(request.json()["stream"], false, "{}", request.json());
     }
     assert!(
-        finish_line(&done.stderr).contains("[done · 2 steps · 40 in / 10 out tokens]"),
+        finish_line(&done.stderr)
+            .contains("[done · 2 steps · 40 in / 10 out tokens · unpriced (2 calls)]"),
         "{}",
         done.stderr
     );
@@ -551,6 +552,155 @@ fn an_answered_run_says_done_and_exits_0() {
         finish_line(&done.stderr),
         "[done · 2 steps · tokens not reported]"
     );
+}
+
+/// A whole answer that says it came from `model`.
+fn whole_from(model: &str, message: Value) -> Reply {
+    let Reply::Json(status, mut body) = whole(message) else {
+        unreachable!()
+    };
+    body["model"] = model.into();
+    Reply::Json(status, body)
+}
+
+fn lookups_then(answer: &str, model: &str) -> Vec<Reply> {
+    let call = |id: &str| {
+        whole_from(
+            model,
+            json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": id, "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\": \"Cargo.toml\"}"}}]}),
+        )
+    };
+    vec![
+        call("m1"),
+        call("m2"),
+        whole_from(model, json!({"role": "assistant", "content": answer})),
+    ]
+}
+
+#[test]
+fn the_finished_line_says_what_the_question_cost_at_the_models_price() {
+    let workspace = project();
+    // gpt-4.1 in the built-in table: $2 per million tokens in, $8 out. Each call is 20 in and
+    // 5 out: $0.00008; three calls: $0.00024.
+    let server = Server::start(lookups_then("Edition 2024.", "gpt-4.1"));
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args([
+            "--no-stream",
+            "--model",
+            "gpt-4.1",
+            "--json",
+            "Which edition?",
+        ]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    let finished: Value = serde_json::from_str(done.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(finished["cost"]["usd"], 0.00024, "{finished}");
+    assert_eq!(finished["cost"]["unpriced_calls"], 0, "{finished}");
+
+    // A price file in front of the built-in table changes the price.
+    let prices = workspace.path().join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"[{"id": "openai", "name": "OpenAI", "api_pattern": "x", "models": [
+            {"id": "gpt-4.1", "match": {"equals": "gpt-4.1"},
+             "prices": {"input_mtok": 1, "output_mtok": 4}}]}]"#,
+    )
+    .unwrap();
+    let server = Server::start(lookups_then("Edition 2024.", "gpt-4.1"));
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("--prices")
+        .arg(&prices)
+        .args(["--no-stream", "--model", "gpt-4.1", "Which edition?"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[done · 3 steps · 60 in / 15 out tokens · $0.00012]"
+    );
+}
+
+#[test]
+fn max_cost_ends_the_question_when_the_money_runs_out_with_status_5() {
+    let workspace = project();
+    // $0.0001: the first call costs $0.00008, the second at least 20 cached tokens more
+    // ($0.00001), so it is made; it passes the limit and its call is not run.
+    let server = Server::start(lookups_then("never asked", "gpt-4.1"));
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args([
+            "--no-stream",
+            "--model",
+            "gpt-4.1",
+            "--max-cost",
+            "0.0001",
+            "Which?",
+        ]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    assert_eq!(server.received().len(), 2);
+    assert_eq!(
+        finish_line(&done.stderr),
+        "[stopped: the money budget ($0.0001) ran out after $0.00016 (--max-cost raises it) · \
+         2 steps · 40 in / 10 out tokens · $0.00016]"
+    );
+    // $0.00008: the second call cannot be paid for, so it is never made.
+    let server = Server::start(lookups_then("never asked", "gpt-4.1"));
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args([
+            "--no-stream",
+            "--model",
+            "gpt-4.1",
+            "--max-cost",
+            "0.00008",
+            "Which?",
+        ]));
+    assert_eq!(done.code(), Some(5), "{done:?}");
+    assert_eq!(server.received().len(), 1);
+    assert!(
+        finish_line(&done.stderr).contains("would not cover the next call"),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
+fn max_cost_for_a_model_without_a_price_or_a_bad_price_file_is_a_configuration_error() {
+    let workspace = project();
+    let server = Server::start(lookups_then("never asked", "scripted"));
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args(["--model", "scripted-9", "--max-cost", "1", "Which?"]));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(done.stderr.contains("scripted-9"), "{}", done.stderr);
+    assert!(server.received().is_empty());
+
+    let prices = workspace.path().join("prices.json");
+    std::fs::write(&prices, "[\n  {\"id\": 7}\n]\n").unwrap();
+    let done = run(eugene()
+        .env("OPENAI_BASE_URL", server.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("--prices")
+        .arg(&prices)
+        .arg("Which?"));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(done.stderr.contains("prices.json:2"), "{}", done.stderr);
+    for bad in ["-1", "lots", "NaN"] {
+        let done = run(eugene().args(["--max-cost", bad, "Which?"]));
+        assert_eq!(done.code(), Some(2), "{bad}: {done:?}");
+    }
 }
 
 /// A Gemini stream of one text answer.

@@ -73,6 +73,11 @@ pub enum AgentEvent {
         usage: Usage,
         /// The run's tokens so far.
         total: Usage,
+        /// What this call cost ([`Cost::UNPRICED`](agent_llm::Cost::UNPRICED) when its model
+        /// has no price).
+        cost: agent_llm::Cost,
+        /// What the run cost so far.
+        total_cost: agent_llm::Cost,
     },
     /// The oldest turns were replaced by a summary to keep the transcript within its limit.
     Compacted {

@@ -40,7 +40,7 @@ Exit statuses:
        decision or name a call that is not pending)
   3    provider error: the model could not be reached or answered with an error
   4    the model stopped without an answer (empty answer, token limit of an answer, refusal)
-  5    a budget ran out (--max-steps, --max-tokens, --max-time, the conversation's length, or
+  5    a budget ran out (--max-steps, --max-tokens, --max-cost, --max-time, the conversation's length, or
        --output-retries: the answer did not follow the --json-schema)
   6    stuck: the model repeated the same call, or got the same error, 3 times in a row
   7    4 calls in a row were denied permission (answered no, or no terminal to ask on and no
@@ -104,6 +104,13 @@ pub struct Args {
     /// The most tokens (in and out, all model calls together) for one question.
     #[arg(long, value_name = "N", default_value_t = 200_000)]
     pub max_tokens: u64,
+    /// The most US dollars the model calls for one question may cost, priced by the built-in
+    /// table (or --prices); the model must have a price there.
+    #[arg(long, value_name = "DOLLARS", value_parser = parse_dollars)]
+    pub max_cost: Option<f64>,
+    /// A JSON price table (genai-prices' format) whose prices go before the built-in ones.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<std::path::PathBuf>,
     /// The most tokens of one answer.
     #[arg(long, value_name = "N", default_value_t = 4096)]
     pub max_answer_tokens: u32,
@@ -341,5 +348,13 @@ impl Exit {
     /// The process's exit status.
     pub fn code(self) -> i32 {
         self as i32
+    }
+}
+
+/// `--max-cost`: a finite number of dollars, at least 0.
+fn parse_dollars(text: &str) -> Result<f64, String> {
+    match text.trim_start_matches('$').parse::<f64>() {
+        Ok(d) if d.is_finite() && d >= 0.0 => Ok(d),
+        _ => Err(format!("`{text}` is not an amount of dollars (e.g. 0.50)")),
     }
 }

@@ -46,7 +46,7 @@ use std::time::Duration;
 use agent_std_tools as _; // links the standard skills, so Registry::discover() finds them
 use eugene::{
     AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, PendingCall,
-    Registry, SkillContext, StoreError, ToolChoice,
+    PriceTable, Registry, SkillContext, StoreError, ToolChoice, Usd,
 };
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -205,6 +205,15 @@ async fn run(args: Args) -> Exit {
         .output_mode(args.output_mode.into())
         .output_retries(args.output_retries as usize)
         .event_sink(renderer.clone());
+    if let Some(file) = &args.prices {
+        match PriceTable::from_file(file) {
+            Ok(table) => base = base.prices(table.before(PriceTable::builtin())),
+            Err(error) => return config_error(&args, style, &error.to_string()),
+        }
+    }
+    if let Some(dollars) = args.max_cost {
+        base = base.max_cost(Usd::dollars(dollars));
+    }
     if let Some(thinking) = args.think {
         base = base.thinking(thinking);
     }
@@ -482,7 +491,10 @@ impl Session {
                         1 => "1 step".to_owned(),
                         n => format!("{n} steps"),
                     };
-                    let tokens = output::token_words(&outcome.usage);
+                    let mut tokens = output::token_words(&outcome.usage);
+                    if let Some(cost) = output::cost_words(&outcome.cost, &outcome.usage) {
+                        tokens = format!("{tokens} · {cost}");
+                    }
                     eprintln!("{}", style.dim(&format!("[{words} · {steps} · {tokens}]")));
                 }
                 if let Some(pending) = pending {

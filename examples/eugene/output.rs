@@ -6,7 +6,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use eugene::{
-    AgentEvent, Budget, EventSink, FinishReason, Message, PendingCall, Role, StopReason, Usage,
+    AgentEvent, Budget, Cost, EventSink, FinishReason, Message, PendingCall, Role, StopReason,
+    Usage, Usd,
 };
 use serde_json::{Value, json};
 
@@ -56,6 +57,8 @@ pub struct RunStats {
     pub steps: usize,
     /// The run's tokens so far.
     pub usage: Usage,
+    /// What the run cost so far.
+    pub cost: Cost,
 }
 
 #[derive(Default)]
@@ -209,8 +212,14 @@ impl EventSink for Renderer {
     fn send(&self, event: &AgentEvent) {
         let mut state = self.state.lock().unwrap();
         match event {
-            AgentEvent::Usage { step, total, .. } => {
+            AgentEvent::Usage {
+                step,
+                total,
+                total_cost,
+                ..
+            } => {
                 state.stats.usage = *total;
+                state.stats.cost = *total_cost;
                 state.stats.steps = state.stats.steps.max(*step);
             }
             AgentEvent::TurnFinished { step, .. } => {
@@ -282,9 +291,16 @@ fn event_json(event: &AgentEvent) -> Option<Value> {
             "event": "tool_result", "step": step, "id": result.call_id, "name": result.name,
             "is_error": result.is_error(), "content": result.content(),
         }),
-        AgentEvent::Usage { step, usage, total } => {
-            json!({"event": "usage", "step": step, "usage": usage, "total": total})
-        }
+        AgentEvent::Usage {
+            step,
+            usage,
+            total,
+            cost,
+            total_cost,
+        } => json!({
+            "event": "usage", "step": step, "usage": usage, "total": total,
+            "cost": cost_json(cost), "total_cost": cost_json(total_cost),
+        }),
         AgentEvent::Compacted {
             step,
             removed,
@@ -381,6 +397,17 @@ pub fn finish_words(finish: &FinishReason, blank: bool, limits: &Limits) -> Stri
         FinishReason::BudgetExceeded(Budget::Tokens { limit, used }) => format!(
             "stopped: the token budget ({limit}) ran out after {used} tokens (--max-tokens raises it)"
         ),
+        FinishReason::BudgetExceeded(Budget::Cost {
+            limit,
+            spent,
+            next_at_least,
+        }) if *next_at_least > Usd::ZERO => format!(
+            "stopped: the money budget ({limit}) would not cover the next call (spent {spent}, \
+             the next costs at least {next_at_least}; --max-cost raises it)"
+        ),
+        FinishReason::BudgetExceeded(Budget::Cost { limit, spent, .. }) => format!(
+            "stopped: the money budget ({limit}) ran out after {spent} (--max-cost raises it)"
+        ),
         FinishReason::BudgetExceeded(Budget::OutputRetries { limit, last_error }) => format!(
             "stopped: the answer did not follow the schema after {limit} {} (last error: \
              {last_error})",
@@ -434,6 +461,7 @@ pub fn finish_code(finish: &FinishReason, blank: bool) -> &'static str {
         FinishReason::BudgetExceeded(Budget::Steps { .. }) => "step_budget",
         FinishReason::BudgetExceeded(Budget::Tokens { .. }) => "token_budget",
         FinishReason::BudgetExceeded(Budget::OutputRetries { .. }) => "output_retries",
+        FinishReason::BudgetExceeded(Budget::Cost { .. }) => "cost_budget",
         FinishReason::Stuck { .. } => "stuck",
         FinishReason::TranscriptLimit { .. } => "transcript_limit",
         FinishReason::Cancelled => "cancelled",
@@ -456,6 +484,24 @@ pub fn finish_exit(finish: &FinishReason, blank: bool) -> Exit {
         FinishReason::AwaitingApproval { .. } => Exit::AwaitingApproval,
         _ => Exit::Internal,
     }
+}
+
+/// A cost for scripts: `{"usd": 0.0045, "unpriced_calls": 0, "parts": {..}}`; `usd` is `null`
+/// when no call could be priced (never a made-up 0).
+pub fn cost_json(cost: &Cost) -> Value {
+    let priced = cost.unpriced_calls == 0 || cost.total() > Usd::ZERO;
+    json!({
+        "usd": priced.then(|| cost.total().as_dollars()),
+        "unpriced_calls": cost.unpriced_calls,
+        "parts": cost,
+    })
+}
+
+/// `$0.0045`, `unpriced (2 calls)` when no call could be priced, `$0.0045 + 2 unpriced calls`
+/// when some could not; `None` when the server reported no tokens (then nothing can be priced,
+/// and the line already says so).
+pub fn cost_words(cost: &Cost, usage: &Usage) -> Option<String> {
+    (usage.input_tokens + usage.output_tokens > 0).then(|| cost.to_string())
 }
 
 /// `12 in / 5 out tokens`, or `tokens not reported` (llama-cpp-python's server reports none when
@@ -501,6 +547,7 @@ impl Summary<'_> {
             "exit_status": self.exit.code(),
             "steps": self.stats.steps,
             "usage": self.stats.usage,
+            "cost": cost_json(&self.stats.cost),
             "answer": self.answer,
             "output": self.output,
         });

@@ -8,6 +8,7 @@ use tracing::Instrument;
 use super::AgentRuntime;
 use super::ability::Ability;
 use super::answer::TypedAnswer;
+use super::cost_budget::CostBudget;
 use super::effects::{Direct, Effects};
 use super::finish;
 use super::handoff::{self, Handoffs};
@@ -95,6 +96,7 @@ fn outcome(
         },
         final_text,
         usage: state.usage,
+        cost: state.cost,
         agents: state.agents.clone(),
         handoffs: state.handoffs.clone(),
         steps: state.steps,
@@ -133,6 +135,21 @@ async fn run_agent(
         abilities.push(Box::new(TreeBudgets {
             counters: tree.clone(),
         }));
+    }
+    if let Some(limit) = rt.max_cost {
+        let model = rt.provider.model().ok_or_else(|| {
+            AgentError::Config(format!(
+                "a money budget (max_cost {limit}) needs a provider that names its model; `{}` names none",
+                rt.provider.name()
+            ))
+        })?;
+        let price = rt.price_table().price(rt.provider.name(), model).ok_or_else(|| {
+            AgentError::Config(format!(
+                "a money budget (max_cost {limit}) needs a price for the model: the price table has none for `{model}` from `{}` (give one with AgentRuntime::prices)",
+                rt.provider.name()
+            ))
+        })?;
+        abilities.push(Box::new(CostBudget { limit, price }));
     }
     let nesting = Nesting {
         path: rt.path.clone(),

@@ -82,6 +82,7 @@
 mod ability;
 mod answer;
 mod compaction;
+mod cost_budget;
 mod drive;
 mod effects;
 mod finish;

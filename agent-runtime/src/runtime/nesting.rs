@@ -10,6 +10,7 @@ use super::ability::Ability;
 use super::state::RunState;
 use crate::event::{AgentEvent, EventSink};
 use agent_llm::message::Usage;
+use agent_llm::price::Cost;
 
 /// A run's place among nested agents, in its context as an extension.
 #[derive(Clone)]
@@ -36,6 +37,8 @@ pub(crate) struct ChildrenUsed {
     pub(crate) by_agent: BTreeMap<String, Usage>,
     /// Model calls, children's children included.
     pub(crate) steps: usize,
+    /// What the calls cost, children's children included.
+    pub(crate) cost: Cost,
 }
 
 impl Nesting {
@@ -48,9 +51,11 @@ impl Nesting {
         total: Usage,
         by_agent: BTreeMap<String, Usage>,
         steps: usize,
+        cost: Cost,
     ) {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         used.total += total;
+        used.cost += cost;
         used.steps += steps;
         for (below, usage) in by_agent {
             let path = if below.is_empty() {
@@ -101,10 +106,15 @@ pub(super) struct ChildUsage {
 impl Ability for ChildUsage {
     fn after_calls(&self, state: &mut RunState) {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        if used.by_agent.is_empty() && used.total.total() == 0 && used.steps == 0 {
+        if used.by_agent.is_empty()
+            && used.total.total() == 0
+            && used.steps == 0
+            && used.cost == Cost::default()
+        {
             return;
         }
         state.usage += std::mem::take(&mut used.total);
+        state.cost += std::mem::take(&mut used.cost);
         state.agent_steps += std::mem::take(&mut used.steps);
         for (path, usage) in std::mem::take(&mut used.by_agent) {
             *state.agents.entry(path).or_default() += usage;

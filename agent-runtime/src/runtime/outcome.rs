@@ -21,6 +21,11 @@ pub struct RunOutcome {
     pub final_text: Option<String>,
     /// Tokens used by the run, the agents it called as skills included.
     pub usage: Usage,
+    /// What the run's model calls cost, the agents it called as skills included, priced by the
+    /// runtime's [price table](super::AgentRuntime::prices); calls to models the table does not
+    /// know are counted in [`Cost::unpriced_calls`](agent_llm::Cost::unpriced_calls), and a
+    /// run none of whose calls could be priced prints as `unpriced`.
+    pub cost: agent_llm::Cost,
     /// The tokens of each agent this run called as a skill ([`AgentRuntime::into_skill`](
     /// super::AgentRuntime::into_skill)), by its path (`researcher`, `researcher › checker`):
     /// each agent's own, without its children's. Empty when it called none.

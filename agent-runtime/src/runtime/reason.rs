@@ -98,6 +98,18 @@ pub enum Budget {
         /// Tokens the tree used.
         used: u64,
     },
+    /// The money the run's model calls cost ([`AgentRuntime::max_cost`](
+    /// super::AgentRuntime::max_cost)), priced by the runtime's price table.
+    Cost {
+        /// The limit.
+        limit: agent_llm::Usd,
+        /// What the run's calls (its sub-agents' included) had cost.
+        spent: agent_llm::Usd,
+        /// The least the next call would have cost, when the run ended before it because that
+        /// would have passed the limit; zero when the limit was already passed.
+        #[serde(default)]
+        next_at_least: agent_llm::Usd,
+    },
     /// In a typed run, the answers sent back because they failed the output's check.
     OutputRetries {
         /// The limit ([`AgentRuntime::output_retries`](super::AgentRuntime::output_retries)).

@@ -23,7 +23,8 @@ use crate::event::AgentEvent;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
-use agent_llm::message::{ChatRequest, ChatResponse, Message, TruncatedToolCall};
+use agent_llm::message::{ChatRequest, ChatResponse, Message, TruncatedToolCall, Usage};
+use agent_llm::price::Cost;
 
 /// A run being stepped: its state, and what it was started with. It is built for its effects
 /// (`E`: the registry and provider directly, or through a journal), so their calls are static.
@@ -150,14 +151,13 @@ impl<'a, E: Effects> Run<'a, E> {
             self.end_with(finish::cancelled());
             return Ok(());
         };
-        self.state.usage += response.usage;
-        for ability in &self.abilities {
-            ability.after_model(response.usage);
-        }
+        let cost = self.count(response.usage, response.model.as_deref(), false);
         self.emit(|| AgentEvent::Usage {
             step,
             usage: response.usage,
             total: self.state.usage,
+            cost,
+            total_cost: self.state.cost,
         });
         if !response.message.content.is_empty() {
             self.emit(|| AgentEvent::AssistantText {
@@ -189,6 +189,27 @@ impl<'a, E: Effects> Run<'a, E> {
             None => self.on_finished_answer(),
         }
         Ok(())
+    }
+
+    /// Counts a model call's tokens and what they cost (priced as `model` when the answer named
+    /// it, else as the provider's model) into the run's, and tells the abilities. A summary
+    /// written by compaction leaves nothing known of the next request's size.
+    fn count(&mut self, usage: Usage, model: Option<&str>, compaction: bool) -> Cost {
+        let rt = self.rt;
+        let cost = match model.or_else(|| rt.provider.model()) {
+            Some(model) => rt.price_table().cost(rt.provider.name(), model, &usage),
+            None => Cost::UNPRICED,
+        };
+        self.state.usage += usage;
+        self.state.cost += cost;
+        self.state.last_input = match compaction {
+            true => 0,
+            false => usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+        };
+        for ability in &self.abilities {
+            ability.after_model(usage);
+        }
+        cost
     }
 
     /// A finished answer without calls: the first ability that has a say decides; otherwise the
@@ -490,10 +511,7 @@ impl<'a, E: Effects> Run<'a, E> {
                 return Some(finish::transcript_limit(size, limit));
             };
             // The summary's tokens are the run's like any others, and count against its budget.
-            self.state.usage += attempt.usage;
-            for ability in &self.abilities {
-                ability.after_model(attempt.usage);
-            }
+            self.count(attempt.usage, None, true);
             let Some(compacted) = attempt.compacted else {
                 self.state.compaction_failures += 1;
                 continue;

@@ -11,6 +11,7 @@ use agent_core::context::SkillContext;
 use agent_core::registry::Registry;
 use agent_llm::llm::LlmProvider;
 use agent_llm::message::{Message, ThinkingConfig, ToolChoice};
+use agent_llm::price::{PriceTable, Usd};
 
 use super::guards::DenialCount;
 use super::journal::Journal;
@@ -55,6 +56,10 @@ pub struct AgentRuntime {
     pub(super) tree_budget: Option<super::TreeBudget>,
     /// The tree budgets of the runs above, when this runtime runs as another's skill.
     pub(super) tree: Vec<Arc<super::tree_budget::TreeCounter>>,
+    /// What prices the run's calls ([`AgentRuntime::prices`]); `None`: the built-in table.
+    pub(super) prices: Option<Arc<PriceTable>>,
+    /// The most a run's calls may cost ([`AgentRuntime::max_cost`]).
+    pub(super) max_cost: Option<Usd>,
 }
 
 /// What of the transcript the agent handed to sees ([`AgentRuntime::handoff_filtered`]).
@@ -110,6 +115,8 @@ impl AgentRuntime {
             handoffs: Vec::new(),
             tree_budget: None,
             tree: Vec::new(),
+            prices: None,
+            max_cost: None,
         }
     }
 
@@ -128,6 +135,35 @@ impl AgentRuntime {
     /// The most tokens one run may use, all calls together.
     pub fn max_tokens_total(mut self, tokens: u64) -> Self {
         self.max_tokens_total = Some(tokens);
+        self
+    }
+
+    /// The prices the run's calls are priced at ([`RunOutcome::cost`](super::RunOutcome::cost),
+    /// [`AgentEvent::Usage`](crate::AgentEvent::Usage), [`max_cost`](AgentRuntime::max_cost)).
+    /// Default: the built-in table ([`PriceTable::builtin`]). To change a few prices, put your
+    /// own in front of it: `PriceTable::from_file("prices.json")?.before(PriceTable::builtin())`.
+    pub fn prices(mut self, table: impl Into<Arc<PriceTable>>) -> Self {
+        self.prices = Some(table.into());
+        self
+    }
+
+    /// The table the run's calls are priced at.
+    pub fn price_table(&self) -> &PriceTable {
+        self.prices
+            .as_deref()
+            .unwrap_or_else(|| PriceTable::builtin())
+    }
+
+    /// The most one run's model calls may cost, its sub-agents' included (`cost_budget.rs`):
+    /// the run ends with [`Budget::Cost`](super::Budget::Cost) before a call that would pass
+    /// it, as far as can be known before the call (the next request repeats the last one's
+    /// input, so it costs at least that much), and otherwise right after the call that passed
+    /// it: that answer's tool calls are not run (a final answer without calls is kept). A run
+    /// with a money budget whose provider names no model, or a model the price table cannot
+    /// price, fails to start with [`AgentError::Config`](super::AgentError::Config): a budget
+    /// that cannot be counted would limit nothing.
+    pub fn max_cost(mut self, limit: Usd) -> Self {
+        self.max_cost = Some(limit);
         self
     }
 

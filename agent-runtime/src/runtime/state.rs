@@ -52,6 +52,10 @@ pub struct RunState {
     pub transcript: Vec<Message>,
     /// Tokens used so far.
     pub usage: Usage,
+    /// What the model calls so far cost, the agents this run called as skills included
+    /// (priced by the runtime's [price table](super::AgentRuntime::prices)).
+    #[serde(default, skip_serializing_if = "is_free")]
+    pub cost: agent_llm::Cost,
     /// Model calls made so far.
     pub steps: usize,
     /// Deferred skills `tool_search` loaded in this run.
@@ -76,6 +80,11 @@ pub struct RunState {
     pub(crate) denials: DenialGuard,
     #[serde(default)]
     pub(crate) compaction_failures: usize,
+    /// The input tokens of the last model call (cache reads and writes included), which the
+    /// next request repeats: what a money budget knows of a call before it is made. Zero after
+    /// a compaction.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub(crate) last_input: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output: Option<OutputProgress>,
     /// The last step already had its `TurnFinished` (the run paused after it).
@@ -131,6 +140,7 @@ impl RunState {
             version: Version,
             transcript,
             usage: Usage::default(),
+            cost: agent_llm::Cost::default(),
             steps: 0,
             loaded_skills: Vec::new(),
             plan_mode,
@@ -141,6 +151,7 @@ impl RunState {
             stuck: StuckGuard::default(),
             denials: DenialGuard::default(),
             compaction_failures: 0,
+            last_input: 0,
             output: None,
             turn_closed: false,
             next: Next::Model,
@@ -203,6 +214,14 @@ pub(crate) struct OutputProgress {
 }
 
 /// Whether a counter is zero (left out of a written state).
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_free(cost: &agent_llm::Cost) -> bool {
+    *cost == agent_llm::Cost::default()
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }

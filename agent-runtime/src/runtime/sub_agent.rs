@@ -208,6 +208,7 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
                 })?;
                 let before = Used {
                     total: state.usage,
+                    cost: state.cost,
                     agents: state.agents.clone(),
                     steps: state.steps + state.agent_steps,
                 };
@@ -225,7 +226,8 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         if let Some(parent) = parent {
             let (total, by_agent) = since(&before, outcome.usage, &outcome.agents);
             let steps = (outcome.steps + outcome.agent_steps).saturating_sub(before.steps);
-            parent.report(&self.name, total, by_agent, steps);
+            let cost = outcome.cost.since(&before.cost);
+            parent.report(&self.name, total, by_agent, steps, cost);
         }
         match outcome.finish {
             FinishReason::NoMoreToolCalls => Ok(match outcome.output {
@@ -261,6 +263,7 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
 #[derive(Default)]
 struct Used {
     total: Usage,
+    cost: agent_llm::Cost,
     agents: BTreeMap<String, Usage>,
     steps: usize,
 }

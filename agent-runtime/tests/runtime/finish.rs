@@ -89,7 +89,9 @@ fn describe(event: &AgentEvent) -> String {
         AgentEvent::ToolResult { step, result } => {
             format!("{step} result {} {}", result.call_id, result.content())
         }
-        AgentEvent::Usage { step, usage, total } => {
+        AgentEvent::Usage {
+            step, usage, total, ..
+        } => {
             format!("{step} usage {} {}", usage.total(), total.total())
         }
         AgentEvent::Compacted { step, removed, .. } => format!("{step} compacted {removed}"),

@@ -7,6 +7,7 @@
 
 mod adversarial;
 mod agents;
+mod cost;
 mod finish;
 mod handoffs;
 mod pause;
