@@ -276,7 +276,10 @@ mod tests {
     fn contains_searches_the_text_or_a_typed_value_as_json() {
         let text = answer("The capital is Paris.", None);
         assert!(Check::contains("Paris").run_local(&text).unwrap().is_ok());
-        let error = Check::contains("Lyon").run_local(&text).unwrap().unwrap_err();
+        let error = Check::contains("Lyon")
+            .run_local(&text)
+            .unwrap()
+            .unwrap_err();
         assert!(
             error.contains("\"Lyon\"") && error.contains("capital"),
             "{error}"
@@ -292,8 +295,7 @@ mod tests {
 
     #[test]
     fn json_schema_checks_text_parsed_as_json_and_names_the_field() {
-        let check =
-            Check::json_schema(json!({"type": "object", "required": ["city"]})).unwrap();
+        let check = Check::json_schema(json!({"type": "object", "required": ["city"]})).unwrap();
         assert!(
             check
                 .run_local(&answer("{\"city\": \"Paris\"}", None))
@@ -313,7 +315,10 @@ mod tests {
     fn names_are_clipped_on_character_boundaries() {
         let long = "é".repeat(100);
         let name = Check::contains(long).name().to_owned();
-        assert_eq!(name.chars().count(), "contains \"\"…".chars().count() + NAME_QUOTE);
+        assert_eq!(
+            name.chars().count(),
+            "contains \"\"…".chars().count() + NAME_QUOTE
+        );
         assert!(Check::rubric("x").is_rubric());
         assert!(Check::rubric("x").run_local(&answer("", None)).is_none());
     }

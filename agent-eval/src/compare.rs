@@ -129,17 +129,21 @@ impl Comparison {
         if before == after {
             let _ = writeln!(out, "eval {}: before → after", shown_name(before));
         } else {
-            let _ = writeln!(
-                out,
-                "eval {} → {}",
-                shown_name(before),
-                shown_name(after)
-            );
+            let _ = writeln!(out, "eval {} → {}", shown_name(before), shown_name(after));
         }
         let mut rows = vec![
-            ["case", "pass rate", "change", "cost", "change", "p50", "change", ""]
-                .map(String::from)
-                .to_vec(),
+            [
+                "case",
+                "pass rate",
+                "change",
+                "cost",
+                "change",
+                "p50",
+                "change",
+                "",
+            ]
+            .map(String::from)
+            .to_vec(),
         ];
         for case in &self.cases {
             rows.push(row(

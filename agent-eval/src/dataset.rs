@@ -418,7 +418,9 @@ impl<'de> DeserializeSeed<'de> for CaseSeed<'_> {
                 ));
             }
             if before.iter().any(|case| case.name == name) {
-                return Err(format!("two cases are named `{name}`: names must be unique"));
+                return Err(format!(
+                    "two cases are named `{name}`: names must be unique"
+                ));
             }
             if raw.goal.trim().is_empty() {
                 return Err(format!("case `{name}`: the goal must not be empty"));
@@ -579,10 +581,14 @@ cases:
         assert_eq!(line, 6, "{message}");
         assert!(message.contains("unknown variant `containz`"), "{message}");
 
-        let yaml = "cases:\n  - name: a\n    goal: x\n    checks:\n      - json_schema: {type: 7}\n";
+        let yaml =
+            "cases:\n  - name: a\n    goal: x\n    checks:\n      - json_schema: {type: 7}\n";
         let (line, _, message) = invalid(yaml);
         assert_eq!(line, 5, "{message}");
-        assert!(message.contains("json_schema is not a valid JSON Schema"), "{message}");
+        assert!(
+            message.contains("json_schema is not a valid JSON Schema"),
+            "{message}"
+        );
 
         let yaml = "cases:\n  - name: a\n    goal: x\n  - name: a\n    goal: y\n";
         let (line, _, message) = invalid(yaml);
@@ -626,10 +632,14 @@ cases:
             let prev = format!("*a{}", i - 1);
             yaml.push_str(&format!(
                 "      a{i}: &a{i} [{}]\n",
-                std::iter::repeat_n(prev.as_str(), 10).collect::<Vec<_>>().join(", ")
+                std::iter::repeat_n(prev.as_str(), 10)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
-        let error = Dataset::from_yaml("bomb.yaml", &yaml).unwrap_err().to_string();
+        let error = Dataset::from_yaml("bomb.yaml", &yaml)
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with("bomb.yaml:"), "{error}");
         assert!(error.contains("repetition limit"), "{error}");
     }

@@ -270,7 +270,11 @@ impl Eval {
                 }
             })
             .collect();
-        Ok(Report::new(self.dataset.name(), self.min_pass_rate, reports))
+        Ok(Report::new(
+            self.dataset.name(),
+            self.min_pass_rate,
+            reports,
+        ))
     }
 
     /// One attempt at `case`: a run on a fresh runtime, then the checks.

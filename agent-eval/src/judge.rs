@@ -110,17 +110,20 @@ impl Judge {
         limit: Duration,
     ) -> Graded {
         let tally = Arc::new(Tally::default());
-        let mut runtime = AgentRuntime::from_shared(self.provider.clone(), Arc::new(Registry::new()))
-            .system(SYSTEM)
-            .max_steps(self.retries + 2)
-            .max_tokens_per_call(self.max_tokens)
-            .output_retries(self.retries)
-            .event_sink(tally.sink());
+        let mut runtime =
+            AgentRuntime::from_shared(self.provider.clone(), Arc::new(Registry::new()))
+                .system(SYSTEM)
+                .max_steps(self.retries + 2)
+                .max_tokens_per_call(self.max_tokens)
+                .output_retries(self.retries)
+                .event_sink(tally.sink());
         if let Some(prices) = &self.prices {
             runtime = runtime.prices(prices.clone());
         }
         let shown = match &answer.output {
-            Some(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()),
+            Some(value) => {
+                serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+            }
             None => answer.text.clone().unwrap_or_default(),
         };
         let prompt = format!(
@@ -193,8 +196,8 @@ fn verdict_type() -> OutputType {
         "additionalProperties": false
     });
     OutputType::from_schema(schema, |value| {
-        Verdict::deserialize(value)
-            .map(drop)
-            .map_err(|error| format!("a verdict is {{\"pass\": true or false, \"reason\": \"...\"}}: {error}"))
+        Verdict::deserialize(value).map(drop).map_err(|error| {
+            format!("a verdict is {{\"pass\": true or false, \"reason\": \"...\"}}: {error}")
+        })
     })
 }

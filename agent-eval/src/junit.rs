@@ -177,7 +177,10 @@ mod tests {
         assert_eq!(attr("<&\"]]>'"), "&lt;&amp;&quot;]]&gt;&apos;");
         assert_eq!(attr("a\tb\nc\rd"), "a&#9;b&#10;c&#13;d");
         assert_eq!(text("a\tb\nc"), "a\tb\nc");
-        assert_eq!(text("nul\u{0}bell\u{7}\u{FFFF}"), "nul\u{FFFD}bell\u{FFFD}\u{FFFD}");
+        assert_eq!(
+            text("nul\u{0}bell\u{7}\u{FFFF}"),
+            "nul\u{FFFD}bell\u{FFFD}\u{FFFD}"
+        );
         assert_eq!(text("ünïcødé 🦀"), "ünïcødé 🦀");
     }
 }

@@ -247,9 +247,8 @@ impl Report {
     pub fn to_json(&self) -> String {
         // A report is plain data (strings, numbers, maps with string keys): nothing in it can fail
         // to serialize.
-        serde_json::to_string_pretty(self).unwrap_or_else(|error| {
-            format!("{{\"error\": {:?}}}", error.to_string())
-        })
+        serde_json::to_string_pretty(self)
+            .unwrap_or_else(|error| format!("{{\"error\": {:?}}}", error.to_string()))
     }
 
     /// Reads a report from its JSON; `file` is the name errors give.
@@ -331,11 +330,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ReportEr
     // One name per write, so two writes at once (in this process or another) never share one.
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temp_name = format!(
-        ".{}.{}.{n}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    );
+    let temp_name = format!(".{}.{}.{n}.tmp", name.to_string_lossy(), std::process::id());
     let temp = match dir {
         Some(dir) => dir.join(temp_name),
         None => temp_name.into(),
@@ -412,13 +407,19 @@ mod tests {
         let back = Report::from_json("r.json", &report.to_json()).unwrap();
         assert_eq!(back, report);
 
-        let broken = report.to_json().replacen("\"passed\": true", "\"passed\": 7", 1);
-        let error = Report::from_json("r.json", &broken).unwrap_err().to_string();
+        let broken = report
+            .to_json()
+            .replacen("\"passed\": true", "\"passed\": 7", 1);
+        let error = Report::from_json("r.json", &broken)
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with("r.json:"), "{error}");
         assert!(error.contains("expected a boolean"), "{error}");
         assert!(!error.contains(" at line "), "{error}");
 
-        let other = report.to_json().replacen("\"format\": 1", "\"format\": 9", 1);
+        let other = report
+            .to_json()
+            .replacen("\"format\": 1", "\"format\": 9", 1);
         let error = Report::from_json("r.json", &other).unwrap_err().to_string();
         assert!(error.contains("format 9"), "{error}");
     }
