@@ -103,7 +103,8 @@ impl Check {
     pub fn equals(expected: impl Into<Value>) -> Check {
         let expected = expected.into();
         Check {
-            name: format!("equals {}", quote(&expected.to_string(), NAME_QUOTE)),
+            // As JSON: a string in its quotes, `42`, `{"city":"Paris"}`.
+            name: format!("equals {}", clip(&expected.to_string(), NAME_QUOTE)),
             kind: Kind::Equals(expected),
         }
     }
@@ -203,8 +204,8 @@ fn equals(expected: &Value, answer: &Answer) -> Result<(), String> {
     } else {
         Err(format!(
             "expected {}, got {}",
-            quote(&expected.to_string(), 200),
-            quote(&got.to_string(), 200)
+            clip(&expected.to_string(), 200),
+            clip(&got.to_string(), 200)
         ))
     }
 }
@@ -253,7 +254,7 @@ mod tests {
         let number = answer("```json\n42\n```", None);
         assert!(Check::equals(42).run_local(&number).unwrap().is_ok());
         let error = Check::equals(43).run_local(&number).unwrap().unwrap_err();
-        assert!(error.contains("expected \"43\", got \"42\""), "{error}");
+        assert_eq!(error, "expected 43, got 42");
         let typed = answer("", Some(json!({"city": "Paris", "n": 1})));
         assert!(
             Check::equals(json!({"n": 1, "city": "Paris"}))

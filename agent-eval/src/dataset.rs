@@ -556,7 +556,7 @@ cases:
         assert_eq!(
             checks,
             [
-                "equals \"\"Paris\"\"",
+                "equals \"Paris\"",
                 "contains \"Par\"",
                 "rubric \"Names Paris.\""
             ]

@@ -257,9 +257,7 @@ async fn the_table_shows_every_case_and_why_the_failing_ones_failed() {
         "{table}"
     );
     assert!(
-        table.contains(
-            "  attempt 1: equals \"\"ok\"\" failed: expected \"\"ok\"\", got \"\"nope\"\""
-        ),
+        table.contains("  attempt 1: equals \"ok\" failed: expected \"ok\", got \"nope\""),
         "{table}"
     );
     assert_eq!(report.to_string(), table);

@@ -61,7 +61,7 @@ async fn pass_rates_are_counted_per_case_and_overall_over_mixed_attempts() {
     let wrong_sum = &attempts(&report, "sum")[1];
     assert_eq!(
         wrong_sum.checks[0].reason.as_deref(),
-        Some("expected \"4\", got \"5\"")
+        Some("expected 4, got 5")
     );
 
     // Every case must pass every attempt by default; a lower bar passes both cases.
