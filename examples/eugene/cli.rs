@@ -49,7 +49,12 @@ Exit statuses:
        the run; the session is saved, and stderr shows the calls and the commands to go on
   9    the session changed meanwhile: another eugene saved it while this one ran, so this run's
        result was not saved (the other's is kept; what this run's calls did stays done)
+  10   eugene eval: some case's pass rate is below --min-pass-rate
   130  cancelled with Ctrl-C
+
+Evals: eugene eval FILE runs a dataset of cases against the model, N times each, and reports pass
+rates, tokens, cost and latency (eugene eval --help). Only as the first argument is `eval` a
+command; to ask the question `eval`, write eugene -- eval.
 
 Sessions (--session NAME): the conversation is kept in
 $EUGENE_STATE_DIR/sessions/ (default ~/.local/state/eugene/sessions/, one file per workspace),
@@ -340,6 +345,8 @@ pub enum Exit {
     AwaitingApproval = 8,
     /// Another eugene saved the session while this one ran: this run's result was not saved.
     SessionConflict = 9,
+    /// `eugene eval`: some case's pass rate is below `--min-pass-rate`.
+    EvalBelowPassRate = 10,
     /// Ctrl-C.
     Cancelled = 130,
 }

@@ -26,12 +26,17 @@
 //! DIR`: the model sees their names and descriptions in `load_skill` and loads one when a question
 //! calls for it ([`skills`]).
 //!
+//! `eugene eval cases.yaml` runs a dataset of cases (agent-eval) against the model and reports
+//! pass rates, tokens, cost and latency; `eval` is a subcommand only as the first argument
+//! ([`eval`]).
+//!
 //! With `--session NAME` the conversation is kept outside the workspace (`sessions::store_path`) and each
 //! question continues it. Without a terminal, a call that needs permission then pauses the run
 //! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
 
 mod ask;
 mod cli;
+mod eval;
 mod output;
 mod provider;
 mod schema;
@@ -58,22 +63,35 @@ use schema::Schema;
 use sessions::Kept;
 
 fn main() {
+    // `eugene eval FILE ...`: only when `eval` is the very first argument (eval.rs).
+    if eval::requested() {
+        std::process::exit(block_on(eval::main()).code());
+    }
     let args = Args::parse_checked();
     show_the_wire(args.verbose);
-    let exit = match tokio::runtime::Builder::new_multi_thread()
+    let exit = block_on(run(args));
+    let _ = std::io::stdout().flush();
+    // Not returning: the thread that reads stdin may be blocked in a read.
+    std::process::exit(exit.code());
+}
+
+/// Runs `work` to its end on a two-thread async runtime.
+fn block_on(work: impl std::future::Future<Output = Exit>) -> Exit {
+    match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(run(args)),
+        Ok(runtime) => {
+            let exit = runtime.block_on(work);
+            let _ = std::io::stdout().flush();
+            exit
+        }
         Err(error) => {
             eprintln!("eugene: cannot start the async runtime: {error}");
             Exit::Internal
         }
-    };
-    let _ = std::io::stdout().flush();
-    // Not returning: the thread that reads stdin may be blocked in a read.
-    std::process::exit(exit.code());
+    }
 }
 
 /// `-v`/`-vv`: the wire's `tracing` events (and every warning, retries among them) on stderr,
