@@ -31,27 +31,15 @@
 //! most [`MAX_REPEAT`] times. YAML aliases are expanded within the parser's own repetition limit,
 //! so a small file cannot grow into a huge dataset.
 
-use std::fmt;
 use std::io::Read;
-use std::marker::PhantomData;
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer};
-use serde_json::Value;
-
-use crate::check::Check;
-use crate::schema::Schema;
-use agent_runtime::OutputType;
+pub use crate::case::{Case, MAX_NAME_CHARS, MAX_REPEAT};
+pub use crate::yaml::MAX_CASES;
+use crate::yaml::RawDataset;
 
 /// The largest dataset file read, in bytes.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
-/// The most cases a dataset may have.
-pub const MAX_CASES: usize = 10_000;
-/// The most attempts one case may ask for.
-pub const MAX_REPEAT: usize = 1_000;
-/// The longest case name, in characters.
-pub const MAX_NAME_CHARS: usize = 256;
 
 /// A dataset that cannot be read or is not a valid one. Its `Display` starts with the place:
 /// `cases.yaml:12:7: cases[1]: unknown field `goall`, expected one of ...`.
@@ -86,89 +74,6 @@ pub enum DatasetError {
         /// What is wrong, with the path to the key (`cases[1].checks[0]`) when there is one.
         message: String,
     },
-}
-
-/// One case: a goal for the agent, what its answer must satisfy, how many attempts it gets.
-#[derive(Debug, Clone)]
-pub struct Case {
-    name: String,
-    goal: String,
-    output: Option<OutputType>,
-    output_schema: Option<Value>,
-    checks: Vec<Check>,
-    repeat: Option<usize>,
-}
-
-impl Case {
-    /// A case named `name` (unique in its dataset) whose run is given `goal`.
-    pub fn new(name: impl Into<String>, goal: impl Into<String>) -> Case {
-        Case {
-            name: name.into(),
-            goal: goal.into(),
-            output: None,
-            output_schema: None,
-            checks: Vec::new(),
-            repeat: None,
-        }
-    }
-
-    /// Adds a check; an attempt passes when its run finished and every check passed.
-    pub fn check(mut self, check: Check) -> Case {
-        self.checks.push(check);
-        self
-    }
-
-    /// Makes the case a typed run that must end with a value following `schema` (a JSON
-    /// Schema); `Err` when it is not a valid schema.
-    pub fn output_schema(mut self, schema: Value) -> Result<Case, String> {
-        let compiled = Schema::new(schema.clone())?;
-        self.output = Some(compiled.output_type());
-        self.output_schema = Some(schema);
-        Ok(self)
-    }
-
-    /// Makes the case a typed run that must end with `output` (e.g. `OutputType::of::<T>()`).
-    pub fn output(mut self, output: OutputType) -> Case {
-        self.output_schema = Some(output.schema().clone());
-        self.output = Some(output);
-        self
-    }
-
-    /// Attempts for this case, whatever the eval's default (at least 1).
-    pub fn repeat(mut self, attempts: usize) -> Case {
-        self.repeat = Some(attempts);
-        self
-    }
-
-    /// The case's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The goal its run is given.
-    pub fn goal(&self) -> &str {
-        &self.goal
-    }
-
-    /// The checks, in order.
-    pub fn checks(&self) -> &[Check] {
-        &self.checks
-    }
-
-    /// A typed case's output; `None` for an untyped one.
-    pub fn output_type(&self) -> Option<&OutputType> {
-        self.output.as_ref()
-    }
-
-    /// The schema a typed case's value follows, as the model is shown it.
-    pub fn schema(&self) -> Option<&Value> {
-        self.output_schema.as_ref()
-    }
-
-    /// The case's own number of attempts, if it names one.
-    pub fn attempts(&self) -> Option<usize> {
-        self.repeat
-    }
 }
 
 /// Cases to run. See the [module docs](self) for the YAML form.
@@ -231,7 +136,7 @@ impl Dataset {
     /// assert_eq!(dataset.cases()[0].checks().len(), 1);
     /// ```
     pub fn case_mut(&mut self, name: &str) -> Option<&mut Case> {
-        self.cases.iter_mut().find(|case| case.name == name)
+        self.cases.iter_mut().find(|case| case.name() == name)
     }
 
     /// Reads a dataset from a YAML file (at most [`MAX_FILE_BYTES`]); errors name the file as
@@ -301,216 +206,10 @@ impl Dataset {
     }
 }
 
-// ---------------------------------------------------------------- YAML
-//
-// Checks that a field's type cannot express (a schema that compiles, unique names) run inside
-// the visitor of the mapping they concern, so the parser places their error at that mapping's
-// line, as it does its own.
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDataset {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    repeat: Option<Repeat>,
-    cases: Cases,
-}
-
-/// A number of attempts: 1 to [`MAX_REPEAT`].
-struct Repeat(usize);
-
-impl<'de> Deserialize<'de> for Repeat {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Repeat, D::Error> {
-        // Checked in the visitor, so the parser places the error at the number itself.
-        struct RepeatVisitor;
-        impl Visitor<'_> for RepeatVisitor {
-            type Value = Repeat;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "a number of attempts, 1 to {MAX_REPEAT}")
-            }
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Repeat, E> {
-                match usize::try_from(n) {
-                    Ok(n) if (1..=MAX_REPEAT).contains(&n) => Ok(Repeat(n)),
-                    _ => Err(E::custom(format!(
-                        "repeat must be 1 to {MAX_REPEAT}, not {n}"
-                    ))),
-                }
-            }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Repeat, E> {
-                match u64::try_from(n) {
-                    Ok(n) => self.visit_u64(n),
-                    Err(_) => Err(E::custom(format!(
-                        "repeat must be 1 to {MAX_REPEAT}, not {n}"
-                    ))),
-                }
-            }
-        }
-        deserializer.deserialize_u64(RepeatVisitor)
-    }
-}
-
-struct Cases(Vec<Case>);
-
-impl<'de> Deserialize<'de> for Cases {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Cases, D::Error> {
-        deserializer.deserialize_seq(CasesVisitor)
-    }
-}
-
-struct CasesVisitor;
-
-impl<'de> Visitor<'de> for CasesVisitor {
-    type Value = Cases;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of cases")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cases, A::Error> {
-        let mut cases: Vec<Case> = Vec::new();
-        while let Some(case) = seq.next_element_seed(CaseSeed { before: &cases })? {
-            if cases.len() == MAX_CASES {
-                return Err(de::Error::custom(format!(
-                    "a dataset may have at most {MAX_CASES} cases"
-                )));
-            }
-            cases.push(case);
-        }
-        if cases.is_empty() {
-            return Err(de::Error::custom("a dataset needs at least one case"));
-        }
-        Ok(Cases(cases))
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCase {
-    name: String,
-    goal: String,
-    #[serde(default)]
-    output_schema: Option<Value>,
-    #[serde(default)]
-    checks: Vec<YamlCheck>,
-    #[serde(default)]
-    repeat: Option<Repeat>,
-}
-
-/// A case, read knowing the cases before it (for unique names).
-struct CaseSeed<'a> {
-    before: &'a [Case],
-}
-
-impl<'de> DeserializeSeed<'de> for CaseSeed<'_> {
-    type Value = Case;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Case, D::Error> {
-        let before = self.before;
-        deserializer.deserialize_map(Checked::new("a case", move |raw: RawCase| {
-            let name = raw.name.trim();
-            if name.is_empty() {
-                return Err("a case's name must not be empty".to_owned());
-            }
-            if name.chars().count() > MAX_NAME_CHARS {
-                return Err(format!(
-                    "a case's name may have at most {MAX_NAME_CHARS} characters"
-                ));
-            }
-            if before.iter().any(|case| case.name == name) {
-                return Err(format!(
-                    "two cases are named `{name}`: names must be unique"
-                ));
-            }
-            if raw.goal.trim().is_empty() {
-                return Err(format!("case `{name}`: the goal must not be empty"));
-            }
-            let mut case = Case::new(name, raw.goal);
-            if let Some(schema) = raw.output_schema {
-                case = case
-                    .output_schema(schema)
-                    .map_err(|error| format!("case `{name}`: output_schema is {error}"))?;
-            }
-            case.checks = raw.checks.into_iter().map(|c| c.0).collect();
-            case.repeat = raw.repeat.map(|r| r.0);
-            Ok(case)
-        }))
-    }
-}
-
-/// One check as YAML writes it: a mapping with one key.
-struct YamlCheck(Check);
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum RawCheck {
-    Equals(Value),
-    Contains(String),
-    JsonSchema(Value),
-    Rubric(String),
-}
-
-impl<'de> Deserialize<'de> for YamlCheck {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<YamlCheck, D::Error> {
-        deserializer.deserialize_map(Checked::new(
-            "a check (equals, contains, json_schema or rubric)",
-            |raw: RawCheck| {
-                Ok(YamlCheck(match raw {
-                    RawCheck::Equals(value) => Check::equals(value),
-                    RawCheck::Contains(needle) if needle.is_empty() => {
-                        return Err("contains needs a text to look for".to_owned());
-                    }
-                    RawCheck::Contains(needle) => Check::contains(needle),
-                    RawCheck::JsonSchema(schema) => Check::json_schema(schema)
-                        .map_err(|error| format!("json_schema is {error}"))?,
-                    RawCheck::Rubric(rubric) if rubric.trim().is_empty() => {
-                        return Err("a rubric must not be empty".to_owned());
-                    }
-                    RawCheck::Rubric(rubric) => Check::rubric(rubric),
-                }))
-            },
-        ))
-    }
-}
-
-/// A mapping read as `R`, then turned into `T` by `then`, whose error is reported at the
-/// mapping's place.
-struct Checked<R, F> {
-    expecting: &'static str,
-    then: F,
-    raw: PhantomData<fn() -> R>,
-}
-
-impl<R, F> Checked<R, F> {
-    fn new(expecting: &'static str, then: F) -> Self {
-        Checked {
-            expecting,
-            then,
-            raw: PhantomData,
-        }
-    }
-}
-
-impl<'de, R, T, F> Visitor<'de> for Checked<R, F>
-where
-    R: Deserialize<'de>,
-    F: FnOnce(R) -> Result<T, String>,
-{
-    type Value = T;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        let raw = R::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        (self.then)(raw).map_err(de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::Check;
 
     fn invalid(text: &str) -> (usize, usize, String) {
         match Dataset::from_yaml("cases.yaml", text) {
@@ -642,5 +341,16 @@ cases:
             .to_string();
         assert!(error.starts_with("bomb.yaml:"), "{error}");
         assert!(error.contains("repetition limit"), "{error}");
+    }
+
+    #[test]
+    fn more_cases_than_the_bound_are_refused() {
+        let mut yaml = String::from("cases:\n");
+        for i in 0..=MAX_CASES {
+            yaml.push_str(&format!("  - {{name: c{i}, goal: g}}\n"));
+        }
+        let (line, _, message) = invalid(&yaml);
+        assert!(message.contains("at most 10000 cases"), "{message}");
+        assert_eq!(line, MAX_CASES + 2, "{message}");
     }
 }

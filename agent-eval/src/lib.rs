@@ -81,6 +81,7 @@
 
 #![warn(missing_docs)]
 
+mod case;
 pub mod check;
 pub mod compare;
 pub mod dataset;
@@ -92,6 +93,7 @@ pub mod schema;
 pub mod stats;
 mod table;
 mod tally;
+mod yaml;
 
 pub use check::{Answer, Check};
 pub use compare::{CaseDelta, Comparison};

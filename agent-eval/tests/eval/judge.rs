@@ -207,3 +207,38 @@ async fn a_typed_answer_is_shown_to_the_judge_as_json() {
         "{prompt}"
     );
 }
+
+#[tokio::test]
+async fn a_judge_is_shown_at_most_its_bound_of_the_answer_and_a_silent_one_times_out() {
+    let long = "word ".repeat(20_000);
+    let agent = MockProvider::new([MockReply::text(long.clone()), MockReply::text("Paris.")]);
+    let judge = MockProvider::new([verdict(true, "Fine.")]);
+    let dataset = Dataset::new("long").case(Case::new("a", "Talk.").check(Check::rubric("Any.")));
+    let report = Eval::new(dataset.clone())
+        .judge(Judge::new(judge.clone()))
+        .run(|_| runtime(&agent))
+        .await
+        .unwrap();
+    assert!(report.passed(), "{report}");
+    let prompt = &judge.requests()[0].messages[0].content;
+    assert!(
+        prompt.chars().count() < agent_eval::judge::MAX_ANSWER_CHARS + 1_000,
+        "{} characters",
+        prompt.chars().count()
+    );
+    assert!(prompt.contains("word …\n</answer>"), "clipped with an ellipsis");
+
+    // A judge that never answers fails the check at the time limit; the eval ends.
+    let report = Eval::new(dataset)
+        .timeout(std::time::Duration::from_millis(200))
+        .judge(Judge::new(crate::Silent))
+        .run(|_| runtime(&agent))
+        .await
+        .unwrap();
+    let check = &attempts(&report, "a")[0].checks[0];
+    assert!(!check.passed);
+    assert_eq!(
+        check.reason.as_deref(),
+        Some("the judge did not answer within 0.2 s")
+    );
+}

@@ -262,3 +262,18 @@ async fn the_table_shows_every_case_and_why_the_failing_ones_failed() {
     );
     assert_eq!(report.to_string(), table);
 }
+
+#[test]
+fn a_report_file_over_the_bound_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.json");
+    let file = std::fs::File::create(&path).unwrap();
+    // Sparse: the size is there without writing it.
+    file.set_len(agent_eval::report::MAX_REPORT_BYTES + 1)
+        .unwrap();
+    let error = Report::load(&path).unwrap_err();
+    assert!(
+        matches!(error, agent_eval::ReportError::TooLarge { .. }),
+        "{error}"
+    );
+}

@@ -331,15 +331,25 @@ async fn a_rubric_without_a_judge_and_a_bad_case_stop_the_eval_before_anything_r
         "{error}"
     );
 
-    let huge = Dataset::new("d")
-        .case(Case::new("a", "Go."))
-        .case(Case::new("b", "Go."));
-    let error = Eval::new(huge)
-        .repeat(agent_eval::MAX_ATTEMPTS / 2 + 1)
+    let too_many = Dataset::new("d").case(Case::new("a", "Go.").repeat(1001));
+    let error = Eval::new(too_many)
         .run(|_| runtime(&model))
         .await
         .unwrap_err();
-    assert!(matches!(error, EvalError::Repeat { .. }), "{error}");
+    assert!(
+        matches!(error, EvalError::Repeat { repeat: 1001, .. }),
+        "{error}"
+    );
+
+    // 101 cases of 1,000 attempts: more than an eval may make in all.
+    let huge = (0..101).fold(Dataset::new("d"), |d, i| {
+        d.case(Case::new(format!("c{i}"), "Go.").repeat(1000))
+    });
+    let error = Eval::new(huge).run(|_| runtime(&model)).await.unwrap_err();
+    assert!(
+        matches!(error, EvalError::TooManyAttempts(101_000)),
+        "{error}"
+    );
 
     let empty = Dataset::new("d");
     let error = Eval::new(empty).run(|_| runtime(&model)).await.unwrap_err();
@@ -403,4 +413,18 @@ async fn progress_is_told_after_every_attempt() {
             (4, 4, 3, true)
         ]
     );
+}
+
+#[tokio::test]
+async fn a_report_keeps_a_long_answer_clipped() {
+    let dataset = Dataset::new("long").case(Case::new("a", "Write a lot."));
+    let model = MockProvider::new([MockReply::text("é".repeat(10_000))]);
+    let report = Eval::new(dataset).run(|_| runtime(&model)).await.unwrap();
+    let kept = attempts(&report, "a")[0].answer.clone().unwrap();
+    assert_eq!(
+        kept.chars().count(),
+        2_001,
+        "2,000 characters and the ellipsis"
+    );
+    assert!(kept.ends_with('…'));
 }
