@@ -405,3 +405,57 @@ fn a_progress_bar_is_drawn_on_a_terminal_and_never_into_a_pipe() {
     assert!(!done.stderr.contains("attempts ·"), "{}", done.stderr);
     assert!(!done.stderr.contains('\u{1b}'), "{:?}", done.stderr);
 }
+
+#[test]
+fn a_typed_case_ends_in_a_value_that_the_checks_read() {
+    let (dir, file) = dataset(
+        "\
+cases:
+  - name: ticket
+    goal: File a ticket for the failing login test.
+    output_schema:
+      type: object
+      properties:
+        title: {type: string}
+        priority: {enum: [low, high]}
+      required: [title, priority]
+    checks:
+      - contains: login
+      - json_schema: {properties: {priority: {const: high}}}
+",
+    );
+    // The agent has tools, so the value comes as a call to final_answer.
+    let server = Server::start([whole_tool(
+        "f1",
+        "final_answer",
+        json!({"title": "login test fails", "priority": "low"}),
+    )]);
+    let json_out = dir.path().join("report.json");
+    let done = run(eval(&server, dir.path(), &file)
+        .arg("--json")
+        .arg(&json_out));
+    assert_eq!(done.code(), Some(10), "{done:?}");
+    assert!(
+        done.stdout
+            .contains("attempt 1: json_schema failed: `/priority`"),
+        "{}",
+        done.stdout
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
+    let attempt = &report["cases"][0]["attempts"][0];
+    assert_eq!(
+        attempt["checks"][0]["passed"], true,
+        "contains read the value: {attempt}"
+    );
+    assert_eq!(
+        attempt["answer"],
+        r#"{"title":"login test fails","priority":"low"}"#
+    );
+    let tools: Vec<String> = server.received()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(tools.iter().any(|t| t == "final_answer"), "{tools:?}");
+}

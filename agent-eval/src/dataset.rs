@@ -24,7 +24,7 @@
 //! Every key is checked: a misspelt one, a missing `goal`, a check that is not one of `equals`,
 //! `contains`, `json_schema` and `rubric`, a schema that does not compile, a `repeat` of 0, two
 //! cases of one name or an empty `cases` list is a [`DatasetError`] naming the file, the line and
-//! the column. Custom checks ([`Check::custom`]) exist only in Rust: add them to a loaded case
+//! the column. Custom checks ([`Check::custom`](crate::Check::custom)) exist only in Rust: add them to a loaded case
 //! with [`Dataset::case_mut`].
 //!
 //! Bounds: a file of at most [`MAX_FILE_BYTES`], at most [`MAX_CASES`] cases, each repeated at

@@ -226,7 +226,10 @@ async fn a_judge_is_shown_at_most_its_bound_of_the_answer_and_a_silent_one_times
         "{} characters",
         prompt.chars().count()
     );
-    assert!(prompt.contains("word …\n</answer>"), "clipped with an ellipsis");
+    assert!(
+        prompt.contains("word …\n</answer>"),
+        "clipped with an ellipsis"
+    );
 
     // A judge that never answers fails the check at the time limit; the eval ends.
     let report = Eval::new(dataset)
