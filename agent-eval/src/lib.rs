@@ -77,7 +77,8 @@
 //! `serde`/`serde_json` (reports), `serde_yaml_ng` (datasets, with lines and columns in its
 //! errors), `jsonschema` (the `json_schema` check and typed cases; without its HTTP and file
 //! resolvers, so a schema reaches nothing outside itself), `thiserror` (error enums). The JUnit
-//! writer is a few escaping rules of its own rather than an XML crate.
+//! writer is a few escaping rules of its own rather than an XML crate. It compiles no HTTP, TLS or
+//! storage crate of its own: the providers under test bring theirs.
 
 #![warn(missing_docs)]
 
