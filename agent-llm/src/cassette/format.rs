@@ -210,7 +210,9 @@ impl Cassette {
 /// message.
 fn malformed(path: &Path, error: &serde_yaml_ng::Error) -> CassetteError {
     let location = error.location().map(|l| (l.line(), l.column()));
-    let mut message = error.to_string();
+    let mut message = error
+        .to_string()
+        .replace("struct FileDe", "a mapping with `interactions`");
     if let Some((line, column)) = location {
         message = message.replacen(&format!(" at line {line} column {column}"), "", 1);
     }
@@ -246,7 +248,7 @@ fn interactions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Interaction>, D::
                         "more than {MAX_INTERACTIONS} interactions, the most a cassette may hold"
                     )));
                 }
-                out.push(interaction.0);
+                out.push(interaction.into_interaction());
             }
             Ok(out)
         }
@@ -255,15 +257,30 @@ fn interactions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Interaction>, D::
 }
 
 #[derive(Deserialize)]
-#[serde(try_from = "RawInteraction")]
-struct InteractionDe(Interaction);
-
-#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawInteraction {
-    request: RequestDe,
-    response: ResponseDe,
+struct InteractionDe {
+    request: RequestChecked,
+    response: ResponseChecked,
 }
+
+impl InteractionDe {
+    fn into_interaction(self) -> Interaction {
+        Interaction {
+            request: self.request.0,
+            response: self.response.0,
+        }
+    }
+}
+
+/// A request, checked as a whole once read (its errors are named at the interaction).
+#[derive(Deserialize)]
+#[serde(try_from = "RequestDe")]
+struct RequestChecked(Request);
+
+/// A response, checked as a whole once read (its errors are named at the interaction).
+#[derive(Deserialize)]
+#[serde(try_from = "ResponseDe")]
+struct ResponseChecked(Response);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -304,30 +321,40 @@ struct StatusDe {
     message: Option<String>,
 }
 
-impl TryFrom<RawInteraction> for InteractionDe {
+/// One of `body` and `parsed_body`, as a [`Body`].
+fn one_body(side: &str, text: Option<String>, parsed: Option<Value>) -> Result<Body, String> {
+    match (text, parsed) {
+        (Some(text), None) => Ok(Body::from_text(Some(text))),
+        (None, Some(value)) => Ok(Body::Json(value)),
+        (None, None) => Ok(Body::Empty),
+        (Some(_), Some(_)) => Err(format!(
+            "the {side} has both `body` and `parsed_body`; keep one"
+        )),
+    }
+}
+
+impl TryFrom<RequestDe> for RequestChecked {
     type Error = String;
 
-    fn try_from(raw: RawInteraction) -> Result<Self, String> {
-        let RawInteraction { request, response } = raw;
-        let body = |side: &str, text: Option<String>, parsed: Option<Value>| match (text, parsed) {
-            (Some(text), None) => Ok(Body::from_text(Some(text))),
-            (None, Some(value)) => Ok(Body::Json(value)),
-            (None, None) => Ok(Body::Empty),
-            (Some(_), Some(_)) => Err(format!(
-                "the {side} has both `body` and `parsed_body`; keep one"
-            )),
-        };
-        let request = Request {
+    fn try_from(request: RequestDe) -> Result<Self, String> {
+        Ok(RequestChecked(Request {
+            body: one_body("request", request.body, request.parsed_body)?,
             method: request.method,
             uri: request.uri,
             headers: request.headers,
-            body: body("request", request.body, request.parsed_body)?,
-        };
+        }))
+    }
+}
+
+impl TryFrom<ResponseDe> for ResponseChecked {
+    type Error = String;
+
+    fn try_from(response: ResponseDe) -> Result<Self, String> {
         let response = Response {
+            body: one_body("response", response.body, response.parsed_body)?,
             status: response.status.code,
             reason: response.status.message,
             headers: response.headers,
-            body: body("response", response.body, response.parsed_body)?,
         };
         if let (Some(encoding), Body::Text(_)) =
             (response.header("content-encoding"), &response.body)
@@ -339,103 +366,238 @@ impl TryFrom<RawInteraction> for InteractionDe {
                  proxy asks for none)"
             ));
         }
-        Ok(InteractionDe(Interaction { request, response }))
+        Ok(ResponseChecked(response))
+    }
+}
+
+/// A text scalar checked by a function, so that its error is named at the scalar's own line.
+struct Checked<T> {
+    check: fn(&str) -> Result<T, String>,
+    expecting: &'static str,
+}
+
+impl<'de, T> Visitor<'de> for Checked<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.expecting)
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+        (self.check)(text).map_err(E::custom)
+    }
+}
+
+impl<'de, T> de::DeserializeSeed<'de> for Checked<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_str(self)
     }
 }
 
 fn method<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let text = String::deserialize(d)?;
-    hyper::Method::from_bytes(text.as_bytes())
-        .map(|m| m.as_str().to_owned())
-        .map_err(|_| de::Error::custom(format!("`{text}` is not an HTTP method")))
+    d.deserialize_str(Checked {
+        check: |text| {
+            hyper::Method::from_bytes(text.as_bytes())
+                .map(|m| m.as_str().to_owned())
+                .map_err(|_| format!("`{text}` is not an HTTP method"))
+        },
+        expecting: "an HTTP method",
+    })
 }
 
 fn uri<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let text = String::deserialize(d)?;
-    match reqwest::Url::parse(&text) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(text),
-        _ => Err(de::Error::custom(format!(
-            "`{text}` is not an absolute http:// or https:// URL"
-        ))),
-    }
+    d.deserialize_str(Checked {
+        check: |text| match reqwest::Url::parse(text) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
+                Ok(text.to_owned())
+            }
+            _ => Err(format!(
+                "`{text}` is not an absolute http:// or https:// URL"
+            )),
+        },
+        expecting: "an absolute URL",
+    })
 }
 
 fn status_code<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
-    let code = u16::deserialize(d)?;
-    if (100..=999).contains(&code) {
-        Ok(code)
-    } else {
-        Err(de::Error::custom(format!(
-            "{code} is not an HTTP status (100 to 999)"
-        )))
+    struct Code;
+    impl Visitor<'_> for Code {
+        type Value = u16;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an HTTP status (100 to 999)")
+        }
+        fn visit_u64<E: de::Error>(self, code: u64) -> Result<u16, E> {
+            match u16::try_from(code) {
+                Ok(code) if (100..=999).contains(&code) => Ok(code),
+                _ => Err(E::custom(format!(
+                    "{code} is not an HTTP status (100 to 999)"
+                ))),
+            }
+        }
+        fn visit_i64<E: de::Error>(self, code: i64) -> Result<u16, E> {
+            Err(E::custom(format!(
+                "{code} is not an HTTP status (100 to 999)"
+            )))
+        }
     }
+    d.deserialize_u16(Code)
 }
 
 /// vcrpy's headers: a mapping of names to lists of values (a single value is taken too).
 fn headers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
-    use serde_yaml_ng::Value as Yaml;
-    let map = match Yaml::deserialize(d)? {
-        Yaml::Mapping(map) => map,
-        Yaml::Null => return Ok(Vec::new()),
-        _ => {
-            return Err(de::Error::custom(
-                "headers must be a mapping of names to lists of values",
-            ));
+    struct Headers;
+    impl<'de> Visitor<'de> for Headers {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a mapping of header names to lists of values")
         }
-    };
-    let text = |value: &Yaml| match value {
-        Yaml::String(s) => Some(s.clone()),
-        Yaml::Number(n) => Some(n.to_string()),
-        Yaml::Bool(b) => Some(b.to_string()),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for (name, values) in &map {
-        let Some(name) = text(name) else {
-            return Err(de::Error::custom("a header name must be text"));
-        };
-        if hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            return Err(de::Error::custom(format!(
-                "`{name}` is not a valid header name"
-            )));
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
         }
-        let values = match values {
-            Yaml::Sequence(list) => list.iter().map(text).collect::<Option<Vec<_>>>(),
-            single => text(single).map(|v| vec![v]),
-        };
-        let Some(values) = values else {
-            return Err(de::Error::custom(format!(
-                "the values of header `{name}` must be text"
-            )));
-        };
-        for value in values {
-            if hyper::header::HeaderValue::from_str(&value).is_err() {
-                return Err(de::Error::custom(format!(
-                    "the value of header `{name}` is not a valid header value"
-                )));
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            let name = Checked {
+                check: |name| match hyper::header::HeaderName::from_bytes(name.as_bytes()) {
+                    Ok(_) => Ok(name.to_ascii_lowercase()),
+                    Err(_) => Err(format!("`{name}` is not a valid header name")),
+                },
+                expecting: "a header name",
+            };
+            while let Some(name) = map.next_key_seed(name.clone())? {
+                let values = map.next_value_seed(Values { name: &name })?;
+                out.extend(values.into_iter().map(|v| (name.clone(), v)));
             }
-            out.push((name.to_ascii_lowercase(), value));
+            Ok(out)
         }
     }
-    Ok(out)
+    d.deserialize_map(Headers)
+}
+
+impl<T> Clone for Checked<T> {
+    fn clone(&self) -> Self {
+        Checked {
+            check: self.check,
+            expecting: self.expecting,
+        }
+    }
+}
+
+/// The values of one header: a list of texts, or one.
+struct Values<'n> {
+    name: &'n str,
+}
+
+impl<'n> Values<'n> {
+    fn check<E: de::Error>(&self, value: String) -> Result<String, E> {
+        match hyper::header::HeaderValue::from_str(&value) {
+            Ok(_) => Ok(value),
+            Err(_) => Err(E::custom(format!(
+                "the value of header `{}` is not a valid header value",
+                self.name
+            ))),
+        }
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for Values<'_> {
+    type Value = Vec<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Values<'_> {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the values of header `{}` as text", self.name)
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Vec<String>, E> {
+        Ok(vec![self.check(value.to_owned())?])
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Vec<String>, E> {
+        Ok(vec![value.to_string()])
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Vec<String>, E> {
+        Ok(vec![value.to_string()])
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Vec<String>, E> {
+        Ok(vec![value.to_string()])
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+        let mut out = Vec::new();
+        while let Some(value) = seq.next_element::<Text>()? {
+            out.push(self.check(value.0)?);
+        }
+        Ok(out)
+    }
+}
+
+/// A text, or a number or boolean as text (a header value vcrpy left unquoted).
+struct Text(String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a header value as text")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_owned()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// vcrpy's response body: `{string: TEXT}` (or the text itself, or null).
 fn response_body<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    use serde_yaml_ng::Value as Yaml;
-    match Yaml::deserialize(d)? {
-        Yaml::Null => Ok(None),
-        Yaml::String(text) => Ok(Some(text)),
-        Yaml::Mapping(map) if map.len() == 1 => match map.get("string") {
-            Some(Yaml::String(text)) => Ok(Some(text.clone())),
-            Some(Yaml::Null) => Ok(None),
-            Some(_) => Err(de::Error::custom("`body.string` must be text")),
-            None => Err(de::Error::custom(
-                "a response body must be `{string: TEXT}`",
-            )),
-        },
-        _ => Err(de::Error::custom(
-            "a response body must be `{string: TEXT}`",
-        )),
+    struct ResponseBody;
+    impl<'de> Visitor<'de> for ResponseBody {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a response body as `{string: TEXT}`")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Option<String>, E> {
+            Ok(Some(text.to_owned()))
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
+            let mut text = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key != "string" {
+                    return Err(de::Error::custom(format!(
+                        "a response body must be `{{string: TEXT}}`, not `{key}`"
+                    )));
+                }
+                text = map.next_value::<Option<String>>()?;
+            }
+            Ok(text)
+        }
     }
+    d.deserialize_any(ResponseBody)
 }
