@@ -1,7 +1,8 @@
 //! The conversation and the models of the eugene agent framework: the provider-neutral
 //! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic, OpenAI-compatible,
 //! OpenAI Responses and Gemini providers with their wire codecs (feature `http`, default), the
-//! scripted [`MockProvider`], and recorded-traffic replay for tests (feature `test-utils`).
+//! scripted [`MockProvider`], recorded model traffic for your own tests ([`cassette`], feature
+//! `cassette`), and recorded-traffic replay for this crate's tests (feature `test-utils`).
 //!
 //! # What it owns, and what it must not depend on
 //!
@@ -9,6 +10,7 @@
 //! |---|---|---|
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
 //! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses, Gemini and scripted models, whole and streamed |
+//! | `cassette` (feature `cassette`) | `Cassette` | record real exchanges once (secrets redacted), replay them offline in tests |
 //!
 //! It depends on `agent-core` (tool calls, tool definitions, retries) and, with `http`, on
 //! `agent-tls` for the TLS settings. It must not depend on `agent-runtime`: the agent loop uses
@@ -24,10 +26,18 @@
 //! TLS library), `eventsource-stream` (the server-sent-events parser of the streaming APIs),
 //! `async-stream` (the provider streams written as plain loops), `bytes` (request bodies shared
 //! across retries), `fastrand` (retry jitter). Without `http` the crate compiles no HTTP or TLS
-//! crate.
+//! crate. Feature `cassette` (off by default; implies `http`) adds what only the cassettes use:
+//! `serde_yaml_ng` (the YAML of vcrpy's cassettes; the maintained fork of `serde_yaml`, whose
+//! repetition and recursion limits keep an alias bomb or a deep nesting from exhausting memory
+//! or the stack), `hyper` with `hyper-util` and `http-body-util` (the loopback replay server and
+//! recording proxy, HTTP/1 on tokio's sockets, with bodies that stream and can break off; all
+//! three already in the workspace's graph through `agent-serve`), and `tempfile` (a cassette is
+//! written beside its place and renamed into it, so it is never half written).
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "cassette")]
+pub mod cassette;
 pub mod llm;
 pub mod message;
 pub mod price;

@@ -1,24 +1,37 @@
-//! Thinking turned on, against recorded Anthropic traffic (streamed and whole) and the
-//! OpenAI-compatible request shape: the request carries the setting, thinking text arrives as its
-//! own events and never as the answer, and the thinking block goes back with its signature.
+//! Thinking turned on, against recorded Anthropic traffic (streamed and whole, replayed from
+//! pydantic-ai's cassettes through `agent_llm::cassette`) and the OpenAI-compatible request
+//! shape: the request carries the setting, thinking text arrives as its own events and never as
+//! the answer, and the thinking block goes back with its signature.
+//!
+//! The cassettes are replayed with every recorded request compared whole to the one sent (only
+//! the query is not: pydantic-ai's SDK adds `?beta=true`): eugene's requests, the follow-up
+//! that sends the thinking block back included, are the ones the real API was sent.
 
 use agent_core::ToolDefinition;
+use agent_llm::cassette::{Cassette, Matcher, ReplayServer};
 use agent_llm::{
     AnthropicProvider, CacheControl, ChatRequest, Effort, LlmProvider, Message, OpenAiProvider,
     StreamEvent, Thinking, ThinkingConfig, ToolChoice,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::server::{Reply, Server, fixture};
 use crate::{done, drain};
 
-fn cassette(name: &str) -> Value {
-    serde_yaml_ng::from_str(&fixture(name)).unwrap()
+/// The recording `name` of `fixtures/recordings`, served with every request compared whole.
+async fn replay(name: &str) -> ReplayServer {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/recordings")
+        .join(name);
+    Cassette::load(path)
+        .unwrap()
+        .serve(Matcher::new().ignore_query())
+        .await
+        .unwrap()
 }
 
-fn provider(server: &Server) -> AnthropicProvider {
-    AnthropicProvider::new("sk-test", "claude-sonnet-4-5")
-        .with_base_url(&server.url)
+fn provider(server: &ReplayServer, model: &str) -> AnthropicProvider {
+    AnthropicProvider::new("sk-test", model)
+        .with_base_url(server.base_url())
         .with_cache_control(CacheControl::none())
 }
 
@@ -26,15 +39,8 @@ const QUESTION: &str = "How do I cross the street?";
 
 #[tokio::test]
 async fn whole_answer_with_thinking_round_trips_as_recorded() {
-    let cassette = cassette("anthropic_vcr_thinking_nonstream_budget_1024_roundtrip.yaml");
-    let interaction =
-        |i: usize, part: &str| cassette["interactions"][i][part]["parsed_body"].clone();
-    let server = Server::start([
-        Reply::json(200, &interaction(0, "response")),
-        Reply::json(200, &interaction(1, "response")),
-    ])
-    .await;
-    let provider = provider(&server);
+    let server = replay("anthropic_vcr_thinking_nonstream_budget_1024_roundtrip.yaml").await;
+    let provider = provider(&server, "claude-sonnet-4-5");
     let mut transcript = vec![Message::user(QUESTION)];
     let thinking = ThinkingConfig::Budget(1024);
 
@@ -65,40 +71,26 @@ async fn whole_answer_with_thinking_round_trips_as_recorded() {
     assert!(text.starts_with("This is a straightforward question"));
     assert!(signature.starts_with("Eq8CCkYICxgCKkD"));
 
+    // The follow-up echoes the thinking block, signature and all, as the recorded one did: the
+    // replay answers it only if the whole request is the recorded one.
     transcript.push(first.message.clone());
     transcript.push(Message::user(
-        interaction(1, "request")["messages"][2]["content"][0]["text"]
-            .as_str()
-            .unwrap(),
+        "Considering the way to cross the street, analogously, how do I cross the river?",
     ));
-    provider
+    let second = provider
         .complete(&ChatRequest::new(&transcript).thinking(thinking))
         .await
-        .unwrap();
-
-    let sent = server.received();
-    let recorded = interaction(0, "request");
-    assert_eq!(sent[0].json()["thinking"], recorded["thinking"]);
-    assert_eq!(sent[0].json()["max_tokens"], recorded["max_tokens"]);
-    assert_eq!(sent[0].json()["messages"], recorded["messages"]);
-    // The follow-up echoes the thinking block, signature and all, as the recorded one did.
-    assert_eq!(
-        sent[1].json()["messages"],
-        interaction(1, "request")["messages"]
-    );
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!second.message.content.is_empty());
+    server.assert_all_used();
 }
 
 #[tokio::test]
 async fn streamed_thinking_arrives_as_thinking_deltas_not_text() {
-    let cassette = cassette("anthropic_vcr_thinking_stream_budget_1024_roundtrip.yaml");
-    let body = cassette["interactions"][0]["response"]["body"]["string"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let server = Server::start([Reply::sse(&body)]).await;
+    let server = replay("anthropic_vcr_thinking_stream_budget_1024_roundtrip.yaml").await;
     let transcript = [Message::user(QUESTION)];
     let (events, error) = drain(
-        provider(&server)
+        provider(&server, "claude-sonnet-4-0")
             .stream(&ChatRequest::new(&transcript).thinking(ThinkingConfig::Budget(1024))),
     )
     .await;
@@ -130,11 +122,8 @@ async fn streamed_thinking_arrives_as_thinking_deltas_not_text() {
     };
     assert_eq!(*kept, thinking);
     assert!(signature.starts_with("EvMCCkYICxgCKkCHP2c"));
-    let sent = server.received();
-    assert_eq!(
-        sent[0].json()["thinking"],
-        cassette["interactions"][0]["request"]["parsed_body"]["thinking"]
-    );
+    // The request, `thinking` setting and all, was the recorded one.
+    server.assert_all_used();
 }
 
 #[test]

@@ -1,0 +1,205 @@
+//! Keeping secrets out of a cassette: the headers and query parameters whose values are
+//! replaced by `[redacted]` before anything is kept, the values so removed (and any the user
+//! names) collected as [`Secrets`], and the scan that refuses a cassette in which one of them
+//! still appears.
+
+use serde_json::Value;
+
+use super::format::{Body, Interaction};
+use super::limits::{MIN_SECRET_CHARS, REDACTED};
+
+/// Headers that are always redacted, whatever their name's words.
+const SECRET_HEADERS: [&str; 10] = [
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "cookie",
+    "set-cookie",
+    // Account identifiers: not keys, but they name whose account made the recording.
+    "openai-organization",
+    "openai-project",
+    "anthropic-organization-id",
+];
+
+/// Words that make a header or query parameter secret when one of its name's words (split at
+/// `-` and `_`) is one of them: `x-goog-api-key`, `access_token`, `x-amz-security-token`, `sig`.
+const SECRET_WORDS: [&str; 11] = [
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "auth",
+    "credential",
+    "credentials",
+    "sig",
+    "signature",
+];
+
+/// Whether a header or query parameter named `name` carries a secret.
+pub(crate) fn is_secret_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SECRET_HEADERS.contains(&name.as_str())
+        || name
+            .split(['-', '_'])
+            .any(|word| SECRET_WORDS.contains(&word))
+}
+
+/// The secrets a recording must not write: each value with where it came from (never the value
+/// itself in a message).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Secrets {
+    values: Vec<(String, String)>,
+}
+
+impl Secrets {
+    /// Adds `value`, described as `source`, unless it is too short to search for or known.
+    pub(crate) fn add(&mut self, value: &str, source: impl Into<String>) {
+        let value = value.trim();
+        if value.chars().count() < MIN_SECRET_CHARS || value == REDACTED {
+            return;
+        }
+        if !self.values.iter().any(|(v, _)| v == value) {
+            self.values.push((value.to_owned(), source.into()));
+        }
+    }
+
+    /// The value of a secret header (and its parts: the credentials after `Bearer `, each
+    /// cookie's value).
+    pub(crate) fn add_header(&mut self, name: &str, value: &str) {
+        let source = format!("the value of header `{name}`");
+        self.add(value, source.clone());
+        if let Some((_scheme, credentials)) = value.trim().split_once(' ') {
+            self.add(credentials, source.clone());
+        }
+        if matches!(name, "cookie" | "set-cookie") {
+            let pairs: Vec<&str> = if name == "cookie" {
+                value.split(';').collect()
+            } else {
+                value.split(';').take(1).collect()
+            };
+            for pair in pairs {
+                if let Some((_, cookie)) = pair.split_once('=') {
+                    self.add(cookie, source.clone());
+                }
+            }
+        }
+    }
+
+    /// Where the first secret appears in `text`, if one does: the secret's source.
+    fn found_in(&self, text: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(value, _)| text.contains(value.as_str()))
+            .map(|(_, source)| source.as_str())
+    }
+
+    /// `Err` names the first secret that appears anywhere in the interactions or in the text
+    /// that would be written, and where.
+    pub(crate) fn scan(&self, interactions: &[Interaction], written: &str) -> Result<(), String> {
+        let refuse = |source: &str, place: String| {
+            Err(format!(
+                "{source} appears in {place}; a cassette must hold no secret (the key is \
+                 redacted from the headers and the query, but the API sent it back, or the \
+                 request carried it elsewhere)"
+            ))
+        };
+        for (i, interaction) in interactions.iter().enumerate() {
+            let sides = [
+                (
+                    "request",
+                    &interaction.request.headers,
+                    &interaction.request.body,
+                ),
+                (
+                    "response",
+                    &interaction.response.headers,
+                    &interaction.response.body,
+                ),
+            ];
+            if let Some(source) = self.found_in(&interaction.request.uri) {
+                return refuse(source, format!("interactions[{i}].request.uri"));
+            }
+            for (side, headers, body) in sides {
+                for (name, value) in headers {
+                    if let Some(source) = self.found_in(value).or_else(|| self.found_in(name)) {
+                        return refuse(source, format!("interactions[{i}].{side} header `{name}`"));
+                    }
+                }
+                let found = match body {
+                    Body::Empty => None,
+                    Body::Text(text) => self.found_in(text),
+                    Body::Json(value) => self.found_in_json(value),
+                };
+                if let Some(source) = found {
+                    return refuse(source, format!("interactions[{i}].{side} body"));
+                }
+            }
+        }
+        if let Some(source) = self.found_in(written) {
+            return refuse(source, "the cassette's text".into());
+        }
+        Ok(())
+    }
+
+    fn found_in_json(&self, value: &Value) -> Option<&str> {
+        match value {
+            Value::String(text) => self.found_in(text),
+            Value::Array(items) => items.iter().find_map(|v| self.found_in_json(v)),
+            Value::Object(map) => map
+                .iter()
+                .find_map(|(k, v)| self.found_in(k).or_else(|| self.found_in_json(v))),
+            _ => None,
+        }
+    }
+}
+
+/// `url` as it is recorded: the value of each secret query parameter and any password
+/// replaced by `[redacted]`, the values added to `secrets`.
+pub(crate) fn redact_url(url: &reqwest::Url, secrets: &mut Secrets) -> String {
+    let mut url = url.clone();
+    if let Some(password) = url.password() {
+        secrets.add(password, "the URL's password");
+        let _ = url.set_password(Some(REDACTED));
+    }
+    if url.query().is_some() {
+        let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+        let mut query = url.query_pairs_mut();
+        query.clear();
+        for (name, value) in pairs {
+            if is_secret_name(&name) {
+                secrets.add(&value, format!("the value of query parameter `{name}`"));
+                query.append_pair(&name, REDACTED);
+            } else {
+                query.append_pair(&name, &value);
+            }
+        }
+    }
+    url.to_string()
+}
+
+/// `headers` as they are recorded (names in lower case, secret values redacted and added to
+/// `secrets`), without those that belong to one connection.
+pub(crate) fn redact_headers(
+    headers: &hyper::HeaderMap,
+    secrets: &mut Secrets,
+    keep: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| keep(name.as_str()))
+        .map(|(name, value)| {
+            let name = name.as_str().to_owned();
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            if is_secret_name(&name) {
+                secrets.add_header(&name, &value);
+                (name, REDACTED.to_owned())
+            } else {
+                (name, value)
+            }
+        })
+        .collect()
+}
