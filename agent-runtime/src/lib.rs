@@ -9,6 +9,7 @@
 //! | [`runtime`] | [`AgentRuntime`] | the agent loop, its [`FinishReason`]s, typed results, runs paused for a person ([`RunState`]) |
 //! | [`session`](mod@session) | [`SessionStore`] | conversations and paused runs kept under an id, across processes |
 //! | [`event`] | [`AgentEvent`], [`EventSink`] | what happens during a run, as it happens |
+//! | [`trace`] | [`trace::TraceContext`] | one trace across processes, and whether content is recorded on spans |
 //!
 //! It depends on `agent-core` (skills, the registry, hooks) and `agent-llm` (messages and
 //! providers). Nothing of the skill model or the providers depends on it: standard skills never
@@ -28,6 +29,7 @@
 pub mod event;
 pub mod runtime;
 pub mod session;
+pub mod trace;
 
 pub use event::{AgentEvent, EventSink};
 pub use runtime::{
