@@ -28,6 +28,13 @@
 //!   attempt sent them), the rest are sent. So events are delivered at least once, and an event is
 //!   sent twice only when it came after the last step the failed attempt journaled and before it
 //!   died.
+//! - **One trace across attempts.** Each `run` invocation runs in a `durable_run` span, and its
+//!   first journaled step (`trace`) keeps that span's W3C `traceparent`: an attempt that replays
+//!   on another instance makes its own `durable_run` span a child of the first attempt's, so an
+//!   exporter (agent-otel) shows every attempt, and the runs and steps inside them, in one trace (a
+//!   propagated parent, not a link). The step is journaled whether or not anything traces, so
+//!   attempts with and without an exporter replay alike; an invocation journaled by a version
+//!   before this step does not replay on this one.
 //!
 //! | handler | kind | input | answer |
 //! |---|---|---|---|

@@ -11,6 +11,7 @@ use agent_runtime::{
 };
 use restate_sdk::prelude::*;
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::journal::{EventGate, StepChannel, mark, with_steps};
 use crate::outcome::{Approval, RunSummary};
@@ -31,11 +32,12 @@ pub struct AgentObject {
 
 #[restate_sdk::object(name = "Agent")]
 impl AgentObject {
-    /// Runs the agent on `goal`, continuing the session's conversation. Exclusive: a session runs
-    /// one goal at a time, and later ones queue. A run that pauses for approval waits here, inside
-    /// this invocation, for as long as it takes; the answer is the run's [`RunSummary`].
-    #[handler]
-    async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<RunSummary>> {
+    /// The `run` handler's work, inside its span.
+    async fn run_goal(
+        &self,
+        ctx: ObjectContext<'_>,
+        goal: String,
+    ) -> HandlerResult<Json<RunSummary>> {
         let mut transcript = ctx
             .get::<Json<Vec<Message>>>(TRANSCRIPT)
             .await?
@@ -73,6 +75,20 @@ impl AgentObject {
         let answer = RunSummary::from(&outcome);
         ctx.set(OUTCOME, Json(answer.clone()));
         Ok(Json(answer))
+    }
+
+    /// Runs the agent on `goal`, continuing the session's conversation. Exclusive: a session runs
+    /// one goal at a time, and later ones queue. A run that pauses for approval waits here, inside
+    /// this invocation, for as long as it takes; the answer is the run's [`RunSummary`].
+    #[handler]
+    async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<RunSummary>> {
+        let span = tracing::info_span!(
+            "durable_run",
+            "otel.name" = "durable_run Agent",
+            "restate.object.key" = ctx.key(),
+        );
+        one_trace(&ctx, &span).await?;
+        self.run_goal(ctx, goal).instrument(span).await
     }
 
     /// Sends decisions for calls the running invocation waits on, by call id:
@@ -158,6 +174,25 @@ impl AgentObject {
             None => request,
         }
     }
+}
+
+/// Keeps every attempt at an invocation in one trace: the first attempt journals the
+/// `traceparent` of its `durable_run` span, and an attempt that replays (after a crash, on
+/// another instance) makes its own span a child of that one. The step is journaled whether or
+/// not anything traces, so that attempts with and without an exporter replay alike.
+async fn one_trace(ctx: &ObjectContext<'_>, span: &tracing::Span) -> Result<(), TerminalError> {
+    let mine = agent_runtime::trace::traceparent(span);
+    let offered = mine.clone();
+    let Json(first) = ctx
+        .run(move || async move { Ok(Json(offered)) })
+        .name("trace")
+        .await?;
+    if let Some(first) = first
+        && mine.as_ref() != Some(&first)
+    {
+        agent_runtime::trace::set_parent(span, &first);
+    }
+    Ok(())
 }
 
 async fn pending_of(ctx: &SharedObjectContext<'_>) -> Result<Vec<Approval>, TerminalError> {

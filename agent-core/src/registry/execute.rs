@@ -30,24 +30,44 @@ impl Registry {
         if ctx.is_cancelled() {
             return Err(SkillError::Cancelled);
         }
+        // Named after the OpenTelemetry GenAI conventions; `otel.*` are what an OpenTelemetry
+        // exporter shows as the span's name, kind and status.
         let span = tracing::info_span!(
             "execute_tool",
+            "otel.name" = tracing::field::Empty,
+            "otel.kind" = "internal",
+            "otel.status_code" = tracing::field::Empty,
             "gen_ai.operation.name" = "execute_tool",
             "gen_ai.tool.name" = entry.definition.name.as_str(),
             "gen_ai.tool.call.id" = ctx.call_id().unwrap_or_default(),
+            "gen_ai.tool.type" = "function",
+            "error.type" = tracing::field::Empty,
         );
+        if !span.is_disabled() {
+            span.record(
+                "otel.name",
+                format!("execute_tool {}", entry.definition.name),
+            );
+        }
         let output = match start(entry, input, args, ctx, &span) {
             Ok(running) => running.await,
             Err(error) => Err(error),
         };
-        match output {
+        let output = match output {
             Err(error) if error.is_transient() => {
                 // Boxed: the retry loop's state (a backoff timer) is rare, and would otherwise
                 // grow every call's future.
                 Box::pin(self.retry(entry, args, ctx, &span, error)).await
             }
             output => output,
+        };
+        if let Err(error) = &output
+            && !span.is_disabled()
+        {
+            span.record("error.type", error_type(error));
+            span.record("otel.status_code", "ERROR");
         }
+        output
     }
 
     /// Retries a skill whose first attempt failed with `error`, a transient error, by the skill's
@@ -167,5 +187,21 @@ impl Future for Running<'_> {
             return Poll::Ready(Err(SkillError::Cancelled));
         }
         Poll::Pending
+    }
+}
+
+/// `error.type` of a failed skill call on its `execute_tool` span.
+fn error_type(error: &SkillError) -> &'static str {
+    match error {
+        SkillError::BadArgs { .. } => "bad_args",
+        SkillError::UnknownSkill { .. } => "unknown_skill",
+        SkillError::Denied(_) => "denied",
+        SkillError::ApprovalRequired(_) => "approval_required",
+        SkillError::Suspended(_) => "suspended",
+        SkillError::Safety(_) => "safety",
+        SkillError::Transient(_) => "transient",
+        SkillError::Timeout(_) => "timeout",
+        SkillError::Cancelled => "cancelled",
+        SkillError::Tool { .. } => "tool",
     }
 }

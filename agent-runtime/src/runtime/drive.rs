@@ -20,6 +20,7 @@ use super::plan::PlanMode;
 use super::reason::FinishReason;
 use super::repair;
 use super::run::Run;
+use super::spans;
 use super::state::{Next, RunState};
 use super::tree_budget::{TreeBudgets, TreeCounter};
 use crate::event::AgentEvent;
@@ -187,16 +188,9 @@ async fn step<E: Effects>(
     mut run: Run<'_, E>,
 ) -> Result<(RunState, FinishReason, Option<serde_json::Value>), AgentError> {
     let rt = run.rt;
-    let span = tracing::info_span!(
-        "invoke_agent",
-        "gen_ai.operation.name" = "invoke_agent",
-        "gen_ai.system" = rt.provider.name(),
-        "gen_ai.usage.input_tokens" = tracing::field::Empty,
-        "gen_ai.usage.output_tokens" = tracing::field::Empty,
-    );
+    let span = spans::invoke_agent(rt, &mut run.state);
     let result = run.go().instrument(span.clone()).await;
-    span.record("gen_ai.usage.input_tokens", run.state.usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", run.state.usage.output_tokens);
+    spans::agent_done(&span, &run.state, result.as_ref().err());
     result?;
     let (finish, answer) = match &run.state.next {
         Next::Done { finish, answer } => (finish.clone(), answer.clone()),

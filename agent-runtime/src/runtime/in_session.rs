@@ -7,6 +7,8 @@
 //! same pause, one claims it and the other gets [`StoreError::Conflict`](crate::StoreError) having
 //! run nothing, so an approved call runs once. A process that stops between the claim and the end
 //! of the run leaves the session without the pause (a call it approved ran at most once).
+//!
+//! The session's id is the run's `gen_ai.conversation.id` on its spans.
 
 use super::AgentRuntime;
 use super::drive;
@@ -16,6 +18,7 @@ use super::pause;
 use super::reason::FinishReason;
 use super::state::RunState;
 use crate::session::{LoadedSession, SessionRecord, SessionStore};
+use crate::trace::CONVERSATION;
 use agent_core::pending::Decision;
 use agent_llm::message::Message;
 
@@ -52,7 +55,8 @@ pub(super) async fn send(
                 None => Vec::new(),
             };
             transcript.push(Message::user(goal));
-            let outcome = drive::fresh(rt, transcript, rt.plan_mode, output).await?;
+            let run = drive::fresh(rt, transcript, rt.plan_mode, output);
+            let outcome = CONVERSATION.scope(id.to_owned(), run).await?;
             save(store, id, &outcome, version).await?;
             Ok(outcome)
         }
@@ -78,7 +82,9 @@ pub(super) async fn send(
             let active = super::handoff::active(rt, &state.handoffs)?;
             pause::decide(&mut state, decisions, &active.registry)?;
             let claimed = store.save(id, &claim, Some(version)).await?;
-            let outcome = drive::drive(rt, state, output).await?;
+            let outcome = CONVERSATION
+                .scope(id.to_owned(), drive::drive(rt, state, output))
+                .await?;
             save(store, id, &outcome, Some(claimed)).await?;
             Ok(outcome)
         }

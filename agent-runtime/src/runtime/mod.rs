@@ -102,6 +102,7 @@ mod record;
 mod repair;
 mod run;
 mod settings;
+mod spans;
 mod start;
 mod state;
 mod sub_agent;

@@ -18,6 +18,7 @@ use super::ability::{Ability, Answered, Ending};
 use super::effects::Effects;
 use super::finish;
 use super::pause;
+use super::spans;
 use super::state::{Next, RunState};
 use crate::event::AgentEvent;
 use agent_core::call::{ToolCall, ToolResult};
@@ -147,11 +148,12 @@ impl<'a, E: Effects> Run<'a, E> {
         let step = self.state.steps;
         self.turn = tracing::info_span!("turn", "agent.step" = step);
         let turn = self.turn.clone();
-        let Some(response) = self.call_model().instrument(turn).await? else {
+        let Some((response, span)) = self.call_model().instrument(turn).await? else {
             self.end_with(finish::cancelled());
             return Ok(());
         };
         let cost = self.count(response.usage, response.model.as_deref(), false);
+        spans::chat_done(&span, &response, &cost);
         self.emit(|| AgentEvent::Usage {
             step,
             usage: response.usage,
@@ -444,8 +446,11 @@ impl<'a, E: Effects> Run<'a, E> {
         }
     }
 
-    /// Calls the model; `None` when the run was cancelled meanwhile.
-    async fn call_model(&mut self) -> Result<Option<ChatResponse>, super::AgentError> {
+    /// Calls the model: its answer and the call's span, or `None` when the run was cancelled
+    /// meanwhile.
+    async fn call_model(
+        &mut self,
+    ) -> Result<Option<(ChatResponse, tracing::Span)>, super::AgentError> {
         let rt = self.rt;
         let step = self.state.steps;
         let mut definitions = rt.registry.definitions_for(self.ctx.scope());
@@ -465,25 +470,21 @@ impl<'a, E: Effects> Run<'a, E> {
         for ability in &self.abilities {
             ability.shape(&self.state, &mut request);
         }
-        let span = tracing::info_span!(
-            "chat",
-            "gen_ai.operation.name" = "chat",
-            "gen_ai.system" = rt.provider.name(),
-            "gen_ai.usage.input_tokens" = tracing::field::Empty,
-            "gen_ai.usage.output_tokens" = tracing::field::Empty,
-        );
+        let span = spans::chat(rt, &request);
         let call = self.effects.model(step, &request).instrument(span.clone());
         let response = tokio::select! {
             biased;
             _ = rt.cancellation.cancelled() => return Ok(None),
             response = call => match response {
                 Err(_) if rt.cancellation.is_cancelled() => return Ok(None),
-                response => response?,
+                Err(error) => {
+                    spans::failed(&span, &error);
+                    return Err(error);
+                }
+                Ok(response) => response,
             },
         };
-        span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
-        Ok(Some(response))
+        Ok(Some((response, span)))
     }
 
     /// Compacts the transcript when it is over its limit; `Some` when it cannot be kept under, or

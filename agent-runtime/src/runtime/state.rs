@@ -90,6 +90,11 @@ pub struct RunState {
     /// The last step already had its `TurnFinished` (the run paused after it).
     #[serde(default)]
     pub(crate) turn_closed: bool,
+    /// The W3C `traceparent` of the run's first `invoke_agent` span, when a
+    /// [`TraceContext`](crate::trace::TraceContext) is installed: a run resumed elsewhere makes
+    /// its span a child of it, so the whole run is one trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) trace_parent: Option<String>,
     pub(crate) next: Next,
 }
 
@@ -154,6 +159,7 @@ impl RunState {
             last_input: 0,
             output: None,
             turn_closed: false,
+            trace_parent: None,
             next: Next::Model,
         }
     }
