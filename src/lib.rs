@@ -7,7 +7,8 @@
 //!
 //! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
 //! (default) sessions kept in a file, `mcp` the `mcp` module, `a2a` the `a2a` module, `code` the `code`
-//! module (code mode), `restate` the `restate` module.
+//! module (code mode), `restate` the `restate` module, `eval` the `eval` module (evals),
+//! `cassette` the `cassette` module (recorded model traffic for tests).
 //! A crate that only defines skills can depend on `agent-core` alone instead: no providers, no
 //! loop, no HTTP/TLS or storage crate.
 
@@ -36,6 +37,11 @@ pub use agent_code as code;
 /// Durable runs on Restate (`agent-restate`), with the `restate` feature.
 #[cfg(feature = "restate")]
 pub use agent_restate as restate;
+
+/// Evals: datasets of cases run against an agent, pass rates, cost and latency, JUnit XML and
+/// comparisons (`agent-eval`, cargo feature `eval`).
+#[cfg(feature = "eval")]
+pub use agent_eval as eval;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
