@@ -146,6 +146,7 @@ mod error;
 mod format;
 mod limits;
 mod matching;
+mod read;
 mod record;
 mod redact;
 mod replay;
