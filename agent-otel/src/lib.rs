@@ -8,7 +8,7 @@
 
 mod context;
 mod error;
-mod limit;
+mod normalize;
 mod pipeline;
 mod settings;
 mod watch;

@@ -18,7 +18,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::context::W3cTraceContext;
-use crate::limit::Bounded;
+use crate::normalize::Normalized;
 use crate::watch::{ExportStats, Watch, Watched};
 use crate::{OtelError, Otlp, Protocol, Resolved};
 
@@ -160,7 +160,7 @@ impl Otlp {
             .with_batch_config(BatchConfigBuilder::default().build())
             .build();
         let provider = SdkTracerProvider::builder()
-            .with_span_processor(Bounded::new(batches, resolved.value_limit))
+            .with_span_processor(Normalized::new(batches, resolved.value_limit))
             .with_resource(self.resource())
             .build();
         let tracer = provider.tracer_with_scope(

@@ -260,7 +260,12 @@ fn protocol_from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Protocol, O
 
 /// The URL spans go to: `raw` checked (http or https, a host, no user or fragment), and over HTTP
 /// a `base` URL's `/v1/traces` added.
-fn endpoint_url(raw: &str, from: &str, protocol: Protocol, base: bool) -> Result<String, OtelError> {
+fn endpoint_url(
+    raw: &str,
+    from: &str,
+    protocol: Protocol,
+    base: bool,
+) -> Result<String, OtelError> {
     let bad = |reason: String| OtelError::Endpoint {
         from: from.to_owned(),
         value: raw.to_owned(),
@@ -355,11 +360,7 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        otlp.resolve_with(&move |name| {
-            vars.iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        })
+        otlp.resolve_with(&move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
     }
 
     #[test]
@@ -387,7 +388,10 @@ mod tests {
             Otlp::from_env(),
             &[
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://ignored:1"),
-                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://c.example/ingest"),
+                (
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                    "https://c.example/ingest",
+                ),
             ],
         )
         .unwrap();
@@ -433,7 +437,8 @@ mod tests {
 
     #[test]
     fn bad_settings_name_where_they_came_from() {
-        let cases: &[(Otlp, &[(&str, &str)], &str)] = &[
+        type Case = (Otlp, &'static [(&'static str, &'static str)], &'static str);
+        let cases: &[Case] = &[
             (
                 Otlp::from_env(),
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318")],
@@ -444,7 +449,11 @@ mod tests {
                 &[],
                 "Otlp::endpoint",
             ),
-            (Otlp::from_env().endpoint("not a url"), &[], "Otlp::endpoint"),
+            (
+                Otlp::from_env().endpoint("not a url"),
+                &[],
+                "Otlp::endpoint",
+            ),
             (
                 Otlp::from_env(),
                 &[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://u:p@host:1")],
@@ -473,7 +482,10 @@ mod tests {
         ];
         for (otlp, vars, named) in cases {
             let error = resolve(otlp.clone(), vars).expect_err(named);
-            assert!(error.to_string().contains(named), "{error} should name {named}");
+            assert!(
+                error.to_string().contains(named),
+                "{error} should name {named}"
+            );
         }
         let tls = resolve(
             Otlp::from_env()

@@ -2,8 +2,8 @@
 //! by path: [`server`], a real HTTP/1.1 server on loopback that answers with scripted replies and
 //! records what it received, and [`server::fixture`], the recorded wire traffic kept in
 //! `fixtures/recordings` (see its README for where each recording came from); and [`provision`],
-//! the outside programs some tests need (Python's `mcp` package, npm packages), installed on first
-//! use; and [`traced`], for reading `tracing` events and spans.
+//! the outside programs some tests need (Python's `mcp` package, Arize Phoenix, npm packages),
+//! installed on first use; and [`traced`], for reading `tracing` events and spans.
 
 pub mod provision;
 pub mod server;

@@ -63,6 +63,47 @@ pub fn python_with_a2a(target_tmp: &str) -> PathBuf {
 /// What [`python_with_a2a`] installs (and `.ci/run` too).
 pub const A2A_PACKAGES: [&str; 2] = ["a2a-sdk[http-server]==1.3.0", "uvicorn==0.55.0"];
 
+/// What [`phoenix`] installs (and `.ci/run` too): Arize Phoenix, an OpenTelemetry receiver with
+/// a REST API to read spans back (agent-otel's tests).
+pub const PHOENIX_PACKAGE: &str = "arize-phoenix==20.26.1";
+
+/// The virtual environment [`phoenix`] installs [`PHOENIX_PACKAGE`] into, the one `.ci/run` makes.
+pub const PHOENIX_VENV: &str = "/tmp/agent-otel-venv";
+
+/// The `phoenix` program of the PyPI package `arize-phoenix` (pinned): `AGENT_PHOENIX_BIN` if set
+/// (CI sets it), else the one in [`PHOENIX_VENV`], made or brought to the pinned version once per
+/// test process (`pip install` does nothing when it is there already).
+pub fn phoenix() -> PathBuf {
+    if let Some(program) = std::env::var_os("AGENT_PHOENIX_BIN") {
+        return PathBuf::from(program);
+    }
+    static PHOENIX: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let made = PHOENIX.get_or_init(|| {
+        let venv = Path::new(PHOENIX_VENV);
+        if !venv.join("bin/pip").exists() {
+            run(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+        }
+        run(Command::new(venv.join("bin/pip")).args(["install", "--quiet", PHOENIX_PACKAGE]))?;
+        let program = venv.join("bin/phoenix");
+        if program.exists() {
+            Ok(program)
+        } else {
+            Err(format!(
+                "{} is missing after the install",
+                program.display()
+            ))
+        }
+    });
+    match made {
+        Ok(program) => program.clone(),
+        Err(why) => panic!(
+            "this test needs Arize Phoenix and could not install it ({why}). Install it by hand: \
+             python3 -m venv {PHOENIX_VENV} && {PHOENIX_VENV}/bin/pip install {PHOENIX_PACKAGE}, \
+             then set AGENT_PHOENIX_BIN={PHOENIX_VENV}/bin/phoenix"
+        ),
+    }
+}
+
 /// A program from an npm package: `env` if set, else `package` installed once with npm into
 /// `target_tmp`, and `bin` (a path inside its `node_modules`) returned.
 pub fn npm_program(target_tmp: &str, env: &str, package: &str, bin: &str) -> PathBuf {
