@@ -8,7 +8,8 @@
 //! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
 //! (default) sessions kept in a file, `mcp` the `mcp` module, `a2a` the `a2a` module, `code` the `code`
 //! module (code mode), `restate` the `restate` module, `eval` the `eval` module (evals),
-//! `cassette` the `cassette` module (recorded model traffic for tests).
+//! `cassette` the `cassette` module (recorded model traffic for tests), `otel` the `otel` module
+//! (OpenTelemetry export of the runs' spans).
 //! A crate that only defines skills can depend on `agent-core` alone instead: no providers, no
 //! loop, no HTTP/TLS or storage crate.
 
@@ -42,6 +43,12 @@ pub use agent_restate as restate;
 /// comparisons (`agent-eval`, cargo feature `eval`).
 #[cfg(feature = "eval")]
 pub use agent_eval as eval;
+
+/// OpenTelemetry: the runs' `invoke_agent`, `chat` and `execute_tool` spans (the GenAI semantic
+/// conventions) exported over OTLP, HTTP or gRPC, set up in one call (`agent-otel`, cargo feature
+/// `otel`).
+#[cfg(feature = "otel")]
+pub use agent_otel as otel;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

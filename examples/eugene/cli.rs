@@ -30,6 +30,11 @@ Environment:
   AGENT_MODEL          the model, unless --model (default: claude-sonnet-4-5, gpt-4.1,
                        gemini-2.5-flash, llama3.2)
   NO_COLOR             set and not empty: no colours (also --color never)
+  OTEL_EXPORTER_OTLP_ENDPOINT  with --otlp and no ENDPOINT: the collector (default
+                       http://localhost:4318); OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends over gRPC
+                       (default port 4317); OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME
+                       (default eugene) and the other OTEL_* variables apply too
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT  true: as --otlp-content
 
 Exit statuses:
   0    answered (in --plan mode: the plan is ready); interactive mode: input ended
@@ -191,6 +196,18 @@ pub struct Args {
     /// events. The same as RUST_LOG=agent_llm::wire=debug (or =trace) in a program of your own.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Export the run's spans (invoke_agent, chat, execute_tool: the OpenTelemetry GenAI
+    /// conventions) to an OpenTelemetry collector over OTLP: to ENDPOINT (--otlp=URL, the
+    /// collector's base URL), else where OTEL_EXPORTER_OTLP_ENDPOINT says, else
+    /// http://localhost:4318. A collector that cannot be reached costs one warning on stderr,
+    /// and waiting at most 5 s at the end for the last spans; a bad URL is a usage error.
+    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, require_equals = true,
+          default_missing_value = "")]
+    pub otlp: Option<String>,
+    /// With --otlp: record prompts, answers and tool calls on the spans (sensitive: off by
+    /// default).
+    #[arg(long, requires = "otlp")]
+    pub otlp_content: bool,
     /// When to colour stderr: auto (on a terminal, unless NO_COLOR), always, never.
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,

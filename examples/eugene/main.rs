@@ -68,9 +68,14 @@ fn main() {
         std::process::exit(block_on(eval::main()).code());
     }
     let args = Args::parse_checked();
-    show_the_wire(args.verbose);
+    let export = match observe(&args) {
+        Ok(export) => export,
+        Err(exit) => std::process::exit(exit.code()),
+    };
     let exit = block_on(run(args));
     let _ = std::io::stdout().flush();
+    // The last spans go out now, waiting at most the guard's bound (exit runs no destructors).
+    drop(export);
     // Not returning: the thread that reads stdin may be blocked in a read.
     std::process::exit(exit.code());
 }
@@ -95,23 +100,51 @@ fn block_on(work: impl std::future::Future<Output = Exit>) -> Exit {
 }
 
 /// `-v`/`-vv`: the wire's `tracing` events (and every warning, retries among them) on stderr,
-/// at `debug` or `trace`. Without the flag, no subscriber: nothing is formatted.
-fn show_the_wire(verbose: u8) {
+/// at `debug` or `trace`; `--otlp`: the run's spans exported to an OpenTelemetry collector, and
+/// the exporter's one warning on stderr. Without either, no subscriber: nothing is formatted.
+/// A bad `--otlp` setting is a usage error (exit status 2).
+fn observe(args: &Args) -> Result<Option<agent_otel::OtlpGuard>, Exit> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::SubscriberExt;
-    let level = match verbose {
-        0 => return,
-        1 => tracing::Level::DEBUG,
-        _ => tracing::Level::TRACE,
+    let shown = match args.verbose {
+        0 if args.otlp.is_none() => return Ok(None),
+        // The exporter's warning (a collector that cannot be reached), nothing else.
+        0 => Targets::new().with_target("agent_otel", LevelFilter::WARN),
+        verbose => Targets::new()
+            .with_default(LevelFilter::WARN)
+            .with_target(eugene::WIRE, match verbose {
+                1 => LevelFilter::DEBUG,
+                _ => LevelFilter::TRACE,
+            }),
     };
-    let filter = tracing_subscriber::filter::Targets::new()
-        .with_default(tracing::Level::WARN)
-        .with_target(eugene::WIRE, level);
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(false);
+        .with_ansi(false)
+        .with_filter(shown);
+    let (otel, guard) = match &args.otlp {
+        None => (None, None),
+        Some(endpoint) => {
+            let mut otlp = agent_otel::Otlp::from_env().service_name("eugene");
+            if !endpoint.is_empty() {
+                otlp = otlp.endpoint(endpoint);
+            }
+            if args.otlp_content {
+                otlp = otlp.record_content(true);
+            }
+            match otlp.layer() {
+                Ok((layer, guard)) => (Some(layer), Some(guard)),
+                Err(error) => {
+                    eprintln!("eugene: --otlp: {error}");
+                    return Err(Exit::Config);
+                }
+            }
+        }
+    };
     let _ = tracing::subscriber::set_global_default(
-        tracing_subscriber::registry().with(stderr).with(filter),
+        tracing_subscriber::registry().with(otel).with(stderr),
     );
+    Ok(guard)
 }
 
 /// After this many calls in a row were denied permission, the question ends (exit status 7).
