@@ -392,6 +392,8 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
         "--verbose",
         "--color",
         "--require-tool[=<NAME>]",
+        "--otlp[=<ENDPOINT>]",
+        "--otlp-content",
         "--help",
         "--version",
     ] {
@@ -409,6 +411,8 @@ fn help_lists_every_flag_the_environment_the_provider_order_and_the_exit_statuse
         "OLLAMA_HOST",
         "AGENT_MODEL",
         "NO_COLOR",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
     ] {
         assert!(help.contains(variable), "{variable} missing from:\n{help}");
     }

@@ -111,12 +111,13 @@ fn observe(args: &Args) -> Result<Option<agent_otel::OtlpGuard>, Exit> {
         0 if args.otlp.is_none() => return Ok(None),
         // The exporter's warning (a collector that cannot be reached), nothing else.
         0 => Targets::new().with_target("agent_otel", LevelFilter::WARN),
-        verbose => Targets::new()
-            .with_default(LevelFilter::WARN)
-            .with_target(eugene::WIRE, match verbose {
+        verbose => Targets::new().with_default(LevelFilter::WARN).with_target(
+            eugene::WIRE,
+            match verbose {
                 1 => LevelFilter::DEBUG,
                 _ => LevelFilter::TRACE,
-            }),
+            },
+        ),
     };
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)

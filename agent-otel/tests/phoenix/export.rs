@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::agent::{ANSWER, GOAL, SESSION, SYSTEM};
 use crate::child::Scenario;
-use crate::receiver::{Span, phoenix};
+use test_support::phoenix::Span;
+
+use crate::phoenix;
 
 /// The spans of the scripted tree run (`agent::tree`): two `invoke_agent`, four `turn`, four
 /// `chat`, three `execute_tool`.

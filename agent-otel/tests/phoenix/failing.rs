@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::agent::ANSWER;
 use crate::child::{Ran, Scenario};
-use crate::receiver::free_port;
+use test_support::phoenix::free_port;
 
 /// A loopback port that accepts connections and never answers them, until dropped.
 struct Silent {

@@ -1,5 +1,5 @@
 //! agent-otel against a real OTLP receiver: Arize Phoenix (`phoenix serve`, PyPI `arize-phoenix`),
-//! started by this binary on free loopback ports ([`receiver`]). Each scenario runs in a process of
+//! started by this binary on free loopback ports (`test_support::phoenix`). Each scenario runs in a process of
 //! its own ([`child`]) that installs the exporter, runs a scripted agent ([`agent`]) and shuts the
 //! export down; the test then reads the spans back through Phoenix's REST API and checks their
 //! names, parents and attributes.
@@ -16,6 +16,10 @@ mod agent;
 mod child;
 mod export;
 mod failing;
-mod receiver;
 mod resume;
 mod settings;
+
+/// The receiver this binary shares ([`test_support::phoenix::phoenix`]).
+fn phoenix() -> &'static test_support::phoenix::Phoenix {
+    test_support::phoenix::phoenix(env!("CARGO_TARGET_TMPDIR"))
+}

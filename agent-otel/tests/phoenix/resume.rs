@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::child::Scenario;
-use crate::receiver::phoenix;
+use crate::phoenix;
 
 #[test]
 fn a_run_paused_in_one_process_and_approved_in_another_is_one_trace() {

@@ -44,7 +44,10 @@ fn bad_settings_fail_at_install_naming_them_and_set_nothing_up() {
 #[test]
 fn a_second_install_is_refused() {
     let ran = Scenario::new("twice")
-        .endpoint(format!("http://127.0.0.1:{}", crate::receiver::free_port()))
+        .endpoint(format!(
+            "http://127.0.0.1:{}",
+            test_support::phoenix::free_port()
+        ))
         .run();
     let second = ran.report["second_install"].as_str().unwrap();
     assert!(second.contains("already set"), "{second}");

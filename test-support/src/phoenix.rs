@@ -1,6 +1,8 @@
-//! Arize Phoenix as the OTLP receiver: `phoenix serve` started once per test binary on free
-//! loopback ports with a working directory of its own, and its REST API
-//! (`GET /v1/projects/{project}/spans/otlpv1`) to read the spans back.
+//! Arize Phoenix as a real OTLP receiver for tests: `phoenix serve` ([`crate::provision::phoenix`])
+//! started once per test binary on free loopback ports with a working directory of its own under
+//! the test target's directory, and its REST API (`GET /v1/projects/{project}/spans/otlpv1`) to
+//! read the spans back. Phoenix files spans under the resource attribute
+//! `openinference.project.name`: give each scenario a project of its own.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -23,19 +25,21 @@ const READY_WITHIN: Duration = Duration::from_secs(180);
 /// ingests through a queue).
 const SPANS_WITHIN: Duration = Duration::from_secs(60);
 
-/// The shared receiver, started on first use. It is stopped when the test process ends:
+/// The shared receiver, started on first use (it fails the test, with the end of Phoenix's log,
+/// when Phoenix does not come up). It is stopped when the test process ends:
 /// `PR_SET_PDEATHSIG` kills it when the thread that started it ends, and that thread lives as
 /// long as the process.
-pub fn phoenix() -> &'static Phoenix {
+/// `target_tmp` is the test's `env!("CARGO_TARGET_TMPDIR")`, where Phoenix keeps its database.
+pub fn phoenix(target_tmp: &str) -> &'static Phoenix {
     static PHOENIX: OnceLock<Phoenix> = OnceLock::new();
-    PHOENIX.get_or_init(start)
+    PHOENIX.get_or_init(|| start(target_tmp))
 }
 
-fn start() -> Phoenix {
-    let program = test_support::provision::phoenix();
+fn start(target_tmp: &str) -> Phoenix {
+    let program = crate::provision::phoenix();
     let http_port = free_port();
     let grpc_port = free_port();
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("phoenix");
+    let work = PathBuf::from(target_tmp).join("phoenix");
     // A fresh database each run: no project of an earlier run is seen.
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
@@ -172,18 +176,22 @@ impl Phoenix {
 pub struct Span(pub Value);
 
 impl Span {
+    /// Its name.
     pub fn name(&self) -> &str {
         self.0["name"].as_str().unwrap()
     }
 
+    /// Its trace id, 32 hex digits.
     pub fn trace_id(&self) -> &str {
         self.0["trace_id"].as_str().unwrap()
     }
 
+    /// Its span id, 16 hex digits.
     pub fn span_id(&self) -> &str {
         self.0["span_id"].as_str().unwrap()
     }
 
+    /// Its parent's span id; `None` for a root.
     pub fn parent_id(&self) -> Option<&str> {
         self.0["parent_span_id"].as_str().filter(|p| !p.is_empty())
     }
