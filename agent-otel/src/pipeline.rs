@@ -312,3 +312,37 @@ impl Drop for IoThread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing::Level;
+
+    #[test]
+    fn the_exporter_the_http_stack_and_the_wire_are_never_traced() {
+        let targets = traced_targets();
+        for target in [
+            "agent_otel",
+            "opentelemetry_sdk::trace",
+            "opentelemetry_otlp",
+            "hyper_util::client",
+            "h2::codec",
+            "tonic::transport",
+            "tower::buffer",
+            "reqwest::connect",
+            "agent_llm::wire",
+        ] {
+            assert!(!targets.would_enable(target, &Level::ERROR), "{target}");
+        }
+        // The GenAI spans are: INFO and above, from the runtime, the registry and programs.
+        for target in [
+            "agent_runtime::runtime::spans",
+            "agent_core::registry::execute",
+            "agent_llm::llm",
+            "my_app",
+        ] {
+            assert!(targets.would_enable(target, &Level::INFO), "{target}");
+            assert!(!targets.would_enable(target, &Level::DEBUG), "{target}");
+        }
+    }
+}

@@ -30,6 +30,10 @@
 //! pass rates, tokens, cost and latency; `eval` is a subcommand only as the first argument
 //! ([`eval`]).
 //!
+//! With `--otlp` the run's spans (`invoke_agent`, `chat`, `execute_tool`) go to an OpenTelemetry
+//! collector (agent-otel): `--otlp=URL`, else `OTEL_EXPORTER_OTLP_ENDPOINT`, else
+//! `http://localhost:4318`; `--otlp-content` records the prompts and answers on them too.
+//!
 //! With `--session NAME` the conversation is kept outside the workspace (`sessions::store_path`) and each
 //! question continues it. Without a terminal, a call that needs permission then pauses the run
 //! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
