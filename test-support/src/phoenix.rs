@@ -39,8 +39,18 @@ fn start(target_tmp: &str) -> Phoenix {
     let program = crate::provision::phoenix();
     let http_port = free_port();
     let grpc_port = free_port();
-    let work = PathBuf::from(target_tmp).join("phoenix");
-    // A fresh database each run: no project of an earlier run is seen.
+    // A fresh database for each test process (no project of an earlier run is seen), in a
+    // folder named by its pid; those of processes that are gone are removed.
+    let all = PathBuf::from(target_tmp).join("phoenix");
+    if let Ok(entries) = std::fs::read_dir(&all) {
+        for entry in entries.flatten() {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if !std::path::Path::new("/proc").join(&pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let work = all.join(std::process::id().to_string());
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let log = work.join("phoenix.log");
@@ -140,7 +150,7 @@ impl Phoenix {
     }
 
     /// The spans of `project` once there are at least `at_least` of them, read through the REST
-    /// API; fails after [`SPANS_WITHIN`] with what there was.
+    /// API; fails after 60 s with what there was.
     pub fn spans(&self, project: &str, at_least: usize) -> Vec<Span> {
         let url = format!(
             "{}/v1/projects/{project}/spans/otlpv1?limit=1000",
