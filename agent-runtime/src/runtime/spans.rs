@@ -79,8 +79,8 @@ pub(super) fn agent_done(span: &Span, state: &RunState, error: Option<&AgentErro
         return;
     }
     let usage = &state.usage;
-    span.record("gen_ai.usage.input_tokens", input_tokens(usage));
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    span.record("gen_ai.usage.input_tokens", count(input_tokens(usage)));
+    span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
     record_cost(span, &state.cost);
     if let Some(error) = error {
         failed(span, error);
@@ -97,7 +97,7 @@ pub(super) fn chat(rt: &AgentRuntime, request: &ChatRequest<'_>) -> Span {
         "gen_ai.operation.name" = "chat",
         "gen_ai.provider.name" = provider_name(rt.provider.name()),
         "gen_ai.request.model" = rt.provider.model(),
-        "gen_ai.request.max_tokens" = request.max_tokens,
+        "gen_ai.request.max_tokens" = i64::from(request.max_tokens),
         "gen_ai.request.temperature" = request.temperature.map(f64::from),
         "gen_ai.response.model" = Empty,
         "gen_ai.response.id" = Empty,
@@ -154,20 +154,20 @@ pub(super) fn chat_done(span: &Span, response: &ChatResponse, cost: &Cost) {
         serde_json::json!([reason]).to_string(),
     );
     let usage = &response.usage;
-    span.record("gen_ai.usage.input_tokens", input_tokens(usage));
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    span.record("gen_ai.usage.input_tokens", count(input_tokens(usage)));
+    span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
     span.record(
         "gen_ai.usage.cache_read.input_tokens",
-        usage.cache_read_tokens,
+        count(usage.cache_read_tokens),
     );
     span.record(
         "gen_ai.usage.cache_creation.input_tokens",
-        usage.cache_write_tokens,
+        count(usage.cache_write_tokens),
     );
     if usage.reasoning_tokens > 0 {
         span.record(
             "gen_ai.usage.reasoning.output_tokens",
-            usage.reasoning_tokens,
+            count(usage.reasoning_tokens),
         );
     }
     record_cost(span, cost);
@@ -194,6 +194,12 @@ pub(super) fn failed(span: &Span, error: &AgentError) {
     };
     span.record("error.type", kind);
     span.record("otel.status_code", "ERROR");
+}
+
+/// A token count as a signed integer: exporters send `u64` fields as text, the conventions want
+/// an int.
+fn count(tokens: u64) -> i64 {
+    i64::try_from(tokens).unwrap_or(i64::MAX)
 }
 
 /// Input tokens as the conventions count them: every token of the prompt, cached or not.
