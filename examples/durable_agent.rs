@@ -25,7 +25,9 @@
 //! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
 //! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
 //! process in the middle of a batch of calls (the tests do). `--typed` makes every run end with a
-//! `Summary` (`{"written": [...], "summary": "..."}`), in the outcome's `output`.
+//! `Summary` (`{"written": [...], "summary": "..."}`), in the outcome's `output`. With
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` set, the runs' spans are exported there over OTLP (agent-otel,
+//! read from the standard `OTEL_*` variables).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -190,6 +192,14 @@ fn ask_if_destructive(name: &str, metadata: &SkillMetadata) -> Permission {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set, the runs' spans go to that collector (agent-otel):
+    // every attempt at an invocation, on this instance or another, in one trace.
+    let _otel = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").map(|_| {
+        agent_otel::Otlp::from_env()
+            .service_name("durable_agent")
+            .install()
+            .unwrap_or_else(|error| panic!("durable_agent: OpenTelemetry export: {error}"))
+    });
     let provider = provider();
     let mut context = SkillContext::new(&args.workspace);
     if let Some(name) = &args.hold {

@@ -29,12 +29,15 @@
 //!   sent twice only when it came after the last step the failed attempt journaled and before it
 //!   died.
 //! - **One trace across attempts.** Each `run` invocation runs in a `durable_run` span, and its
-//!   first journaled step (`trace`) keeps that span's W3C `traceparent`: an attempt that replays
-//!   on another instance makes its own `durable_run` span a child of the first attempt's, so an
-//!   exporter (agent-otel) shows every attempt, and the runs and steps inside them, in one trace (a
-//!   propagated parent, not a link). The step is journaled whether or not anything traces, so
-//!   attempts with and without an exporter replay alike; an invocation journaled by a version
-//!   before this step does not replay on this one.
+//!   first journaled step (`trace`) keeps the W3C `traceparent` of the span the first attempt
+//!   was called in (the Restate SDK's): an attempt that replays on another instance makes its
+//!   own `durable_run` span a child of it, so an exporter (agent-otel) shows every attempt, and
+//!   the runs and steps inside them, in one trace (a propagated parent, not a link); only the
+//!   SDK's own span around a replaying attempt, opened before the journal is read, stays a root
+//!   of its own. The step is journaled whether or not anything traces, so attempts with and
+//!   without an exporter replay alike; an invocation journaled by a version before this step
+//!   does not replay on this one. Tested with a real Phoenix and a killed instance
+//!   (`tests/durable/traces.rs`).
 //!
 //! | handler | kind | input | answer |
 //! |---|---|---|---|

@@ -82,12 +82,15 @@ impl AgentObject {
     /// this invocation, for as long as it takes; the answer is the run's [`RunSummary`].
     #[handler]
     async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<RunSummary>> {
+        let first = first_attempt(&ctx).await?;
         let span = tracing::info_span!(
             "durable_run",
             "otel.name" = "durable_run Agent",
             "restate.object.key" = ctx.key(),
         );
-        one_trace(&ctx, &span).await?;
+        if let Some(first) = first {
+            agent_runtime::trace::set_parent(&span, &first);
+        }
         self.run_goal(ctx, goal).instrument(span).await
     }
 
@@ -176,23 +179,21 @@ impl AgentObject {
     }
 }
 
-/// Keeps every attempt at an invocation in one trace: the first attempt journals the
-/// `traceparent` of its `durable_run` span, and an attempt that replays (after a crash, on
-/// another instance) makes its own span a child of that one. The step is journaled whether or
-/// not anything traces, so that attempts with and without an exporter replay alike.
-async fn one_trace(ctx: &ObjectContext<'_>, span: &tracing::Span) -> Result<(), TerminalError> {
-    let mine = agent_runtime::trace::traceparent(span);
-    let offered = mine.clone();
+/// The trace context every attempt at an invocation runs its `durable_run` span under, so that
+/// all attempts are one trace: the first attempt journals the `traceparent` of the span it
+/// was called in (the Restate SDK's), and an attempt that replays (after a crash, on another
+/// instance) reads it back. The step is journaled whether or not anything traces, so that
+/// attempts with and without an exporter replay alike.
+///
+/// The context is read from the span the handler runs in, not from `durable_run` itself: a
+/// span whose context was read cannot be given another parent afterwards.
+async fn first_attempt(ctx: &ObjectContext<'_>) -> Result<Option<String>, TerminalError> {
+    let mine = agent_runtime::trace::traceparent(&tracing::Span::current());
     let Json(first) = ctx
-        .run(move || async move { Ok(Json(offered)) })
+        .run(move || async move { Ok(Json(mine)) })
         .name("trace")
         .await?;
-    if let Some(first) = first
-        && mine.as_ref() != Some(&first)
-    {
-        agent_runtime::trace::set_parent(span, &first);
-    }
-    Ok(())
+    Ok(first)
 }
 
 async fn pending_of(ctx: &SharedObjectContext<'_>) -> Result<Vec<Approval>, TerminalError> {

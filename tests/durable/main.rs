@@ -6,9 +6,11 @@
 //!
 //! `restate-server` comes from npm (`@restatedev/restate-server`, 1.7): `.ci/run` installs it
 //! under `target/restate-server`, or `RESTATE_SERVER_BIN` names a binary. Without one these tests
-//! fail, saying how to install it.
+//! fail, saying how to install it. `traces.rs` exports to Arize Phoenix too
+//! (`test_support::phoenix`; `.ci/run` installs it, `AGENT_PHOENIX_BIN` names it).
 
 mod approvals;
 mod crashes;
 mod sessions;
 mod support;
+mod traces;

@@ -231,8 +231,21 @@ pub(crate) async fn service_with(
     hold: Option<&str>,
     flags: &[&str],
 ) -> Process {
+    service_in(port, work, llm, hold, flags, &[]).await
+}
+
+/// [`service_with`], with these variables in the service's environment.
+pub(crate) async fn service_in(
+    port: u16,
+    work: &Path,
+    llm: &str,
+    hold: Option<&str>,
+    flags: &[&str],
+    env: &[(&str, String)],
+) -> Process {
     let mut command = Command::new(example());
     command.args(flags);
+    command.envs(env.iter().map(|(k, v)| (k, v)));
     command
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .arg("--workspace")
