@@ -48,17 +48,30 @@
 //!   (same workspace, extensions and cancellation token). A client cancelling a request drops
 //!   the running call.
 
+pub mod ask_client;
 mod handler;
 mod output;
+pub mod prompts;
+pub mod resources;
+
+pub use ask_client::{
+    ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, SampleAnswer, SampleRequest,
+    client_of,
+};
 
 pub use output::{RESULT_KEY, mcp_output_schema, to_call_tool_result, to_call_tool_result_for};
+pub use prompts::{MAX_PROMPT_ARGUMENT_BYTES, PromptArg, PromptArgs};
+pub use resources::{MAX_RESOURCE_BYTES, SKILL_SCHEME};
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::{CurrentRegistry, Registry, RunScope, SkillContext, ToolCall, ToolResult};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolResult, Implementation, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, Implementation, Prompt, PromptMessage, Resource, Tool, ToolAnnotations,
+};
 use rmcp::transport::StreamableHttpServerConfig;
 use serde_json::{Map, Value};
 use tokio::net::ToSocketAddrs;
@@ -69,7 +82,7 @@ use crate::http_settings::HttpSettings;
 /// The path the streamable-HTTP endpoint answers on: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
 
-/// An MCP server over a [`Registry`]: an rmcp [`ServerHandler`] whose tools are the registry's
+/// An MCP server over a [`Registry`]: an rmcp [`ServerHandler`](rmcp::ServerHandler) whose tools are the registry's
 /// skills. See the [module docs](self) for what it answers.
 ///
 /// One value serves one connection ([`McpServer::serve_stdio`], or rmcp's
@@ -92,6 +105,8 @@ pub struct McpServer {
     pub(crate) ctx: SkillContext,
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
+    pub(crate) client_request_timeout: Duration,
+    pub(crate) prompts: prompts::Prompts,
     pub(crate) http_config: StreamableHttpServerConfig,
     pub(crate) http: HttpSettings,
 }
@@ -106,6 +121,8 @@ impl McpServer {
             registry,
             info: Implementation::new("eugene", env!("CARGO_PKG_VERSION")),
             instructions: None,
+            client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
+            prompts: prompts::Prompts::default(),
             http_config: StreamableHttpServerConfig::default(),
             http: HttpSettings::default(),
         }
@@ -133,6 +150,15 @@ impl McpServer {
         self
     }
 
+    /// How long a skill waits for the client to answer an elicitation or a sampling request
+    /// ([`client_of`]); [`DEFAULT_CLIENT_REQUEST_TIMEOUT`] unless set. Past it the skill gets
+    /// [`SkillError::Timeout`](agent_core::SkillError::Timeout) and the client
+    /// `notifications/cancelled`.
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.client_request_timeout = timeout;
+        self
+    }
+
     /// rmcp's settings for [`McpServer::serve_http`]. The default accepts only loopback `Host`
     /// headers (`localhost`, `127.0.0.1`, `::1`), against DNS rebinding; a server reached under
     /// another name must list it with `StreamableHttpServerConfig::with_allowed_hosts`. Its
@@ -143,6 +169,37 @@ impl McpServer {
     pub fn http_config(mut self, config: StreamableHttpServerConfig) -> Self {
         self.http_config = config;
         self
+    }
+
+    /// Serves a prompt template: `prompts/list` shows `name`, `description` and `args`, and
+    /// `prompts/get` answers what `render` makes of the client's arguments (checked against
+    /// `args` first). See [`prompts`](mod@prompts) for the rules; a prompt named like an
+    /// earlier one replaces it.
+    pub fn prompt(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        args: impl IntoIterator<Item = PromptArg>,
+        render: impl Fn(&PromptArgs) -> Result<Vec<PromptMessage>, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.prompts.add(prompts::PromptTemplate::new(
+            name.into(),
+            description.into(),
+            args.into_iter().collect(),
+            render,
+        ));
+        self
+    }
+
+    /// The prompts `prompts/list` answers, by name.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.prompts.list()
+    }
+
+    /// The resources `resources/list` answers: the registry's Agent Skills (see
+    /// [`resources`](mod@resources)).
+    pub fn resources(&self) -> Vec<Resource> {
+        resources::list(self.registry.agent_skills())
     }
 
     /// The registry served.
