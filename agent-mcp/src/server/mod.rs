@@ -47,6 +47,19 @@
 //!   [`RunScope`], on a clone of the [`SkillContext`] given with [`McpServer::context`]
 //!   (same workspace, extensions and cancellation token). A client cancelling a request drops
 //!   the running call.
+//! - Asking the client ([`ask_client`]): a skill reaches the client of its call with
+//!   [`client_of`]`(ctx)?` and asks its user for input ([`ConnectedClient::elicit`],
+//!   `elicitation/create`) or its model for a completion ([`ConnectedClient::sample`],
+//!   `sampling/createMessage`); a client that did not declare the capability, or a skill run
+//!   outside a server's call, gets a tool error saying so. Bounded by
+//!   [`McpServer::client_request_timeout`] and withdrawn (`notifications/cancelled`) when the
+//!   call stops.
+//! - Resources ([`resources`]): the registry's Agent Skills, each a folder of `skill://NAME/…`
+//!   resources (its `SKILL.md` and its other files), listed and read.
+//! - Prompts ([`prompts`]): templates the application registers with [`McpServer::prompt`],
+//!   listed and rendered with the client's arguments.
+//! - The `resources` and `prompts` capabilities are advertised only when there are some; a
+//!   client asking a server without them gets `-32601` (method not found).
 
 pub mod ask_client;
 mod handler;
