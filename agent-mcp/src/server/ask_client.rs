@@ -240,16 +240,6 @@ impl ConnectedClient {
             .is_some_and(|info| info.capabilities.sampling.is_some())
     }
 
-    /// The name and version the client gave in `initialize`, if it did.
-    pub fn name(&self) -> Option<(String, String)> {
-        self.peer.peer_info().map(|info| {
-            (
-                info.client_info.name.clone(),
-                info.client_info.version.clone(),
-            )
-        })
-    }
-
     /// Asks the client's user for input: `message` says what and why, `requested_schema` is
     /// the form, an object schema whose properties are strings, numbers, booleans or enums
     /// (what MCP's form mode allows). See the [module docs](self) for the errors.

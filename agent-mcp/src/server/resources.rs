@@ -202,6 +202,33 @@ mod tests {
     }
 
     #[test]
+    fn a_rebuilt_skill_md_parses_back_to_the_same_skill() {
+        let skill = AgentSkill::new(
+            "pdf-tools",
+            "Fill PDF forms: \"AcroForm\" only, # not XFA; --- see below",
+            "# Steps\n\n---\nnot front matter\n",
+        )
+        .with_details(
+            Some("Apache-2.0".into()),
+            Some("needs: python3".into()),
+            vec!["read_file".into(), "run_shell".into()],
+            vec![
+                ("owner".into(), "docs: team".into()),
+                ("tier".into(), "1".into()),
+            ],
+        );
+        let text = skill_md(&skill);
+        let manifest = agent_skills_spec::parse(&text, "pdf-tools").expect("a valid SKILL.md");
+        assert_eq!(manifest.name, skill.name);
+        assert_eq!(manifest.description, skill.description);
+        assert_eq!(manifest.license, skill.license);
+        assert_eq!(manifest.compatibility, skill.compatibility);
+        assert_eq!(manifest.allowed_tools, skill.allowed_tools);
+        assert_eq!(manifest.metadata, skill.metadata);
+        assert_eq!(manifest.body(&text), &*skill.instructions);
+    }
+
+    #[test]
     fn skill_md_quotes_front_matter_values() {
         let skill = AgentSkill::new("greet", "Say: \"hi\"\n--- now", "Body\n").with_details(
             Some("MIT".into()),
