@@ -42,6 +42,44 @@
 //! }
 //! ```
 //!
+//! ## Beyond tools: asking the client, resources, prompts
+//!
+//! A skill served over MCP can ask the client that called it: its user for input
+//! (elicitation) or its model for a completion (sampling), through the call's context.
+//!
+//! ```
+//! use agent_core::{SkillContext, SkillError};
+//! use agent_mcp::server::{ElicitAnswer, SampleRequest, client_of};
+//! use serde_json::json;
+//!
+//! async fn deploy(ctx: &SkillContext) -> Result<String, SkillError> {
+//!     let client = client_of(ctx)?; // an error outside an MCP server's call
+//!     let form = json!({
+//!         "type": "object",
+//!         "properties": {"env": {"type": "string", "enum": ["staging", "production"]}},
+//!         "required": ["env"]
+//!     });
+//!     let env = match client.elicit("Deploy where?", form).await? {
+//!         ElicitAnswer::Accept(answer) => answer["env"].to_string(),
+//!         ElicitAnswer::Decline | ElicitAnswer::Cancel => return Ok("not deployed".into()),
+//!     };
+//!     let note = client
+//!         .sample(&SampleRequest::new(100).user(format!("One line of release notes for {env}.")))
+//!         .await?;
+//!     Ok(format!("deployed to {env}: {}", note.text))
+//! }
+//! ```
+//!
+//! A client that did not declare `elicitation` or `sampling` gets a tool error saying so; the
+//! client has [`McpServer::client_request_timeout`] to answer (five minutes by default), and a
+//! request the skill stops waiting for (the call cancelled, timed out, or the server's token
+//! fired) is withdrawn with `notifications/cancelled`. See [`server::ask_client`].
+//!
+//! The registry's Agent Skills are served as resources, `skill://NAME/SKILL.md` and
+//! `skill://NAME/PATH` for each other file of the folder ([`server::resources`]), and an
+//! application adds prompt templates with [`McpServer::prompt`] ([`server::prompts`]). Each
+//! capability is advertised only when there is something behind it.
+//!
 //! # Consume
 //!
 //! ```no_run
@@ -75,7 +113,10 @@
 //! operating system's random number generator, compared in constant time; shared with
 //! agent-a2a), `futures-core`
 //! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
-//! timeouts), `serde_json`, `thiserror`, `tracing`.
+//! timeouts), `tokio-util` (the cancellation token that withdraws a request to the client when
+//! its call stops), `base64` (binary files of Agent Skills served as resource blobs),
+//! `serde_json`, `thiserror`, `tracing`. rmcp's `elicitation` feature gives the server's
+//! `elicitation/create` request.
 
 #![warn(missing_docs)]
 
@@ -94,5 +135,6 @@ pub use client::{McpSkills, from_call_tool_result, skill_name};
 pub use error::McpError;
 pub use rmcp;
 pub use server::{
-    McpServer, ServeMcp, mcp_output_schema, to_call_tool_result, to_call_tool_result_for,
+    ConnectedClient, ElicitAnswer, McpServer, PromptArg, SampleAnswer, SampleRequest, ServeMcp,
+    client_of, mcp_output_schema, to_call_tool_result, to_call_tool_result_for,
 };

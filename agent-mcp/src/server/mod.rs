@@ -47,22 +47,45 @@
 //!   [`RunScope`], on a clone of the [`SkillContext`] given with [`McpServer::context`]
 //!   (same workspace, extensions and cancellation token). A client cancelling a request drops
 //!   the running call.
+//! - Asking the client ([`ask_client`]): a skill reaches the client of its call with
+//!   [`client_of`]`(ctx)?` and asks its user for input ([`ConnectedClient::elicit`],
+//!   `elicitation/create`) or its model for a completion ([`ConnectedClient::sample`],
+//!   `sampling/createMessage`); a client that did not declare the capability, or a skill run
+//!   outside a server's call, gets a tool error saying so. Bounded by
+//!   [`McpServer::client_request_timeout`] and withdrawn (`notifications/cancelled`) when the
+//!   call stops.
+//! - Resources ([`resources`]): the registry's Agent Skills, each a folder of `skill://NAME/…`
+//!   resources (its `SKILL.md` and its other files), listed and read.
+//! - Prompts ([`prompts`]): templates the application registers with [`McpServer::prompt`],
+//!   listed and rendered with the client's arguments.
+//! - The `resources` and `prompts` capabilities are advertised only when there are some; a
+//!   client asking a server without them gets `-32601` (method not found).
+
+pub mod ask_client;
+mod handler;
+mod output;
+pub mod prompts;
+pub mod resources;
+
+pub use ask_client::{
+    ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, SampleAnswer, SampleRequest,
+    client_of,
+};
+
+pub use output::{RESULT_KEY, mcp_output_schema, to_call_tool_result, to_call_tool_result_for};
+pub use prompts::{MAX_PROMPT_ARGUMENT_BYTES, PromptArg, PromptArgs};
+pub use resources::{MAX_RESOURCE_BYTES, SKILL_SCHEME};
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
-use agent_core::{
-    CurrentRegistry, Registry, RunScope, SkillContext, SkillError, SkillOutput, ToolCall,
-    ToolResult,
-};
+use agent_core::{CurrentRegistry, Registry, RunScope, SkillContext, ToolCall, ToolResult};
+use rmcp::ServiceExt;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    CallToolResult, Implementation, Prompt, PromptMessage, Resource, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
 use rmcp::transport::StreamableHttpServerConfig;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::net::ToSocketAddrs;
 
@@ -72,7 +95,7 @@ use crate::http_settings::HttpSettings;
 /// The path the streamable-HTTP endpoint answers on: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
 
-/// An MCP server over a [`Registry`]: an rmcp [`ServerHandler`] whose tools are the registry's
+/// An MCP server over a [`Registry`]: an rmcp [`ServerHandler`](rmcp::ServerHandler) whose tools are the registry's
 /// skills. See the [module docs](self) for what it answers.
 ///
 /// One value serves one connection ([`McpServer::serve_stdio`], or rmcp's
@@ -91,10 +114,12 @@ pub const HTTP_PATH: &str = "/mcp";
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    registry: Arc<Registry>,
-    ctx: SkillContext,
-    info: Implementation,
-    instructions: Option<String>,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) ctx: SkillContext,
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) client_request_timeout: Duration,
+    pub(crate) prompts: prompts::Prompts,
     pub(crate) http_config: StreamableHttpServerConfig,
     pub(crate) http: HttpSettings,
 }
@@ -109,6 +134,8 @@ impl McpServer {
             registry,
             info: Implementation::new("eugene", env!("CARGO_PKG_VERSION")),
             instructions: None,
+            client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
+            prompts: prompts::Prompts::default(),
             http_config: StreamableHttpServerConfig::default(),
             http: HttpSettings::default(),
         }
@@ -136,6 +163,15 @@ impl McpServer {
         self
     }
 
+    /// How long a skill waits for the client to answer an elicitation or a sampling request
+    /// ([`client_of`]); [`DEFAULT_CLIENT_REQUEST_TIMEOUT`] unless set. Past it the skill gets
+    /// [`SkillError::Timeout`](agent_core::SkillError::Timeout) and the client
+    /// `notifications/cancelled`.
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.client_request_timeout = timeout;
+        self
+    }
+
     /// rmcp's settings for [`McpServer::serve_http`]. The default accepts only loopback `Host`
     /// headers (`localhost`, `127.0.0.1`, `::1`), against DNS rebinding; a server reached under
     /// another name must list it with `StreamableHttpServerConfig::with_allowed_hosts`. Its
@@ -146,6 +182,37 @@ impl McpServer {
     pub fn http_config(mut self, config: StreamableHttpServerConfig) -> Self {
         self.http_config = config;
         self
+    }
+
+    /// Serves a prompt template: `prompts/list` shows `name`, `description` and `args`, and
+    /// `prompts/get` answers what `render` makes of the client's arguments (checked against
+    /// `args` first). See [`prompts`](mod@prompts) for the rules; a prompt named like an
+    /// earlier one replaces it.
+    pub fn prompt(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        args: impl IntoIterator<Item = PromptArg>,
+        render: impl Fn(&PromptArgs) -> Result<Vec<PromptMessage>, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.prompts.add(prompts::PromptTemplate::new(
+            name.into(),
+            description.into(),
+            args.into_iter().collect(),
+            render,
+        ));
+        self
+    }
+
+    /// The prompts `prompts/list` answers, by name.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.prompts.list()
+    }
+
+    /// The resources `resources/list` answers: the registry's Agent Skills (see
+    /// [`resources`](mod@resources)).
+    pub fn resources(&self) -> Vec<Resource> {
+        resources::list(self.registry.agent_skills())
     }
 
     /// The registry served.
@@ -196,7 +263,7 @@ impl McpServer {
 
     /// The MCP form of a result of this server's registry, by the output schema of the skill
     /// it came from.
-    fn answer(&self, result: &ToolResult) -> CallToolResult {
+    pub(crate) fn answer(&self, result: &ToolResult) -> CallToolResult {
         let output_schema = self
             .registry
             .metadata(&result.name)
@@ -236,176 +303,6 @@ impl std::fmt::Debug for McpServer {
             .field("info", &self.info)
             .finish_non_exhaustive()
     }
-}
-
-impl ServerHandler for McpServer {
-    fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        let config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
-        match &self.instructions {
-            Some(text) => config.with_instructions(text.clone()),
-            None => config,
-        }
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        // The list depends on the session and changes when `tool_search` loads skills: not for
-        // shared caches, and stale at once.
-        Ok(ListToolsResult::with_all_items(self.tools())
-            .with_ttl_ms(0)
-            .with_cache_scope(CacheScope::Private))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(context.id.to_string(), request.name.as_ref(), arguments);
-        let loaded_before = self.ctx.scope().loaded().len();
-        let result = tokio::select! {
-            result = self.registry.run_one(&call, &self.ctx) => result,
-            () = context.ct.cancelled() => ToolResult::new(&call, Err(SkillError::Cancelled)),
-        };
-        if self.ctx.scope().loaded().len() > loaded_before
-            && let Err(error) = context.peer.notify_tool_list_changed().await
-        {
-            tracing::debug!(%error, "could not send notifications/tools/list_changed");
-        }
-        Ok(self.answer(&result).into())
-    }
-}
-
-/// The MCP form of a result of a skill without an output schema: its text (what a model would
-/// read), `isError` for every [`SkillError`], and JSON objects also as `structuredContent`.
-pub fn to_call_tool_result(result: &ToolResult) -> CallToolResult {
-    to_call_tool_result_for(result, None)
-}
-
-/// The MCP form of a result of a skill with the output schema `output_schema` (as the skill
-/// declares it, before [`mcp_output_schema`]): see the [module docs](self). With `None`, the
-/// same as [`to_call_tool_result`].
-pub fn to_call_tool_result_for(
-    result: &ToolResult,
-    output_schema: Option<&Value>,
-) -> CallToolResult {
-    let text = vec![ContentBlock::text(result.content().into_owned())];
-    let structured = match (&result.output, output_schema) {
-        (Err(_), _) => return CallToolResult::error(text),
-        // Text cannot follow an output schema: a failed call, not a protocol violation.
-        (Ok(SkillOutput::Text(_)), Some(_)) => return CallToolResult::error(text),
-        (Ok(SkillOutput::Text(_)), None) => None,
-        (Ok(SkillOutput::Json(value)), Some(schema)) if !is_object_root(schema) => {
-            let mut wrapped = Map::new();
-            wrapped.insert(RESULT_KEY.into(), value.clone());
-            Some(Value::Object(wrapped))
-        }
-        (Ok(SkillOutput::Json(value @ Value::Object(_))), _) => Some(value.clone()),
-        (Ok(SkillOutput::Json(_)), Some(_)) => {
-            // An object schema and a value that is not an object (a hook or a skill written by
-            // hand can do that): it cannot follow the schema either.
-            return CallToolResult::error(text);
-        }
-        (Ok(SkillOutput::Json(_)), None) => None,
-    };
-    let mut answer = CallToolResult::success(text);
-    answer.structured_content = structured;
-    answer
-}
-
-/// The property a non-object output is wrapped in: `{"result": VALUE}`.
-pub const RESULT_KEY: &str = "result";
-
-/// A skill's output schema as MCP serves it, as `outputSchema`: an object schema as it is; any
-/// other (an array, a number, `oneOf`...) wrapped as the schema of `{"result": VALUE}`, with its
-/// `$defs` moved to the new root and its references to its own root (`"$ref": "#"`, which a
-/// recursive type's schema has) pointed at `#/properties/result`, so that every `$ref` still
-/// resolves.
-///
-/// ```
-/// use serde_json::json;
-///
-/// let point = json!({"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]});
-/// assert_eq!(agent_mcp::server::mcp_output_schema(point.clone()), point.as_object().unwrap().clone());
-///
-/// let wrapped = agent_mcp::server::mcp_output_schema(json!({"type": "array", "items": {"type": "string"}}));
-/// assert_eq!(
-///     serde_json::Value::Object(wrapped),
-///     json!({
-///         "type": "object",
-///         "properties": {"result": {"type": "array", "items": {"type": "string"}}},
-///         "required": ["result"]
-///     })
-/// );
-/// ```
-pub fn mcp_output_schema(schema: Value) -> Map<String, Value> {
-    if is_object_root(&schema)
-        && let Value::Object(map) = schema
-    {
-        return map;
-    }
-    let mut inner = schema;
-    let mut defs = match &mut inner {
-        Value::Object(map) => map.remove("$defs"),
-        _ => None,
-    };
-    retarget_root_refs(&mut inner);
-    if let Some(defs) = &mut defs {
-        retarget_root_refs(defs);
-    }
-    let mut properties = Map::new();
-    properties.insert(RESULT_KEY.into(), inner);
-    let mut root = Map::new();
-    root.insert("type".into(), Value::from("object"));
-    root.insert("properties".into(), Value::Object(properties));
-    root.insert("required".into(), Value::from(vec![RESULT_KEY]));
-    if let Some(defs) = defs {
-        root.insert("$defs".into(), defs);
-    }
-    root
-}
-
-/// Points every `$ref` into the schema's own root, other than into its `$defs`, at the same place
-/// under `#/properties/result`. Values that are data (`const`, `enum`, `default`, `examples`)
-/// are left alone.
-fn retarget_root_refs(schema: &mut Value) {
-    match schema {
-        Value::Object(map) => {
-            for (key, value) in map.iter_mut() {
-                match (key.as_str(), value) {
-                    ("$ref", Value::String(target))
-                        if target.starts_with('#') && !target.starts_with("#/$defs/") =>
-                    {
-                        *target = format!("#/properties/{RESULT_KEY}{}", &target[1..]);
-                    }
-                    ("const" | "enum" | "default" | "examples", _) => {}
-                    // Maps of names to schemas: a property called `const` is a schema too.
-                    (
-                        "properties" | "patternProperties" | "$defs" | "definitions"
-                        | "dependentSchemas",
-                        Value::Object(schemas),
-                    ) => schemas.values_mut().for_each(retarget_root_refs),
-                    (_, value) => retarget_root_refs(value),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(retarget_root_refs),
-        _ => {}
-    }
-}
-
-/// Whether a schema's root is an object schema (`"type": "object"`), as MCP requires of
-/// `outputSchema`.
-fn is_object_root(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 /// Serving a registry in one line: `registry.serve_mcp_stdio().await`.

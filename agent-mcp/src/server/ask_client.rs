@@ -1,0 +1,428 @@
+//! Asking the connected client: a skill served over MCP asks the client's user for input
+//! (elicitation, `elicitation/create`) or the client's model for a completion (sampling,
+//! `sampling/createMessage`) through [`client_of`].
+//!
+//! ```
+//! use agent_core::{SkillContext, SkillError};
+//! use agent_mcp::server::{ElicitAnswer, client_of};
+//! use serde_json::json;
+//!
+//! /// Greets a person by the name they give.
+//! async fn greet(ctx: &SkillContext) -> Result<String, SkillError> {
+//!     let schema = json!({
+//!         "type": "object",
+//!         "properties": {"name": {"type": "string", "description": "Your name"}},
+//!         "required": ["name"]
+//!     });
+//!     match client_of(ctx)?.elicit("Who are you?", schema).await? {
+//!         ElicitAnswer::Accept(content) => Ok(format!("hello, {}", content["name"])),
+//!         ElicitAnswer::Decline => Ok("you did not say".into()),
+//!         ElicitAnswer::Cancel => Err(SkillError::Cancelled),
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // Outside an MCP server's call there is no client to ask:
+//! let error = greet(&SkillContext::default()).await.unwrap_err();
+//! assert!(error.to_string().contains("not running as a call of an MCP server"));
+//! # });
+//! ```
+//!
+//! Design: the server puts a [`ConnectedClient`] in the [`SkillContext`] of every `tools/call`
+//! as an extension ([`SkillContext::with_extension`]), so agent-core knows nothing of MCP and a
+//! skill that never asks pays nothing. The type is agent-mcp's own rather than a trait in
+//! agent-core: only an MCP connection can answer these requests, and a skill that asks is
+//! written for MCP clients (it names an MCP form schema and MCP's answers).
+//!
+//! What it promises:
+//!
+//! - **Capabilities**: a client that did not declare `elicitation` (form mode) or `sampling`
+//!   in `initialize` is not asked; the skill gets a [`SkillError`] saying which capability is
+//!   missing. So does a skill run outside a server's `tools/call` ([`McpServer::call`], an
+//!   agent run, a test).
+//! - **Bounded**: the client has [`McpServer::client_request_timeout`]
+//!   ([`DEFAULT_CLIENT_REQUEST_TIMEOUT`], five minutes, since a person answers) to answer;
+//!   past it the skill gets [`SkillError::Timeout`] and the client `notifications/cancelled`.
+//! - **Cancelled with the call**: when the client cancels the `tools/call`, the server's token
+//!   ([`SkillContext::cancellation`]) fires, the call's timeout passes, or the skill stops
+//!   waiting for any other reason (the future is dropped), the client is sent
+//!   `notifications/cancelled` for the outstanding request, so its form or model call is
+//!   withdrawn.
+//! - **Decline and cancel** reach the skill as [`ElicitAnswer::Decline`] and
+//!   [`ElicitAnswer::Cancel`]; it decides what they mean.
+//! - **Accepted content** is an object holding every property the schema requires; anything
+//!   else is an error naming what is missing (the client is the one that validates values
+//!   against the schema, as the spec says).
+//! - Over streamable HTTP the request travels on the event stream of the `tools/call` POST,
+//!   so it needs no separate `GET` stream. Protocol `2026-07-28` forbids server-to-client
+//!   requests; a client that negotiated it gets the error rmcp gives, as a tool error.
+//!
+//! [`McpServer`]: super::McpServer
+//! [`McpServer::call`]: super::McpServer::call
+//! [`McpServer::client_request_timeout`]: super::McpServer::client_request_timeout
+
+#![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); protocol 2025-11-25 has it.
+
+use std::time::Duration;
+
+use agent_core::{SkillContext, SkillError};
+use rmcp::model::GetExtensions;
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    ElicitRequest, ElicitRequestParams, ElicitationAction, RequestId, Role,
+    SamplingMessageContentBlock, ServerRequest,
+};
+use rmcp::service::{OriginatingRequestId, PeerRequestOptions};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// How long the client has to answer an elicitation or a sampling request unless
+/// [`McpServer::client_request_timeout`](super::McpServer::client_request_timeout) says
+/// otherwise: five minutes, since a person may be filling in a form.
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The client of the MCP connection a call came from, as a skill sees it: see the
+/// [module docs](self). Got with [`client_of`].
+#[derive(Clone)]
+pub struct ConnectedClient {
+    peer: Peer<RoleServer>,
+    call: RequestId,
+    cancelled: CancellationToken,
+    timeout: Duration,
+}
+
+/// The client that made the call `ctx` belongs to, to ask it for input or a completion; an
+/// error when the skill is not running as a call of an MCP server.
+pub fn client_of(ctx: &SkillContext) -> Result<&ConnectedClient, SkillError> {
+    ctx.extension::<ConnectedClient>().ok_or_else(|| {
+        SkillError::tool(
+            "this skill asks the MCP client for input, but it is not running as a call of an \
+             MCP server, so there is no client to ask",
+        )
+    })
+}
+
+/// What the person answered to an elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitAnswer {
+    /// They filled in the form: the content, an object with every property the schema requires.
+    Accept(Map<String, Value>),
+    /// They said no to giving it (the operation may go on without it).
+    Decline,
+    /// They dismissed the request without choosing.
+    Cancel,
+}
+
+/// A request for one completion of the client's model (`sampling/createMessage`), built a
+/// message at a time.
+///
+/// ```
+/// use agent_mcp::server::SampleRequest;
+///
+/// let request = SampleRequest::new(200)
+///     .system("Answer in one word.")
+///     .user("What colour is the sky?")
+///     .temperature(0.0);
+/// assert_eq!(request.max_tokens(), 200);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRequest {
+    messages: Vec<(Role, String)>,
+    system: Option<String>,
+    max_tokens: u32,
+    temperature: Option<f32>,
+}
+
+impl SampleRequest {
+    /// A request with no messages yet, for at most `max_tokens` tokens.
+    pub fn new(max_tokens: u32) -> Self {
+        SampleRequest {
+            messages: Vec::new(),
+            system: None,
+            max_tokens,
+            temperature: None,
+        }
+    }
+
+    /// Adds a message of the user.
+    pub fn user(mut self, text: impl Into<String>) -> Self {
+        self.messages.push((Role::User, text.into()));
+        self
+    }
+
+    /// Adds a message of the assistant (an earlier answer).
+    pub fn assistant(mut self, text: impl Into<String>) -> Self {
+        self.messages.push((Role::Assistant, text.into()));
+        self
+    }
+
+    /// Sets the system prompt (the client may ignore or change it, as the spec allows).
+    pub fn system(mut self, text: impl Into<String>) -> Self {
+        self.system = Some(text.into());
+        self
+    }
+
+    /// Sets the temperature.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The most tokens the answer may have.
+    pub fn max_tokens(&self) -> u32 {
+        self.max_tokens
+    }
+
+    /// The request as rmcp sends it.
+    fn to_params(&self) -> Result<CreateMessageRequestParams, SkillError> {
+        if self.messages.is_empty() {
+            return Err(SkillError::tool(
+                "a sampling request needs at least one message (SampleRequest::user)",
+            ));
+        }
+        let messages: Vec<Value> = self
+            .messages
+            .iter()
+            .map(|(role, text)| json!({"role": role, "content": {"type": "text", "text": text}}))
+            .collect();
+        let mut params = json!({"messages": messages, "maxTokens": self.max_tokens});
+        if let Some(system) = &self.system {
+            params["systemPrompt"] = Value::from(system.as_str());
+        }
+        if let Some(temperature) = self.temperature {
+            params["temperature"] = Value::from(temperature);
+        }
+        serde_json::from_value(params)
+            .map_err(|e| SkillError::tool(format!("the sampling request is not valid: {e}")))
+    }
+}
+
+/// The client's model's answer to a [`SampleRequest`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleAnswer {
+    /// The model the client used, as it names it.
+    pub model: String,
+    /// The text of the answer (empty when it holds no text, an image say).
+    pub text: String,
+    /// Why generation stopped (`endTurn`, `maxTokens`, ...), if the client said.
+    pub stop_reason: Option<String>,
+}
+
+impl ConnectedClient {
+    /// The client of the call `call` on the connection `peer`: asks are withdrawn when
+    /// `cancelled` fires and bounded by `timeout`.
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        call: RequestId,
+        cancelled: CancellationToken,
+        timeout: Duration,
+    ) -> Self {
+        ConnectedClient {
+            peer,
+            call,
+            cancelled,
+            timeout,
+        }
+    }
+
+    /// Whether the client declared form elicitation in `initialize`.
+    pub fn supports_elicitation(&self) -> bool {
+        self.peer
+            .supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Form)
+    }
+
+    /// Whether the client declared sampling in `initialize`.
+    pub fn supports_sampling(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.sampling.is_some())
+    }
+
+    /// Asks the client's user for input: `message` says what and why, `requested_schema` is
+    /// the form, an object schema whose properties are strings, numbers, booleans or enums
+    /// (what MCP's form mode allows). See the [module docs](self) for the errors.
+    pub async fn elicit(
+        &self,
+        message: impl Into<String>,
+        requested_schema: Value,
+    ) -> Result<ElicitAnswer, SkillError> {
+        if !self.supports_elicitation() {
+            return Err(not_supported("elicitation"));
+        }
+        let required = required_properties(&requested_schema);
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form",
+            "message": message.into(),
+            "requestedSchema": requested_schema,
+        }))
+        .map_err(|e| {
+            SkillError::tool(format!(
+                "the elicitation's schema is not one MCP's form mode allows (an object of \
+                 strings, numbers, booleans and enums): {e}"
+            ))
+        })?;
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let answer = match self.ask(request, "elicitation").await? {
+            ClientResult::ElicitResult(answer) => answer,
+            other => return Err(unexpected("elicitation/create", &other)),
+        };
+        match answer.action {
+            ElicitationAction::Accept => {
+                let content = match answer.content {
+                    Some(Value::Object(content)) => content,
+                    None => Map::new(),
+                    Some(other) => {
+                        return Err(SkillError::tool(format!(
+                            "the MCP client accepted the elicitation with content that is not \
+                             an object: {other}"
+                        )));
+                    }
+                };
+                let missing: Vec<&str> = required
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|name| !content.contains_key(*name))
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(SkillError::tool(format!(
+                        "the MCP client accepted the elicitation without the required \
+                         properties {}",
+                        missing.join(", ")
+                    )));
+                }
+                Ok(ElicitAnswer::Accept(content))
+            }
+            ElicitationAction::Decline => Ok(ElicitAnswer::Decline),
+            ElicitationAction::Cancel => Ok(ElicitAnswer::Cancel),
+            other => Err(SkillError::tool(format!(
+                "the MCP client answered the elicitation with an action this server does not \
+                 know: {other:?}"
+            ))),
+        }
+    }
+
+    /// Asks the client's model for one completion (the client may show it to its user, change
+    /// or refuse it). A refusal comes back as the error the client sent.
+    pub async fn sample(&self, request: &SampleRequest) -> Result<SampleAnswer, SkillError> {
+        if !self.supports_sampling() {
+            return Err(not_supported("sampling"));
+        }
+        let params = request.to_params()?;
+        let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+        let answer = match self.ask(request, "sampling").await? {
+            ClientResult::CreateMessageResult(answer) => answer,
+            other => return Err(unexpected("sampling/createMessage", &other)),
+        };
+        let text = answer
+            .message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                SamplingMessageContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        Ok(SampleAnswer {
+            model: answer.model.clone(),
+            text,
+            stop_reason: answer.stop_reason.clone(),
+        })
+    }
+
+    /// Sends `request` on the call's stream and waits for the answer, the timeout or the
+    /// cancellation; the client is told when the server stops waiting without an answer.
+    async fn ask(
+        &self,
+        mut request: ServerRequest,
+        what: &str,
+    ) -> Result<ClientResult, SkillError> {
+        // Streamable HTTP sends it on the call's own event stream.
+        request
+            .extensions_mut()
+            .insert(OriginatingRequestId(self.call.clone()));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| SkillError::tool(format!("could not ask the MCP client ({what}): {e}")))?;
+        let mut outstanding = Outstanding {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let answer = tokio::select! {
+            answer = handle.await_response() => answer,
+            () = tokio::time::sleep(self.timeout) => return Err(SkillError::Timeout(self.timeout)),
+            () = self.cancelled.cancelled() => return Err(SkillError::Cancelled),
+        };
+        outstanding.id = None;
+        answer.map_err(|e| SkillError::tool(format!("the MCP client refused the {what}: {e}")))
+    }
+}
+
+impl std::fmt::Debug for ConnectedClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectedClient")
+            .field("call", &self.call)
+            .field("elicitation", &self.supports_elicitation())
+            .field("sampling", &self.supports_sampling())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request the client has not answered: dropped before it is, it sends
+/// `notifications/cancelled` for it.
+struct Outstanding {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let params = CancelledNotificationParam::new(
+                Some(id),
+                Some("the tool call stopped waiting for the answer".into()),
+            );
+            if let Err(error) = peer.notify_cancelled(params).await {
+                tracing::debug!(%error, "could not send notifications/cancelled to the client");
+            }
+        });
+    }
+}
+
+/// The names in a schema's `required`.
+fn required_properties(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn not_supported(capability: &str) -> SkillError {
+    SkillError::tool(format!(
+        "the MCP client does not support {capability}: it did not declare the `{capability}` \
+         capability when it connected, so this skill cannot ask it"
+    ))
+}
+
+fn unexpected(method: &str, answer: &ClientResult) -> SkillError {
+    SkillError::tool(format!(
+        "the MCP client answered {method} with something else: {}",
+        serde_json::to_string(answer).unwrap_or_else(|_| "(unprintable)".into())
+    ))
+}

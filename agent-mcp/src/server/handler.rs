@@ -1,0 +1,118 @@
+//! [`McpServer`] as an rmcp [`ServerHandler`]: what it answers to `initialize`, `tools/list` and
+//! `tools/call`.
+
+use agent_core::{SkillError, ToolCall, ToolResult};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourcesCapability, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::{ConnectedClient, McpServer, resources};
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // Advertised only when there is something behind them.
+        if !self.prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        if !self.registry.agent_skills().is_empty() {
+            capabilities.resources = Some(ResourcesCapability::default());
+        }
+        let config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
+        match &self.instructions {
+            Some(text) => config.with_instructions(text.clone()),
+            None => config,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // The list depends on the session and changes when `tool_search` loads skills: not for
+        // shared caches, and stale at once.
+        Ok(ListToolsResult::with_all_items(self.tools())
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(context.id.to_string(), request.name.as_ref(), arguments);
+        let loaded_before = self.ctx.scope().loaded().len();
+        let client = ConnectedClient::new(
+            context.peer.clone(),
+            context.id.clone(),
+            context.ct.clone(),
+            self.client_request_timeout,
+        );
+        let ctx = self.ctx.clone().with_extension(client);
+        let result = tokio::select! {
+            result = self.registry.run_one(&call, &ctx) => result,
+            () = context.ct.cancelled() => ToolResult::new(&call, Err(SkillError::Cancelled)),
+        };
+        if self.ctx.scope().loaded().len() > loaded_before
+            && let Err(error) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "could not send notifications/tools/list_changed");
+        }
+        Ok(self.answer(&result).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        if self.prompts.is_empty() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListPromptsRequestMethod,
+            >());
+        }
+        Ok(ListPromptsResult::with_all_items(self.prompts.list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Ok(self.prompts.get(&request.name, request.arguments)?.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if self.registry.agent_skills().is_empty() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListResourcesRequestMethod,
+            >());
+        }
+        Ok(ListResourcesResult::with_all_items(self.resources()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = resources::read(self.registry.agent_skills(), &request.uri).await?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
