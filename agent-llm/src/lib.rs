@@ -1,7 +1,7 @@
 //! The conversation and the models of the eugene agent framework: the provider-neutral
 //! [`Message`] types ([`message`]), the [`LlmProvider`] trait, the Anthropic, OpenAI-compatible,
 //! OpenAI Responses and Gemini providers with their wire codecs (feature `http`, default), the
-//! scripted [`MockProvider`], recorded model traffic for your own tests ([`cassette`], feature
+//! scripted [`MockProvider`], recorded model traffic for your own tests (module `cassette`, feature
 //! `cassette`), and recorded-traffic replay for this crate's tests (feature `test-utils`).
 //!
 //! # What it owns, and what it must not depend on
