@@ -14,6 +14,8 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Request, StatusCode};
 
+use crate::llm::error_chain;
+
 use super::error::CassetteError;
 use super::format::{Body, Interaction, Response};
 use super::limits::{MAX_BODY_BYTES, MAX_CASSETTE_BYTES, MAX_INTERACTIONS};
@@ -363,7 +365,7 @@ async fn forward(shared: Arc<Shared>, request: Request<Incoming>) -> hyper::Resp
         }
         Ok(Err(error)) => {
             return failed(
-                format!("the upstream could not be reached: {}", chain(&error)),
+                format!("the upstream could not be reached: {}", error_chain(&error)),
                 exchange,
             );
         }
@@ -435,17 +437,6 @@ fn keep_body(bytes: &[u8], json: bool) -> Result<Body, String> {
         Ok(text) => Ok(Body::Text(text.to_owned())),
         Err(_) => Err("body is not text (binary bodies cannot be kept)".into()),
     }
-}
-
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// What settles an exchange once its answer is read.
@@ -528,7 +519,7 @@ impl Stream for Tee {
                     finish.fail(format!(
                         "the answer broke off after {} bytes: {}",
                         this.copy.len(),
-                        chain(&error)
+                        error_chain(&error)
                     ));
                 }
                 Poll::Ready(Some(Err(Box::new(error))))
@@ -563,7 +554,7 @@ impl Drop for Tee {
                         return finish.fail(format!(
                             "the answer broke off after {} bytes: {}",
                             copy.len(),
-                            chain(&error)
+                            error_chain(&error)
                         ));
                     }
                     Err(_) => {

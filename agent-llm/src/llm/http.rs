@@ -414,7 +414,7 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
 
 /// The error and its sources, joined: reqwest's own message alone is often just "error sending
 /// request".
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -38,6 +38,8 @@ mod error;
 mod gemini;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "cassette")]
+pub(crate) use http::error_chain;
 mod llm_provider;
 mod mock;
 #[cfg(feature = "http")]
