@@ -102,6 +102,19 @@
 //! or a connection that breaks gives error results, never a hang; [`McpSkills::reconnect`]
 //! connects again. See [`client`].
 //!
+//! ## OAuth 2.1 for remote servers (feature `oauth`)
+//!
+//! A server behind OAuth is logged in to once, with [`oauth::login`] (the authorization code
+//! flow with PKCE: the authorization server is discovered from the MCP server, the client
+//! registers dynamically, the browser comes back to a listener on `127.0.0.1`, a forged or
+//! missing `state` is refused), and then connected to with
+//! [`McpSkills::connect_http_oauth`], which uses the stored access token and refreshes it
+//! when it has expired. The tokens live in a store the application provides (rmcp's
+//! [`CredentialStore`](oauth::CredentialStore), re-exported), or in
+//! [`oauth::FileTokenStore`]: one JSON file per server, written atomically with mode `0600`.
+//! Without a usable token nothing is sent to the server and the error says how to log in.
+//! Tokens are never logged. See the [`oauth`] module (with the feature on).
+//!
 //! # Dependencies, and why
 //!
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
@@ -117,6 +130,11 @@
 //! its call stops), `base64` (binary files of Agent Skills served as resource blobs),
 //! `serde_json`, `thiserror`, `tracing`. rmcp's `elicitation` feature gives the server's
 //! `elicitation/create` request.
+//!
+//! With the `oauth` feature: rmcp's `auth` feature (metadata discovery, dynamic client
+//! registration, PKCE, refresh; it brings the `oauth2` crate), `reqwest` (the HTTP client
+//! rmcp's `AuthClient` wraps, the version rmcp uses), `url` (the server's URL and the
+//! redirect's query), `async-trait` (rmcp's `CredentialStore` is an `#[async_trait]` trait).
 
 #![warn(missing_docs)]
 
@@ -131,6 +149,8 @@ pub mod server;
 mod sessions;
 
 pub use auth::generate_token;
+#[cfg(feature = "oauth")]
+pub use client::oauth;
 pub use client::{McpSkills, from_call_tool_result, skill_name};
 pub use error::McpError;
 pub use rmcp;

@@ -25,7 +25,20 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub(super) enum Source {
     Command(CommandSpec),
     Http { url: String, token: Option<String> },
+    /// Made by another module of the client (OAuth), which knows how to make it again.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    Custom(Box<dyn Reconnect>),
     Fixed,
+}
+
+/// A connection another module of the client makes, and makes again on
+/// [`McpSkills::reconnect`](super::McpSkills::reconnect).
+pub(super) trait Reconnect: Send + Sync {
+    /// Opens a new connection; `label` names the server in errors.
+    fn connect<'a>(
+        &'a self,
+        label: &'a str,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>>;
 }
 
 /// The parts of a `std::process::Command` that are needed to start it again.
@@ -107,6 +120,21 @@ pub(super) async fn connect_http(
     token: Option<&str>,
     label: &str,
 ) -> Result<Live, McpError> {
+    let mut config = http_config(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    handshake(
+        label,
+        StreamableHttpClientTransport::from_config(config),
+        None,
+    )
+    .await
+}
+
+/// The streamable-HTTP client's settings for `url` (no token), with rustls' `ring` provider
+/// installed unless the application installed one.
+pub(super) fn http_config(url: &str) -> StreamableHttpClientTransportConfig {
     // reqwest is built without a default crypto provider (no aws-lc); use rustls' ring one,
     // unless the application installed its own.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -117,15 +145,7 @@ pub(super) async fn connect_http(
     retry.max_delay = Some(Duration::from_secs(2));
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     config.retry_config = Arc::new(retry);
-    if let Some(token) = token {
-        config = config.auth_header(token);
-    }
-    handshake(
-        label,
-        StreamableHttpClientTransport::from_config(config),
-        None,
-    )
-    .await
+    config
 }
 
 /// How often a broken HTTP event stream is reconnected before its calls fail.

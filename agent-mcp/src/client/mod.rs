@@ -56,6 +56,8 @@ use serde_json::Value;
 use crate::error::McpError;
 
 mod connection;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod skill;
 
 pub use connection::CONNECT_TIMEOUT;
@@ -277,6 +279,7 @@ impl McpSkills {
             Source::Http { url, token } => {
                 connect_http(url, token.as_deref(), &self.connection.label).await?
             }
+            Source::Custom(again) => again.connect(&self.connection.label).await?,
             Source::Fixed => {
                 return Err(McpError::NotReconnectable {
                     server: self.connection.label.clone(),

@@ -1,0 +1,137 @@
+//! [`McpSkills::connect_http_oauth`]: a streamable-HTTP connection whose requests carry the
+//! stored access token, refreshed when it expires.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, CredentialRefreshGuard, CredentialStore,
+    StoredCredentials,
+};
+
+use super::super::McpSkills;
+use super::super::connection::{Live, Reconnect, Source, handshake, http_config};
+use super::error::OAuthError;
+use crate::error::McpError;
+
+impl McpSkills {
+    /// Connects to the MCP server at `url` over streamable HTTP with the OAuth tokens in
+    /// `store` (saved there by [`oauth::login`](crate::oauth::login)) and lists its tools.
+    ///
+    /// Before anything is sent to the MCP server, the stored access token is checked: an
+    /// expired one is refreshed with the refresh token and the new tokens are saved in `store`.
+    /// With no tokens stored, or a refresh the authorization server refuses, nothing is sent to
+    /// the MCP server and the error is [`OAuthError::LoginRequired`], which says how to log
+    /// in. Later requests (reconnections included) refresh the same way when the token expires
+    /// mid-session, and once more if the server answers 401 to a token that has not expired.
+    ///
+    /// The authorization server's metadata is discovered again on every connection (its
+    /// issuer must be the one the tokens came from; if it changed, the tokens are discarded and
+    /// the error is [`OAuthError::LoginRequired`]).
+    pub async fn connect_http_oauth(
+        url: impl Into<String>,
+        store: impl CredentialStore + 'static,
+    ) -> Result<Self, OAuthError> {
+        let url = url.into();
+        super::store::token_file_name(&url)?;
+        let store: Arc<dyn CredentialStore> = Arc::new(store);
+        let stored = store.load().await.map_err(|e| OAuthError::auth(&url, "loading", e))?;
+        if !stored.is_some_and(|s| s.token_response.is_some()) {
+            return Err(OAuthError::LoginRequired {
+                server: url,
+                reason: "no tokens are stored for it".into(),
+            });
+        }
+
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut manager = AuthorizationManager::new(url.as_str())
+            .await
+            .map_err(|e| OAuthError::auth(&url, "setting up", e))?;
+        manager.set_credential_store(Shared(store));
+        let usable = manager
+            .initialize_from_store()
+            .await
+            .map_err(|e| OAuthError::auth(&url, "discovering its authorization server", e))?;
+        if !usable {
+            return Err(OAuthError::LoginRequired {
+                server: url,
+                reason: "the stored tokens came from another authorization server".into(),
+            });
+        }
+        // Refreshes an expired token now, so that no request goes out with it.
+        manager
+            .get_access_token()
+            .await
+            .map_err(|e| OAuthError::auth(&url, "refreshing the access token", e))?;
+
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| McpError::Connect {
+                server: format!("at {url}"),
+                message: format!("the HTTP client cannot be built: {e}"),
+            })?;
+        let again = OAuthConnection {
+            url: url.clone(),
+            client: AuthClient::new(http, manager),
+        };
+        let label = format!("at {url}");
+        let live = again.open(&label).await?;
+        Ok(McpSkills::start(label, Source::Custom(Box::new(again)), live).await?)
+    }
+}
+
+/// What makes (and makes again) an OAuth connection: the URL and rmcp's authorized client,
+/// whose manager holds the store.
+struct OAuthConnection {
+    url: String,
+    client: AuthClient<reqwest::Client>,
+}
+
+impl OAuthConnection {
+    async fn open(&self, label: &str) -> Result<Live, McpError> {
+        let transport =
+            StreamableHttpClientTransport::with_client(self.client.clone(), http_config(&self.url));
+        handshake(label, transport, None).await
+    }
+}
+
+impl Reconnect for OAuthConnection {
+    fn connect<'a>(
+        &'a self,
+        label: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>> {
+        Box::pin(self.open(label))
+    }
+}
+
+/// The application's store, shared between this module's first check and rmcp's manager.
+struct Shared(Arc<dyn CredentialStore>);
+
+#[async_trait::async_trait]
+impl CredentialStore for Shared {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.0.load().await
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.0.save(credentials).await
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.0.clear().await
+    }
+
+    async fn on_refresh_token_rejected(
+        &self,
+        credentials: &StoredCredentials,
+    ) -> Result<(), AuthError> {
+        self.0.on_refresh_token_rejected(credentials).await
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        self.0.acquire_refresh_guard().await
+    }
+}
