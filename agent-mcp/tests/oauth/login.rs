@@ -1,0 +1,159 @@
+//! Logging in: the authorization code flow with PKCE against the Python SDK's authorization
+//! server, and the redirects the login's listener refuses.
+
+use std::time::Duration;
+
+use agent_mcp::oauth::{FileTokenStore, LoginOptions, OAuthError};
+
+use crate::server::{PyServer, get, log_in, login_as_browser, token_file, tokens};
+
+#[tokio::test]
+async fn a_login_registers_the_client_exchanges_the_code_and_stores_the_tokens_privately() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path().join("tokens"), &server.url).unwrap();
+    let path = store.path().to_owned();
+
+    let (login, status) = login_as_browser(
+        &server,
+        store,
+        LoginOptions::default(),
+        |redirect| async move {
+            // A browser also asks for a favicon: answered 404, and the login keeps waiting.
+            let origin = redirect.split("/callback").next().unwrap().to_owned();
+            assert_eq!(get(&format!("{origin}/favicon.ico")).await.0, 404);
+            let (status, body) = get(&redirect).await;
+            assert!(body.contains("Signed in"), "{body}");
+            status
+        },
+    )
+    .await;
+    let login = login.expect("logs in");
+    assert_eq!(status, Some(200));
+
+    // The client registered dynamically, and the token is the one the server issued to it.
+    let registered = server.events("register");
+    assert_eq!(registered.len(), 1);
+    assert_eq!(registered[0]["client_id"], login.client_id.as_str());
+    let issued = server.events("token");
+    assert_eq!(issued.len(), 1);
+    let (access, refresh) = tokens(&path);
+    assert_eq!(issued[0]["access"], access.as_str());
+    assert!(refresh.starts_with("rt-"));
+    assert!(login.refreshable);
+    assert_eq!(login.expires_in, Some(Duration::from_secs(3600)));
+    assert_eq!(login.scopes, ["mcp"]);
+    let file = token_file(&path);
+    assert_eq!(file["server"], server.url.as_str());
+    assert_eq!(file["credentials"]["client_id"], login.client_id.as_str());
+
+    // Only the owner can read the file, or list its directory.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+    }
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, [path.file_name().unwrap().to_owned()]);
+}
+
+#[tokio::test]
+async fn a_redirect_with_a_forged_state_is_refused_and_nothing_is_stored() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    let path = store.path().to_owned();
+
+    // The right code with another state: what an attacker's page would send the browser to.
+    let (login, status) = login_as_browser(
+        &server,
+        store,
+        LoginOptions::default(),
+        |redirect| async move {
+            let url = url::Url::parse(&redirect).unwrap();
+            let mut forged = url.clone();
+            forged
+                .query_pairs_mut()
+                .clear()
+                .extend_pairs(url.query_pairs().map(|(k, v)| {
+                    let v = if k == "state" { "forged".into() } else { v };
+                    (k, v)
+                }));
+            get(forged.as_str()).await.0
+        },
+    )
+    .await;
+    let error = login.expect_err("a forged state is refused");
+    assert!(matches!(error, OAuthError::StateMismatch(_)), "{error:?}");
+    assert!(error.to_string().contains("nothing was stored"), "{error}");
+    assert_eq!(status, Some(400));
+    assert!(!path.exists());
+    assert!(server.events("token").is_empty(), "the code was never exchanged");
+}
+
+#[tokio::test]
+async fn a_redirect_without_a_state_is_refused_and_nothing_is_stored() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    let path = store.path().to_owned();
+
+    let (login, status) = login_as_browser(
+        &server,
+        store,
+        LoginOptions::default(),
+        |redirect| async move {
+            let url = url::Url::parse(&redirect).unwrap();
+            let code = url
+                .query_pairs()
+                .find(|(k, _)| k == "code")
+                .unwrap()
+                .1
+                .into_owned();
+            let origin = redirect.split('?').next().unwrap().to_owned();
+            get(&format!("{origin}?code={code}")).await.0
+        },
+    )
+    .await;
+    assert!(matches!(login, Err(OAuthError::StateMismatch(_))), "{login:?}");
+    assert_eq!(status, Some(400));
+    assert!(!path.exists());
+    assert!(server.events("token").is_empty());
+}
+
+#[tokio::test]
+async fn a_login_whose_browser_never_comes_back_ends_with_nothing_stored() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    let path = store.path().to_owned();
+
+    let options = LoginOptions::default().with_timeout(Duration::from_millis(300));
+    let (login, status) = login_as_browser(&server, store, options, |_redirect| async move {
+        // The person closed the tab: the redirect is never followed.
+        0
+    })
+    .await;
+    assert!(matches!(login, Err(OAuthError::Timeout(_))), "{login:?}");
+    assert_eq!(status, Some(0));
+    assert!(!path.exists());
+}
+
+#[tokio::test]
+async fn logging_in_again_replaces_the_tokens() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    log_in(&server, store.clone()).await;
+    let first = tokens(store.path());
+    log_in(&server, store.clone()).await;
+    let second = tokens(store.path());
+    assert_ne!(first.0, second.0);
+    assert_eq!(server.events("token").last().unwrap()["access"], second.0.as_str());
+}
