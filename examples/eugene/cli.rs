@@ -61,6 +61,11 @@ Evals: eugene eval FILE runs a dataset of cases against the model, N times each,
 rates, tokens, cost and latency (eugene eval --help). Only as the first argument is `eval` a
 command; to ask the question `eval`, write eugene -- eval.
 
+MCP servers behind OAuth: eugene mcp login URL prints the URL to open in a browser, waits for
+the browser to come back to 127.0.0.1 and keeps the tokens (one file per server, mode 0600) in
+--token-dir DIR, else $EUGENE_CONFIG_DIR/mcp-tokens, else ~/.config/eugene/mcp-tokens. Then
+--mcp URL (repeatable) adds that server's tools to a run; without tokens it says how to log in.
+
 Sessions (--session NAME): the conversation is kept in
 $EUGENE_STATE_DIR/sessions/ (default ~/.local/state/eugene/sessions/, one file per workspace),
 outside the workspace, where the commands eugene runs cannot change what a paused run will do;
@@ -152,6 +157,14 @@ pub struct Args {
     /// SKILL.md), or one skill's folder. <workspace>/.agents/skills/ is loaded without it.
     #[arg(long, value_name = "DIR")]
     pub skills: Vec<PathBuf>,
+    /// Also use the tools of the MCP server at URL (repeatable), over streamable HTTP with the
+    /// OAuth tokens `eugene mcp login URL` kept (an expired access token is refreshed).
+    #[arg(long, value_name = "URL")]
+    pub mcp: Vec<String>,
+    /// Where --mcp looks for the tokens [default: $EUGENE_CONFIG_DIR/mcp-tokens, else
+    /// ~/.config/eugene/mcp-tokens].
+    #[arg(long, value_name = "DIR", requires = "mcp")]
+    pub token_dir: Option<PathBuf>,
     /// Plan first: only read-only skills run, and the answer is a plan to approve.
     #[arg(long)]
     pub plan: bool,

@@ -37,10 +37,14 @@
 //! With `--session NAME` the conversation is kept outside the workspace (`sessions::store_path`) and each
 //! question continues it. Without a terminal, a call that needs permission then pauses the run
 //! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
+//!
+//! `eugene mcp login URL` logs in to a remote MCP server behind OAuth and keeps the tokens;
+//! `--mcp URL` adds its tools to a run ([`mcp`]).
 
 mod ask;
 mod cli;
 mod eval;
+mod mcp;
 mod observe;
 mod output;
 mod provider;
@@ -72,6 +76,9 @@ fn main() {
     // `eugene eval FILE ...`: only when `eval` is the very first argument (eval.rs).
     if eval::requested() {
         std::process::exit(block_on(eval::main()).code());
+    }
+    if mcp::requested() {
+        std::process::exit(block_on(mcp::main()).code());
     }
     let args = Args::parse_checked();
     let export = match observe(&args) {
@@ -178,6 +185,9 @@ async fn run(args: Args) -> Exit {
     };
     // Agent Skills: the workspace's .agents/skills/ and each --skills folder.
     if let Err(message) = skills::add(&mut registry, &workspace, &args.skills, style).await {
+        return config_error(&args, style, &message);
+    }
+    if let Err(message) = mcp::add(&mut registry, &args).await {
         return config_error(&args, style, &message);
     }
     let shell = skills::shell_config(&registry);
@@ -456,10 +466,7 @@ impl Session {
             Ok(outcome) => {
                 // A typed run's answer is its value, checked (in tool mode the last message may
                 // hold none but the call that gave it).
-                let value = match &self.schema {
-                    Some(_) => outcome.output.clone(),
-                    None => None,
-                };
+                let value = self.schema.as_ref().and(outcome.output.clone());
                 let blank = match &self.schema {
                     Some(_) => value.is_none(),
                     None => output::answer_is_blank(&outcome.transcript),
@@ -494,7 +501,8 @@ impl Session {
                     .print_json();
                 } else {
                     if let Some(value) = &value {
-                        println!("{}", pretty(value));
+                        let text = serde_json::to_string_pretty(value);
+                        println!("{}", text.unwrap_or_else(|_| value.to_string()));
                     }
                     let steps = match outcome.steps {
                         1 => "1 step".to_owned(),
@@ -588,9 +596,4 @@ impl Session {
         }
         exit
     }
-}
-
-/// A value as pretty JSON.
-fn pretty(value: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }

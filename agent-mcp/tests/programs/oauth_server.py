@@ -167,6 +167,7 @@ def main():
 
     server = MCPServer(
         "oauth-test-server",
+        log_level="WARNING",
         auth_server_provider=Provider(),
         auth=AuthSettings(
             issuer_url=base,
