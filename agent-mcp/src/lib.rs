@@ -104,16 +104,15 @@
 //!
 //! ## OAuth 2.1 for remote servers (feature `oauth`)
 //!
-//! A server behind OAuth is logged in to once, with [`oauth::login`] (the authorization code
+//! A server behind OAuth is logged in to once, with `oauth::login` (the authorization code
 //! flow with PKCE: the authorization server is discovered from the MCP server, the client
 //! registers dynamically, the browser comes back to a listener on `127.0.0.1`, a forged or
-//! missing `state` is refused), and then connected to with
-//! [`McpSkills::connect_http_oauth`], which uses the stored access token and refreshes it
-//! when it has expired. The tokens live in a store the application provides (rmcp's
-//! [`CredentialStore`](oauth::CredentialStore), re-exported), or in
-//! [`oauth::FileTokenStore`]: one JSON file per server, written atomically with mode `0600`.
+//! missing `state` is refused), and then connected to with `McpSkills::connect_http_oauth`,
+//! which uses the stored access token and refreshes it when it has expired. The tokens live
+//! in a store the application provides (rmcp's `CredentialStore`, re-exported), or in
+//! `oauth::FileTokenStore`: one JSON file per server, written atomically with mode `0600`.
 //! Without a usable token nothing is sent to the server and the error says how to log in.
-//! Tokens are never logged. See the [`oauth`] module (with the feature on).
+//! Tokens are never logged. See the `oauth` module (it exists with the feature on).
 //!
 //! # Dependencies, and why
 //!

@@ -164,3 +164,27 @@ fn age(path: &std::path::Path) {
     file["credentials"]["token_received_at"] = json!(1);
     std::fs::write(path, serde_json::to_vec(&file).unwrap()).unwrap();
 }
+
+#[tokio::test]
+async fn a_token_the_server_no_longer_knows_and_a_refused_refresh_mean_logging_in_again() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    log_in(&server, store.clone()).await;
+    // Tokens that look current but that the server does not know (it forgot or revoked them).
+    let mut file = token_file(store.path());
+    file["credentials"]["token_response"]["access_token"] = json!("at-forgotten");
+    file["credentials"]["token_response"]["refresh_token"] = json!("rt-forgotten");
+    std::fs::write(store.path(), serde_json::to_vec(&file).unwrap()).unwrap();
+
+    let error = McpSkills::connect_http_oauth(&server.url, store)
+        .await
+        .expect_err("the server refuses the token");
+    assert!(matches!(error, OAuthError::LoginRequired { .. }), "{error:?}");
+    assert!(error.to_string().contains("eugene mcp login"), "{error}");
+    // One try with the token, one refresh (refused), and no second try with the same token.
+    let sent = server.mcp_authorizations();
+    let tries = sent.iter().filter(|a| a.as_deref() == Some("Bearer at-forgotten")).count();
+    assert_eq!(tries, 1, "{sent:?}");
+    assert!(!server.events("refresh-refused").is_empty());
+}

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, CredentialRefreshGuard, CredentialStore,
@@ -12,7 +13,7 @@ use rmcp::transport::auth::{
 };
 
 use super::super::McpSkills;
-use super::super::connection::{Live, Reconnect, Source, handshake, http_config};
+use super::super::connection::{CONNECT_TIMEOUT, Live, Reconnect, Source, http_config};
 use super::error::OAuthError;
 use crate::error::McpError;
 
@@ -91,10 +92,35 @@ struct OAuthConnection {
 }
 
 impl OAuthConnection {
-    async fn open(&self, label: &str) -> Result<Live, McpError> {
+    /// The handshake over a new transport. A 401 that a refresh did not cure (rmcp's
+    /// `AuthClient` refreshes once and retries once) is [`OAuthError::LoginRequired`].
+    async fn open(&self, label: &str) -> Result<Live, OAuthError> {
         let transport =
             StreamableHttpClientTransport::with_client(self.client.clone(), http_config(&self.url));
-        handshake(label, transport, None).await
+        let service = tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport))
+            .await
+            .map_err(|_| McpError::Timeout {
+                server: label.to_owned(),
+                timeout: CONNECT_TIMEOUT,
+            })?
+            .map_err(|e| {
+                if e.is_authorization_required() {
+                    OAuthError::LoginRequired {
+                        server: self.url.clone(),
+                        reason: "the server refused the stored token, and refreshing it failed"
+                            .into(),
+                    }
+                } else {
+                    OAuthError::Mcp(McpError::Connect {
+                        server: label.to_owned(),
+                        message: e.to_string(),
+                    })
+                }
+            })?;
+        Ok(Live {
+            service,
+            child: None,
+        })
     }
 }
 
@@ -103,7 +129,15 @@ impl Reconnect for OAuthConnection {
         &'a self,
         label: &'a str,
     ) -> Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>> {
-        Box::pin(self.open(label))
+        Box::pin(async move {
+            self.open(label).await.map_err(|error| match error {
+                OAuthError::Mcp(error) => error,
+                error => McpError::Connect {
+                    server: label.to_owned(),
+                    message: error.to_string(),
+                },
+            })
+        })
     }
 }
 
