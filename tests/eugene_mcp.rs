@@ -181,7 +181,11 @@ fn login_keeps_the_tokens_and_a_run_with_mcp_calls_the_servers_tool() {
         .arg(&tokens)
         .arg("Who am I to the server?"));
     assert_eq!(done.code(), Some(0), "{}", done.stderr);
-    assert!(done.stdout.contains("The server knows me."), "{}", done.stdout);
+    assert!(
+        done.stdout.contains("The server knows me."),
+        "{}",
+        done.stdout
+    );
 
     // The model was offered the server's tools, and got the tool's answer back.
     let requests = model.received();
@@ -222,7 +226,11 @@ fn mcp_without_a_login_says_how_to_log_in_and_asks_nobody_anything() {
         "{}",
         done.stderr
     );
-    assert!(done.stderr.contains(&dir.path().display().to_string()), "{}", done.stderr);
+    assert!(
+        done.stderr.contains(&dir.path().display().to_string()),
+        "{}",
+        done.stderr
+    );
     assert!(server.log().is_empty(), "{:?}", server.log());
     assert!(model.received().is_empty());
 }
@@ -234,6 +242,10 @@ fn login_with_a_url_that_is_not_http_is_a_usage_error() {
         .args(["mcp", "login", "file:///etc/passwd", "--token-dir"])
         .arg(dir.path()));
     assert_eq!(done.code(), Some(2), "{}", done.stderr);
-    assert!(done.stderr.contains("not an MCP server URL"), "{}", done.stderr);
+    assert!(
+        done.stderr.contains("not an MCP server URL"),
+        "{}",
+        done.stderr
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

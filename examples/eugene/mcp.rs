@@ -127,7 +127,11 @@ pub async fn add(registry: &mut Registry, args: &Args) -> Result<(), String> {
 
 /// `--token-dir`, else the default place (see the module docs).
 fn token_dir_for(flag: Option<&Path>) -> Result<PathBuf, String> {
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     flag.map(Path::to_owned)
         .or_else(|| env("EUGENE_CONFIG_DIR").map(|dir| dir.join("mcp-tokens")))
         .or_else(|| env("XDG_CONFIG_HOME").map(|dir| dir.join("eugene/mcp-tokens")))

@@ -24,7 +24,10 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How a connection was made, to make it again.
 pub(super) enum Source {
     Command(CommandSpec),
-    Http { url: String, token: Option<String> },
+    Http {
+        url: String,
+        token: Option<String>,
+    },
     /// Made by another module of the client (OAuth), which knows how to make it again.
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     Custom(Box<dyn Reconnect>),

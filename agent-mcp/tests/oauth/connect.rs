@@ -58,7 +58,10 @@ async fn a_run_calls_a_remote_tool_with_the_stored_token() {
 
     // Reconnecting uses the same tokens.
     skills.reconnect().await.unwrap();
-    assert_eq!(run_calling(&skills, "add", json!({"a": 2, "b": 3})).await, json!(5));
+    assert_eq!(
+        run_calling(&skills, "add", json!({"a": 2, "b": 3})).await,
+        json!(5)
+    );
 }
 
 #[tokio::test]
@@ -74,7 +77,10 @@ async fn an_expired_access_token_is_refreshed_before_any_request_and_the_new_tok
     let skills = McpSkills::connect_http_oauth(&server.url, store.clone())
         .await
         .expect("connects after refreshing");
-    assert_eq!(run_calling(&skills, "add", json!({"a": 20, "b": 22})).await, json!(42));
+    assert_eq!(
+        run_calling(&skills, "add", json!({"a": 20, "b": 22})).await,
+        json!(42)
+    );
 
     // The server rotated both tokens; the file holds the new ones.
     let refreshed = server.events("refresh");
@@ -86,7 +92,10 @@ async fn an_expired_access_token_is_refreshed_before_any_request_and_the_new_tok
     let received = token_file(store.path())["credentials"]["token_received_at"]
         .as_u64()
         .unwrap();
-    assert!(received > 1_000_000, "the new tokens' time is now, not the aged one");
+    assert!(
+        received > 1_000_000,
+        "the new tokens' time is now, not the aged one"
+    );
     // The expired token never reached /mcp: every request since the login carried the new one.
     assert_only_token(&server, after_login, &access);
 
@@ -108,14 +117,21 @@ async fn without_a_token_nothing_is_sent_and_the_error_says_how_to_log_in() {
     let error = McpSkills::connect_http_oauth(&server.url, store)
         .await
         .expect_err("not logged in");
-    assert!(matches!(error, OAuthError::LoginRequired { .. }), "{error:?}");
+    assert!(
+        matches!(error, OAuthError::LoginRequired { .. }),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(message.contains("log in first"), "{message}");
     assert!(
         message.contains(&format!("eugene mcp login {}", server.url)),
         "{message}"
     );
-    assert!(server.log().is_empty(), "nothing reached the server: {:?}", server.log());
+    assert!(
+        server.log().is_empty(),
+        "nothing reached the server: {:?}",
+        server.log()
+    );
 }
 
 #[tokio::test]
@@ -134,12 +150,16 @@ async fn a_refused_refresh_token_means_logging_in_again_and_no_request_with_the_
     let error = McpSkills::connect_http_oauth(&server.url, store)
         .await
         .expect_err("the refresh is refused");
-    assert!(matches!(error, OAuthError::LoginRequired { .. }), "{error:?}");
+    assert!(
+        matches!(error, OAuthError::LoginRequired { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("eugene mcp login"), "{error}");
     assert!(!server.events("refresh-refused").is_empty());
     let sent = server.mcp_authorizations();
     assert!(
-        sent.iter().all(|a| a.as_deref() != Some(&format!("Bearer {old_access}"))),
+        sent.iter()
+            .all(|a| a.as_deref() != Some(&format!("Bearer {old_access}"))),
         "the expired token was sent: {sent:?}"
     );
 }
@@ -150,7 +170,10 @@ fn assert_only_token(server: &PyServer, skip: usize, token: &str) {
     let sent = server.mcp_authorizations().split_off(skip);
     let bearer = format!("Bearer {token}");
     let with_token = sent.iter().filter(|a| a.is_some()).count();
-    assert!(with_token >= 2, "the handshake and the call carried it: {sent:?}");
+    assert!(
+        with_token >= 2,
+        "the handshake and the call carried it: {sent:?}"
+    );
     assert!(sent.len() - with_token <= 1, "{sent:?}");
     assert!(
         sent.iter().flatten().all(|a| *a == bearer),
@@ -180,11 +203,17 @@ async fn a_token_the_server_no_longer_knows_and_a_refused_refresh_mean_logging_i
     let error = McpSkills::connect_http_oauth(&server.url, store)
         .await
         .expect_err("the server refuses the token");
-    assert!(matches!(error, OAuthError::LoginRequired { .. }), "{error:?}");
+    assert!(
+        matches!(error, OAuthError::LoginRequired { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("eugene mcp login"), "{error}");
     // One try with the token, one refresh (refused), and no second try with the same token.
     let sent = server.mcp_authorizations();
-    let tries = sent.iter().filter(|a| a.as_deref() == Some("Bearer at-forgotten")).count();
+    let tries = sent
+        .iter()
+        .filter(|a| a.as_deref() == Some("Bearer at-forgotten"))
+        .count();
     assert_eq!(tries, 1, "{sent:?}");
     assert!(!server.events("refresh-refused").is_empty());
 }

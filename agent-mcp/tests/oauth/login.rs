@@ -94,7 +94,10 @@ async fn a_redirect_with_a_forged_state_is_refused_and_nothing_is_stored() {
     assert!(error.to_string().contains("nothing was stored"), "{error}");
     assert_eq!(status, Some(400));
     assert!(!path.exists());
-    assert!(server.events("token").is_empty(), "the code was never exchanged");
+    assert!(
+        server.events("token").is_empty(),
+        "the code was never exchanged"
+    );
 }
 
 #[tokio::test]
@@ -121,7 +124,10 @@ async fn a_redirect_without_a_state_is_refused_and_nothing_is_stored() {
         },
     )
     .await;
-    assert!(matches!(login, Err(OAuthError::StateMismatch(_))), "{login:?}");
+    assert!(
+        matches!(login, Err(OAuthError::StateMismatch(_))),
+        "{login:?}"
+    );
     assert_eq!(status, Some(400));
     assert!(!path.exists());
     assert!(server.events("token").is_empty());
@@ -155,5 +161,8 @@ async fn logging_in_again_replaces_the_tokens() {
     log_in(&server, store.clone()).await;
     let second = tokens(store.path());
     assert_ne!(first.0, second.0);
-    assert_eq!(server.events("token").last().unwrap()["access"], second.0.as_str());
+    assert_eq!(
+        server.events("token").last().unwrap()["access"],
+        second.0.as_str()
+    );
 }

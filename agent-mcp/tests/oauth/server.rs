@@ -144,11 +144,13 @@ where
 
 /// Logs in the ordinary way: the browser follows the redirect.
 pub async fn log_in(server: &PyServer, store: FileTokenStore) -> Login {
-    let (login, status) =
-        login_as_browser(server, store, LoginOptions::default(), |redirect| async move {
-            get(&redirect).await.0
-        })
-        .await;
+    let (login, status) = login_as_browser(
+        server,
+        store,
+        LoginOptions::default(),
+        |redirect| async move { get(&redirect).await.0 },
+    )
+    .await;
     assert_eq!(status, Some(200));
     login.expect("logs in")
 }

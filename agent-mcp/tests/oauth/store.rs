@@ -15,7 +15,11 @@ async fn refused(content: &[u8]) -> (String, std::path::PathBuf, tempfile::TempD
         .await
         .expect_err("a bad token file is refused");
     assert!(matches!(error, OAuthError::Store { .. }), "{error:?}");
-    assert_eq!(std::fs::read(&path).unwrap(), content, "the file is left as it was");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        content,
+        "the file is left as it was"
+    );
     (error.to_string(), path, dir)
 }
 
@@ -31,7 +35,10 @@ async fn json_without_credentials_is_an_error_naming_it() {
     let body = format!(r#"{{"server": "{URL}", "credentials": {{"token_response": 7}}}}"#);
     let (message, path, _dir) = refused(body.as_bytes()).await;
     assert!(message.contains(&path.display().to_string()), "{message}");
-    assert!(message.contains("does not hold OAuth credentials"), "{message}");
+    assert!(
+        message.contains("does not hold OAuth credentials"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -39,7 +46,10 @@ async fn another_servers_tokens_are_not_used() {
     let body = br#"{"server": "https://elsewhere.example/mcp", "credentials": {"client_id": "c", "token_response": null}}"#;
     let (message, path, _dir) = refused(body).await;
     assert!(message.contains(&path.display().to_string()), "{message}");
-    assert!(message.contains("https://elsewhere.example/mcp"), "{message}");
+    assert!(
+        message.contains("https://elsewhere.example/mcp"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

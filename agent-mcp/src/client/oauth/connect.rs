@@ -38,8 +38,11 @@ impl McpSkills {
         let url = url.into();
         super::store::token_file_name(&url)?;
         let store: Arc<dyn CredentialStore> = Arc::new(store);
-        let stored = store.load().await.map_err(|e| OAuthError::auth(&url, "loading", e))?;
-        if !stored.is_some_and(|s| s.token_response.is_some()) {
+        let stored = store
+            .load()
+            .await
+            .map_err(|e| OAuthError::auth(&url, "loading", e))?;
+        if stored.is_none_or(|s| s.token_response.is_none()) {
             return Err(OAuthError::LoginRequired {
                 server: url,
                 reason: "no tokens are stored for it".into(),

@@ -44,9 +44,9 @@ pub enum OAuthError {
         server: String,
         /// What was being done.
         action: &'static str,
-        /// rmcp's error.
+        /// rmcp's error (boxed: it is large).
         #[source]
-        source: AuthError,
+        source: Box<AuthError>,
     },
     /// The authorization redirect's `state` was missing or not the one this login sent: the
     /// redirect was refused and nothing was stored.
@@ -84,7 +84,7 @@ impl OAuthError {
             source => OAuthError::Auth {
                 server: server.to_owned(),
                 action,
-                source,
+                source: Box::new(source),
             },
         }
     }

@@ -67,7 +67,12 @@ impl RedirectListener {
             let target = match read_target(&mut stream, deadline).await {
                 Ok(target) => target,
                 Err(status) => {
-                    respond(&mut stream, status, "That was not an authorization redirect.").await;
+                    respond(
+                        &mut stream,
+                        status,
+                        "That was not an authorization redirect.",
+                    )
+                    .await;
                     continue;
                 }
             };
@@ -92,7 +97,14 @@ impl RedirectListener {
                     )
                     .await
                 }
-                Err(e) => respond(&mut stream, "400 Bad Request", &format!("Login failed: {e}")).await,
+                Err(e) => {
+                    respond(
+                        &mut stream,
+                        "400 Bad Request",
+                        &format!("Login failed: {e}"),
+                    )
+                    .await
+                }
             }
             return outcome;
         }
@@ -164,7 +176,11 @@ fn check(query: &str, expected_state: &str) -> Result<Callback, OAuthError> {
 
 /// Compares without stopping at the first difference.
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 async fn respond(stream: &mut TcpStream, status: &str, text: &str) {

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rmcp::transport::auth::{AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde_json::{Value, json};
 
 use super::error::OAuthError;
@@ -75,8 +77,11 @@ impl FileTokenStore {
                 "is larger than {MAX_TOKEN_FILE_BYTES} bytes; it is not a token file"
             )));
         }
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| self.error(format_args!("is not JSON ({e}); delete it and log in again")))?;
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            self.error(format_args!(
+                "is not JSON ({e}); delete it and log in again"
+            ))
+        })?;
         let server = value.get("server").and_then(Value::as_str);
         if server != Some(self.server.as_str()) {
             return Err(self.error(format_args!(
