@@ -166,3 +166,95 @@ async fn logging_in_again_replaces_the_tokens() {
         second.0.as_str()
     );
 }
+
+/// Sends `request` to the listener behind `redirect` over a plain socket and returns the
+/// status line of the answer.
+async fn raw(redirect: &str, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = redirect
+        .strip_prefix("http://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+    // The listener may answer before it has read everything sent; a failed write is fine.
+    let _ = stream.write_all(request).await;
+    // Nothing more comes: the listener sees the end of the request.
+    let _ = stream.shutdown().await;
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn the_listener_refuses_huge_heads_and_other_methods_and_still_takes_the_real_redirect() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    let path = store.path().to_owned();
+
+    let (login, status) = login_as_browser(
+        &server,
+        store,
+        LoginOptions::default(),
+        |redirect| async move {
+            // A head far over the listener's bound, never ending: refused, not buffered.
+            let mut huge = b"GET /callback?state=x HTTP/1.1\r\nx-pad: ".to_vec();
+            huge.resize(256 * 1024, b'a');
+            assert_eq!(
+                raw(&redirect, &huge).await,
+                "HTTP/1.1 431 Request Header Fields Too Large"
+            );
+            // A POST to the callback is not a redirect.
+            let post = b"POST /callback HTTP/1.1\r\ncontent-length: 0\r\n\r\n";
+            assert_eq!(
+                raw(&redirect, post).await,
+                "HTTP/1.1 405 Method Not Allowed"
+            );
+            // A connection that ends before a whole head.
+            assert_eq!(
+                raw(&redirect, b"GET /call").await,
+                "HTTP/1.1 400 Bad Request"
+            );
+            // None of these ended the login: the real redirect still logs in.
+            get(&redirect).await.0
+        },
+    )
+    .await;
+    login.expect("logs in after the refused requests");
+    assert_eq!(status, Some(200));
+    assert!(path.exists());
+}
+
+#[tokio::test]
+async fn a_flood_of_requests_for_other_paths_ends_the_login_with_nothing_stored() {
+    let server = PyServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileTokenStore::in_dir(dir.path(), &server.url).unwrap();
+    let path = store.path().to_owned();
+
+    let (login, status) = login_as_browser(
+        &server,
+        store,
+        LoginOptions::default(),
+        |redirect| async move {
+            let origin = redirect.split("/callback").next().unwrap().to_owned();
+            for i in 0..32 {
+                assert_eq!(get(&format!("{origin}/probe{i}")).await.0, 404);
+            }
+            // The listener has given up: the real redirect finds nobody listening.
+            let refused = reqwest::Client::new().get(&redirect).send().await;
+            u16::from(refused.is_err())
+        },
+    )
+    .await;
+    assert!(matches!(login, Err(OAuthError::Redirect(_))), "{login:?}");
+    assert_eq!(status, Some(1), "the listener is closed");
+    assert!(!path.exists());
+    assert!(server.events("token").is_empty());
+}

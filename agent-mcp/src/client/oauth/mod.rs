@@ -39,10 +39,15 @@
 //!   with no token, or a refresh the server refuses, the connection is not attempted: the error
 //!   is [`OAuthError::LoginRequired`], which says how to log in. No request is ever sent with a
 //!   token known to be unusable.
+//!   The listener reads one request at a time, each head bounded (16 KiB, 10 s); a head too
+//!   large, another method than `GET`, or a request for another path is answered with an error
+//!   status and does not end the login (at most 32 requests for other paths are answered).
 //! - **Tokens are never logged.** Neither this module's messages and errors nor rmcp's tracing
 //!   events carry an access or refresh token (rmcp's token types print as `[redacted]`); the
 //!   tests capture every event at `TRACE` to check it. The token file is the only place they
-//!   are written.
+//!   are written. (rmcp does log the one-time authorization code at `DEBUG` while exchanging
+//!   it: a code is useless without the PKCE verifier, which is never logged, and is spent once
+//!   exchanged.)
 
 mod connect;
 mod error;
