@@ -28,7 +28,9 @@ const MAX_NAME_BYTES: usize = 160;
 /// directory with `0700`. Reading it accepts at most [`MAX_TOKEN_FILE_BYTES`]; a file that is
 /// not valid JSON of that shape, or that holds another server's tokens, is an error naming
 /// the file (and is left as it is). A missing file means "not logged in". Refreshes through one
-/// store (and its clones) are serialized.
+/// store (and its clones) are serialized; two processes refreshing the same file at once are
+/// not (the later save wins, and the other process's refresh token may have been rotated
+/// away: it then asks to log in again).
 #[derive(Clone)]
 pub struct FileTokenStore {
     path: PathBuf,
