@@ -20,7 +20,7 @@ pub use agent_llm::*;
 pub use agent_runtime::*;
 
 /// Model Context Protocol: serve a registry as an MCP server, use MCP servers' tools as skills
-/// (cargo feature `mcp`).
+/// (cargo feature `mcp`; `oauth` adds logging in to remote servers behind OAuth 2.1).
 #[cfg(feature = "mcp")]
 pub use agent_mcp as mcp;
 
