@@ -63,16 +63,20 @@
 
 #![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); protocol 2025-11-25 has it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use agent_core::{SkillContext, SkillError};
 use rmcp::model::GetExtensions;
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    ElicitRequest, ElicitRequestParams, ElicitationAction, RequestId, Role,
-    SamplingMessageContentBlock, ServerRequest,
+    CreateMessageResult, CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, InputRequest, RequestId, Role, SamplingMessageContentBlock,
+    ServerNotification, ServerRequest,
 };
 use rmcp::service::{OriginatingRequestId, PeerRequestOptions};
+use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -90,6 +94,10 @@ pub struct ConnectedClient {
     call: RequestId,
     cancelled: CancellationToken,
     timeout: Duration,
+    /// Set when the call runs as an MCP task: asks become the task's `inputRequests`.
+    task: Option<TaskContext>,
+    /// Numbers the task's input requests (their keys must be unique over the task).
+    asked: Arc<AtomicU64>,
 }
 
 /// The client that made the call `ctx` belongs to, to ask it for input or a completion; an
@@ -112,6 +120,49 @@ pub enum ElicitAnswer {
     Decline,
     /// They dismissed the request without choosing.
     Cancel,
+}
+
+/// The longest URL [`ConnectedClient::elicit_url`] sends: 8 KiB.
+pub const MAX_ELICITATION_URL_BYTES: usize = 8 * 1024;
+
+/// The longest elicitation id [`ConnectedClient::elicit_url`] sends: 256 bytes.
+pub const MAX_ELICITATION_ID_BYTES: usize = 256;
+
+/// What the person answered to a URL-mode elicitation ([`ConnectedClient::elicit_url`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlElicitAnswer {
+    /// They agreed to go to the URL; what they do there reaches the server by its own way.
+    Accept,
+    /// They said no to going.
+    Decline,
+    /// They dismissed the request without choosing.
+    Cancel,
+}
+
+/// `url` parsed, if a URL elicitation may send a person there.
+fn checked_url(url: &str) -> Result<url::Url, SkillError> {
+    if url.len() > MAX_ELICITATION_URL_BYTES {
+        return Err(SkillError::tool(format!(
+            "the URL to send the MCP client's user to is {} bytes, more than the \
+             {MAX_ELICITATION_URL_BYTES} allowed",
+            url.len()
+        )));
+    }
+    let parsed = url::Url::parse(url)
+        .map_err(|e| SkillError::tool(format!("the URL {url:?} is not a valid URL: {e}")))?;
+    if !matches!(parsed.scheme(), "https" | "http") {
+        return Err(SkillError::tool(format!(
+            "the URL to send the MCP client's user to must be http or https, not {}",
+            parsed.scheme()
+        )));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(SkillError::tool(
+            "the URL to send the MCP client's user to holds credentials (user:password@); \
+             MCP forbids sending them in an elicitation",
+        ));
+    }
+    Ok(parsed)
 }
 
 /// A request for one completion of the client's model (`sampling/createMessage`), built a
@@ -223,7 +274,26 @@ impl ConnectedClient {
             call,
             cancelled,
             timeout,
+            task: None,
+            asked: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// The same client for a call that runs as the MCP task `task`: asks are surfaced as the
+    /// task's `inputRequests` (`input_required`) and answered with `tasks/update`, and are
+    /// withdrawn when `cancelled` (the task's token) fires, not the `tools/call`'s (which ends
+    /// when the task is handed out).
+    pub(crate) fn in_task(&self, task: TaskContext, cancelled: CancellationToken) -> Self {
+        ConnectedClient {
+            task: Some(task),
+            cancelled,
+            ..self.clone()
+        }
+    }
+
+    /// The id of the MCP task the call runs as, if it runs as one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_ref().map(TaskContext::task_id)
     }
 
     /// Whether the client declared form elicitation in `initialize`.
@@ -231,6 +301,13 @@ impl ConnectedClient {
         self.peer
             .supported_elicitation_modes()
             .contains(&rmcp::service::ElicitationMode::Form)
+    }
+
+    /// Whether the client declared URL-mode elicitation (`elicitation.url`) in `initialize`.
+    pub fn supports_url_elicitation(&self) -> bool {
+        self.peer
+            .supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Url)
     }
 
     /// Whether the client declared sampling in `initialize`.
@@ -303,6 +380,81 @@ impl ConnectedClient {
         }
     }
 
+    /// Asks the client's user to visit `url` (URL-mode elicitation, for what must not pass
+    /// through the client: a credential, a payment, an OAuth consent). `elicitation_id`
+    /// names this elicitation; the skill passes it to
+    /// [`ConnectedClient::elicitation_complete`] once the interaction at `url` is done.
+    ///
+    /// The answer says only whether the person agreed to go ([`UrlElicitAnswer::Accept`]):
+    /// what they do there reaches the server by its own way, never through the client. A
+    /// client that did not declare `elicitation.url` is not asked; neither is one given a URL
+    /// that is not `http` or `https`, that holds credentials (`user:password@`), or that is
+    /// longer than [`MAX_ELICITATION_URL_BYTES`], nor an empty `elicitation_id`.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: &str,
+        elicitation_id: impl Into<String>,
+    ) -> Result<UrlElicitAnswer, SkillError> {
+        if !self.supports_url_elicitation() {
+            return Err(SkillError::tool(
+                "the MCP client does not support URL-mode elicitation: it did not declare \
+                 `elicitation.url` when it connected, so this skill cannot send its user to a URL",
+            ));
+        }
+        let url = checked_url(url)?;
+        let elicitation_id = elicitation_id.into();
+        if elicitation_id.is_empty() || elicitation_id.len() > MAX_ELICITATION_ID_BYTES {
+            return Err(SkillError::tool(format!(
+                "a URL elicitation needs an id of 1 to {MAX_ELICITATION_ID_BYTES} bytes"
+            )));
+        }
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: message.into(),
+            url: url.to_string(),
+            elicitation_id,
+        };
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let answer = match self.ask(request, "URL elicitation").await? {
+            ClientResult::ElicitResult(answer) => answer,
+            other => return Err(unexpected("elicitation/create", &other)),
+        };
+        match answer.action {
+            ElicitationAction::Accept => Ok(UrlElicitAnswer::Accept),
+            ElicitationAction::Decline => Ok(UrlElicitAnswer::Decline),
+            ElicitationAction::Cancel => Ok(UrlElicitAnswer::Cancel),
+            other => Err(SkillError::tool(format!(
+                "the MCP client answered the URL elicitation with an action this server does \
+                 not know: {other:?}"
+            ))),
+        }
+    }
+
+    /// Tells the client that the URL elicitation `elicitation_id` is done
+    /// (`notifications/elicitation/complete`), so it may close what it showed and retry what
+    /// waited on it. Sent on the call's stream while the call is open.
+    pub async fn elicitation_complete(
+        &self,
+        elicitation_id: impl Into<String>,
+    ) -> Result<(), SkillError> {
+        let mut notification = CustomNotification::new(
+            "notifications/elicitation/complete",
+            Some(json!({"elicitationId": elicitation_id.into()})),
+        );
+        notification
+            .extensions
+            .insert(OriginatingRequestId(self.call.clone()));
+        self.peer
+            .send_notification(ServerNotification::CustomNotification(notification))
+            .await
+            .map_err(|e| {
+                SkillError::tool(format!(
+                    "could not tell the MCP client that the elicitation is complete: {e}"
+                ))
+            })
+    }
+
     /// Asks the client's model for one completion (the client may show it to its user, change
     /// or refuse it). A refusal comes back as the error the client sent.
     pub async fn sample(&self, request: &SampleRequest) -> Result<SampleAnswer, SkillError> {
@@ -338,6 +490,9 @@ impl ConnectedClient {
         mut request: ServerRequest,
         what: &str,
     ) -> Result<ClientResult, SkillError> {
+        if let Some(task) = &self.task {
+            return self.ask_in_task(task, request, what).await;
+        }
         // Streamable HTTP sends it on the call's own event stream.
         request
             .extensions_mut()
@@ -358,6 +513,46 @@ impl ConnectedClient {
         };
         outstanding.id = None;
         answer.map_err(|e| SkillError::tool(format!("the MCP client refused the {what}: {e}")))
+    }
+    /// Surfaces `request` as an input request of the task and waits for the client's
+    /// `tasks/update`, the timeout or the cancellation.
+    async fn ask_in_task(
+        &self,
+        task: &TaskContext,
+        request: ServerRequest,
+        what: &str,
+    ) -> Result<ClientResult, SkillError> {
+        let (input, elicitation) = match request {
+            ServerRequest::ElicitRequest(request) => (InputRequest::Elicitation(request), true),
+            ServerRequest::CreateMessageRequest(request) => {
+                (InputRequest::CreateMessage(request), false)
+            }
+            _ => {
+                return Err(SkillError::tool(format!(
+                    "a task cannot ask the MCP client for {what}"
+                )));
+            }
+        };
+        let key = format!("{what}-{}", self.asked.fetch_add(1, Ordering::Relaxed) + 1);
+        let answer = tokio::select! {
+            answer = task.request_input(key, input) => answer.map_err(|_| SkillError::Cancelled)?,
+            () = tokio::time::sleep(self.timeout) => return Err(SkillError::Timeout(self.timeout)),
+            () = self.cancelled.cancelled() => return Err(SkillError::Cancelled),
+        };
+        let invalid = |e: serde_json::Error| {
+            SkillError::tool(format!(
+                "the MCP client answered the task's {what} request with something else: {e}"
+            ))
+        };
+        if elicitation {
+            serde_json::from_value::<ElicitResult>(answer)
+                .map(ClientResult::ElicitResult)
+                .map_err(invalid)
+        } else {
+            serde_json::from_value::<CreateMessageResult>(answer)
+                .map(|answer| ClientResult::CreateMessageResult(Box::new(answer)))
+                .map_err(invalid)
+        }
     }
 }
 

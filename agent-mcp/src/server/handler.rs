@@ -3,10 +3,11 @@
 
 use agent_core::{SkillError, ToolCall, ToolResult};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourcesCapability, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourcesCapability, ServerCapabilities,
+    ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -16,10 +17,13 @@ use super::{ConnectedClient, McpServer, resources};
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
+        let builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+            .enable_tool_list_changed();
+        let mut capabilities = match &self.task_settings {
+            Some(settings) if !settings.is_empty() => builder.enable_tasks().build(),
+            _ => builder.build(),
+        };
         // Advertised only when there is something behind them.
         if !self.prompts.is_empty() {
             capabilities.prompts = Some(PromptsCapability::default());
@@ -60,6 +64,20 @@ impl ServerHandler for McpServer {
             context.ct.clone(),
             self.client_request_timeout,
         );
+        if let Some(settings) = &self.task_settings
+            && settings.serves(&call.name)
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks())
+        {
+            return Ok(self.session_tasks.start(
+                settings,
+                self.registry.clone(),
+                &self.ctx,
+                call,
+                client,
+            ));
+        }
         let ctx = self.ctx.clone().with_extension(client);
         let result = tokio::select! {
             result = self.registry.run_one(&call, &ctx) => result,
@@ -71,6 +89,34 @@ impl ServerHandler for McpServer {
             tracing::debug!(%error, "could not send notifications/tools/list_changed");
         }
         Ok(self.answer(&result).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(
+            self.session_tasks.manager().get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session_tasks
+            .manager()
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session_tasks.manager().cancel_task(&request.task_id)
     }
 
     async fn list_prompts(

@@ -66,15 +66,20 @@ mod handler;
 mod output;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 
 pub use ask_client::{
-    ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, SampleAnswer, SampleRequest,
-    client_of,
+    ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, MAX_ELICITATION_ID_BYTES,
+    MAX_ELICITATION_URL_BYTES, SampleAnswer, SampleRequest, UrlElicitAnswer, client_of,
 };
 
 pub use output::{RESULT_KEY, mcp_output_schema, to_call_tool_result, to_call_tool_result_for};
 pub use prompts::{MAX_PROMPT_ARGUMENT_BYTES, PromptArg, PromptArgs};
 pub use resources::{MAX_RESOURCE_BYTES, SKILL_SCHEME};
+pub use tasks::{
+    DEFAULT_MAX_KEPT_TASKS, DEFAULT_MAX_OPEN_TASKS, DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL,
+    TaskSettings,
+};
 
 use std::future::Future;
 use std::sync::Arc;
@@ -122,6 +127,9 @@ pub struct McpServer {
     pub(crate) prompts: prompts::Prompts,
     pub(crate) http_config: StreamableHttpServerConfig,
     pub(crate) http: HttpSettings,
+    pub(crate) task_settings: Option<TaskSettings>,
+    /// This connection's tasks; a new session gets new ones.
+    pub(crate) session_tasks: Arc<tasks::SessionTasks>,
 }
 
 impl McpServer {
@@ -138,6 +146,8 @@ impl McpServer {
             prompts: prompts::Prompts::default(),
             http_config: StreamableHttpServerConfig::default(),
             http: HttpSettings::default(),
+            task_settings: None,
+            session_tasks: Arc::default(),
         }
     }
 
@@ -202,6 +212,19 @@ impl McpServer {
             render,
         ));
         self
+    }
+
+    /// Serves the skills `settings` names as MCP tasks to clients that support the Tasks
+    /// extension: their `tools/call` answers at once with a task to poll and cancel. See
+    /// [`tasks`](mod@tasks) for the rules; clients without tasks get synchronous calls.
+    pub fn tasks(mut self, settings: TaskSettings) -> Self {
+        self.task_settings = Some(settings);
+        self
+    }
+
+    /// Which skills are served as tasks, if any ([`McpServer::tasks`]).
+    pub fn task_settings(&self) -> Option<&TaskSettings> {
+        self.task_settings.as_ref()
     }
 
     /// The prompts `prompts/list` answers, by name.
@@ -290,6 +313,7 @@ impl McpServer {
     pub(crate) fn for_new_session(&self) -> Self {
         McpServer {
             ctx: self.ctx.clone().with_scope(RunScope::new()),
+            session_tasks: Arc::default(),
             ..self.clone()
         }
     }
