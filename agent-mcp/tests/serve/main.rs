@@ -5,3 +5,4 @@
 mod fixtures;
 mod in_process;
 mod python;
+mod tasks;
