@@ -6,3 +6,4 @@ mod fixtures;
 mod in_process;
 mod python;
 mod tasks;
+mod url_elicitation;

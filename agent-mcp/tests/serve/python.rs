@@ -29,7 +29,7 @@ fn python() -> PathBuf {
 fn assert_passed(what: &str, status: std::process::ExitStatus, stdout: &str, stderr: &str) {
     assert!(
         status.success(),
-        "{what}: serve_features_client.py failed ({status}):\n{stdout}\n{stderr}"
+        "{what} failed ({status}):\n{stdout}\n{stderr}"
     );
     assert!(
         stderr.contains("all checks passed"),
@@ -40,8 +40,13 @@ fn assert_passed(what: &str, status: std::process::ExitStatus, stdout: &str, std
 /// Runs the Python client with `args`; with `stdio`, serves it on the client's standard input
 /// and output. Fails the test when the client fails or outlives [`PYTHON_DEADLINE`].
 async fn run_client(args: &[&str], stdio: Option<agent_mcp::McpServer>) {
+    run_script(SCRIPT, args, stdio).await;
+}
+
+/// Runs the Python program `script` with `args` as [`run_client`] does.
+pub async fn run_script(script: &str, args: &[&str], stdio: Option<agent_mcp::McpServer>) {
     let mut child = tokio::process::Command::new(python())
-        .arg(SCRIPT)
+        .arg(script)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -90,7 +95,8 @@ async fn run_client(args: &[&str], stdio: Option<agent_mcp::McpServer>) {
     } else {
         serving.await.unwrap_or_default()
     };
-    assert_passed(&args.join(" "), status, &stdout, &stderr);
+    let what = format!("{script} {}", args.join(" "));
+    assert_passed(&what, status, &stdout, &stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
