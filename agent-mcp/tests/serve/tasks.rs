@@ -482,3 +482,53 @@ async fn when_the_connection_ends_its_running_tasks_are_stopped() {
         "cancelled"
     );
 }
+
+/// rmcp's streamable-HTTP client, with the bearer token, for a server at `url`.
+async fn connect_http(url: &str, token: &str) -> RunningService<RoleClient, TasksClient> {
+    use agent_mcp::rmcp::transport::StreamableHttpClientTransport;
+    use agent_mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    // reqwest is built without a crypto provider; McpSkills::connect_http installs this one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
+    );
+    TasksClient::default()
+        .serve(transport)
+        .await
+        .expect("connects over HTTP")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_tasks_run_polled_and_cancelled_and_another_session_cannot_touch_them() {
+    let (server, served) = server(settings());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let token = agent_mcp::generate_token().unwrap();
+    let serving = tokio::spawn(server.bearer_token(token.clone()).serve_http_on(listener));
+    let one = connect_http(&url, &token).await;
+    let two = connect_http(&url, &token).await;
+
+    let sum = start(&one, "sum_later", json!({"a": 20, "b": 22})).await;
+    assert_eq!(text_of(&completed_result(&until_terminal(&one, &sum).await)), "42");
+
+    let id = start(&one, "run_until_cancelled", json!({"name": "mine"})).await;
+    file_appears(&served.path("mine.started")).await;
+    for error in [
+        two.cancel_task(CancelTaskParams::new(id.clone()))
+            .await
+            .unwrap_err(),
+        two.get_task(GetTaskParams::new(id.clone())).await.unwrap_err(),
+    ] {
+        assert_eq!(code_of(&error), Some(ErrorCode::INVALID_PARAMS), "{error}");
+    }
+    assert!(!served.path("mine.cancelled").exists());
+    one.cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        until_terminal(&one, &id).await.status(),
+        TaskStatus::Cancelled
+    );
+    assert_eq!(file_appears(&served.path("mine.cancelled")).await, "cancelled");
+    serving.abort();
+}

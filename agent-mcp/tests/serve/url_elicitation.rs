@@ -54,3 +54,86 @@ async fn over_stdio_the_python_sdk_is_sent_to_a_url_and_told_when_it_is_done() {
 async fn over_stdio_a_python_client_without_url_elicitation_gets_a_clear_tool_error() {
     run_script(SCRIPT, &["--stdio-without"], Some(server())).await;
 }
+
+/// A client that declares tasks and URL elicitation, and answers nothing directly.
+#[derive(Clone)]
+struct TasksUrlClient;
+
+impl agent_mcp::rmcp::ClientHandler for TasksUrlClient {
+    fn get_info(&self) -> agent_mcp::rmcp::model::InitializeRequestParams {
+        use agent_mcp::rmcp::model::{
+            ClientCapabilities, Implementation, InitializeRequestParams, TASKS_EXTENSION_ID,
+        };
+        let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({
+            "elicitation": {"url": {}},
+            "extensions": {TASKS_EXTENSION_ID: {}}
+        }))
+        .unwrap();
+        InitializeRequestParams::new(capabilities, Implementation::new("tasks-url", "1"))
+    }
+}
+
+#[tokio::test]
+async fn in_a_task_a_url_elicitation_is_an_input_request_and_its_answer_resumes_the_skill() {
+    use agent_mcp::rmcp::ServiceExt;
+    use agent_mcp::rmcp::model::{
+        CallToolRequestParams, CallToolResponse, GetTaskParams, InputRequest, TaskPayload,
+        TaskStatus, UpdateTaskParams,
+    };
+    use agent_mcp::server::TaskSettings;
+
+    let server = server().tasks(TaskSettings::for_skills(["sign_in"]));
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let client = TasksUrlClient.serve(client_end).await.unwrap();
+    let arguments = serde_json::json!({"url": "https://login.example.com/"});
+    let call = CallToolRequestParams::new("sign_in")
+        .with_arguments(arguments.as_object().unwrap().clone());
+    let CallToolResponse::Task(created) = client.call_tool_once(call).await.unwrap() else {
+        panic!("expected a task")
+    };
+    let id = created.task.task_id;
+    let poll = |done: fn(&TaskPayload) -> bool| {
+        let client = &client;
+        let id = id.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(30), async {
+                loop {
+                    let got = client.get_task(GetTaskParams::new(id.clone())).await.unwrap();
+                    if done(&got.task.payload) {
+                        return got.task;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .expect("the task gets there")
+        }
+    };
+    let waiting = poll(|p| matches!(p, TaskPayload::InputRequired { .. })).await;
+    let TaskPayload::InputRequired { input_requests } = waiting.payload else {
+        unreachable!()
+    };
+    let (key, InputRequest::Elicitation(request)) = input_requests.into_iter().next().unwrap()
+    else {
+        panic!("expected an elicitation")
+    };
+    let asked = serde_json::to_value(&request.params).unwrap();
+    assert_eq!(asked["mode"], "url", "{asked}");
+    assert_eq!(asked["url"], "https://login.example.com/", "{asked}");
+    assert_eq!(asked["elicitationId"], "sign-in-1", "{asked}");
+    let answers = [(key, serde_json::json!({"action": "accept"}))].into();
+    client
+        .update_task(UpdateTaskParams::new(id.clone(), answers))
+        .await
+        .unwrap();
+    let done = poll(|p| matches!(p, TaskPayload::Completed { .. })).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    let TaskPayload::Completed { result } = done.payload else {
+        unreachable!()
+    };
+    assert_eq!(result["content"][0]["text"], "signed in", "{result:?}");
+}
