@@ -75,6 +75,17 @@
 //! request the skill stops waiting for (the call cancelled, timed out, or the server's token
 //! fired) is withdrawn with `notifications/cancelled`. See [`server::ask_client`].
 //!
+//! A skill can also send the client's user to a URL ([`server::ConnectedClient::elicit_url`],
+//! URL-mode elicitation, for what must not pass through the client: a sign-in, a payment) and
+//! tell the client when that is done ([`server::ConnectedClient::elicitation_complete`]).
+//!
+//! Long-running skills are served as MCP tasks (the Tasks extension) to clients that support
+//! them: [`McpServer::tasks`] names the skills, whose `tools/call` then answers at once with a
+//! task the client polls (`tasks/get`) and cancels (`tasks/cancel`, which fires the skill's
+//! cancellation token); a task is bounded by a TTL and a cap on open tasks per session, and a
+//! skill that asks the client from a task makes it `input_required`. Other clients get the
+//! synchronous call. See [`server::tasks`].
+//!
 //! The registry's Agent Skills are served as resources, `skill://NAME/SKILL.md` and
 //! `skill://NAME/PATH` for each other file of the folder ([`server::resources`]), and an
 //! application adds prompt templates with [`McpServer::prompt`] ([`server::prompts`]). Each
@@ -127,6 +138,7 @@
 //! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
 //! timeouts), `tokio-util` (the cancellation token that withdraws a request to the client when
 //! its call stops), `base64` (binary files of Agent Skills served as resource blobs),
+//! `url` (the URL of a URL-mode elicitation, checked before a person is sent there),
 //! `serde_json`, `thiserror`, `tracing`. rmcp's `elicitation` feature gives the server's
 //! `elicitation/create` request.
 //!

@@ -53,6 +53,17 @@
 //! - **Accepted content** is an object holding every property the schema requires; anything
 //!   else is an error naming what is missing (the client is the one that validates values
 //!   against the schema, as the spec says).
+//! - **URL mode** ([`ConnectedClient::elicit_url`]): only to a client that declared
+//!   `elicitation.url`; only `http`/`https` URLs without credentials, at most
+//!   [`MAX_ELICITATION_URL_BYTES`], with an id of at most [`MAX_ELICITATION_ID_BYTES`]; anything
+//!   else is a tool error and the client is not asked. The answer says whether the person
+//!   agreed to go, nothing of what they did there. The completion notification
+//!   ([`ConnectedClient::elicitation_complete`]) is the skill's to send: the server cannot know
+//!   when an interaction it does not see is done.
+//! - **In a task** ([`super::tasks`]) the asks are not sent to the client: the task becomes
+//!   `input_required` with the request in `inputRequests`, and the client's `tasks/update`
+//!   answers it (same timeout; withdrawn when the task is cancelled). A request the skill stopped
+//!   waiting for (timed out) may still be listed until the task ends: rmcp's task store keeps it.
 //! - Over streamable HTTP the request travels on the event stream of the `tools/call` POST,
 //!   so it needs no separate `GET` stream. Protocol `2026-07-28` forbids server-to-client
 //!   requests; a client that negotiated it gets the error rmcp gives, as a tool error.

@@ -53,7 +53,17 @@
 //!   `sampling/createMessage`); a client that did not declare the capability, or a skill run
 //!   outside a server's call, gets a tool error saying so. Bounded by
 //!   [`McpServer::client_request_timeout`] and withdrawn (`notifications/cancelled`) when the
-//!   call stops.
+//!   call stops. URL mode ([`ConnectedClient::elicit_url`]) sends the user to a URL when the
+//!   client declared `elicitation.url`, and `notifications/elicitation/complete`
+//!   ([`ConnectedClient::elicitation_complete`]) says when it is done.
+//! - Tasks ([`tasks`]): the skills named with [`McpServer::tasks`] are served as MCP tasks to
+//!   clients that declared the Tasks extension (`io.modelcontextprotocol/tasks`): `tools/call`
+//!   answers at once with a task, `tasks/get` reports it (`working`, `input_required`,
+//!   `completed` with the call's result, `failed`, `cancelled`), `tasks/cancel` fires the
+//!   skill's cancellation token. Bounded by a TTL and by caps on the tasks of a session; the
+//!   tasks of a connection end with it. Other clients, and other skills, are served
+//!   synchronously as before. A clone of an `McpServer` shares its tasks: serve one value per
+//!   connection (as [`McpServer::serve_stdio`] and [`McpServer::serve_http`] do).
 //! - Resources ([`resources`]): the registry's Agent Skills, each a folder of `skill://NAME/…`
 //!   resources (its `SKILL.md` and its other files), listed and read.
 //! - Prompts ([`prompts`]): templates the application registers with [`McpServer::prompt`],

@@ -269,7 +269,10 @@ async fn cancelling_a_task_fires_the_skills_token_and_the_task_settles_cancelled
         .unwrap();
     let task = until_terminal(&client, &id).await;
     assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
-    assert_eq!(file_appears(&served.path("job.cancelled")).await, "cancelled");
+    assert_eq!(
+        file_appears(&served.path("job.cancelled")).await,
+        "cancelled"
+    );
 }
 
 #[tokio::test]
@@ -358,7 +361,10 @@ async fn a_task_past_its_ttl_fails_naming_the_ttl_and_its_skill_is_cancelled() {
     };
     let message = error["message"].as_str().unwrap_or_default();
     assert!(message.contains("TTL"), "{error:?}");
-    assert_eq!(file_appears(&served.path("late.cancelled")).await, "cancelled");
+    assert_eq!(
+        file_appears(&served.path("late.cancelled")).await,
+        "cancelled"
+    );
 }
 
 #[tokio::test]
@@ -403,7 +409,11 @@ async fn without_task_settings_nothing_changes_for_a_client_with_tasks() {
         .get_task(GetTaskParams::new("anything"))
         .await
         .unwrap_err();
-    assert_eq!(code_of(&error), Some(ErrorCode::METHOD_NOT_FOUND), "{error}");
+    assert_eq!(
+        code_of(&error),
+        Some(ErrorCode::METHOD_NOT_FOUND),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -509,7 +519,10 @@ async fn over_http_tasks_run_polled_and_cancelled_and_another_session_cannot_tou
     let two = connect_http(&url, &token).await;
 
     let sum = start(&one, "sum_later", json!({"a": 20, "b": 22})).await;
-    assert_eq!(text_of(&completed_result(&until_terminal(&one, &sum).await)), "42");
+    assert_eq!(
+        text_of(&completed_result(&until_terminal(&one, &sum).await)),
+        "42"
+    );
 
     let id = start(&one, "run_until_cancelled", json!({"name": "mine"})).await;
     file_appears(&served.path("mine.started")).await;
@@ -517,7 +530,9 @@ async fn over_http_tasks_run_polled_and_cancelled_and_another_session_cannot_tou
         two.cancel_task(CancelTaskParams::new(id.clone()))
             .await
             .unwrap_err(),
-        two.get_task(GetTaskParams::new(id.clone())).await.unwrap_err(),
+        two.get_task(GetTaskParams::new(id.clone()))
+            .await
+            .unwrap_err(),
     ] {
         assert_eq!(code_of(&error), Some(ErrorCode::INVALID_PARAMS), "{error}");
     }
@@ -529,6 +544,9 @@ async fn over_http_tasks_run_polled_and_cancelled_and_another_session_cannot_tou
         until_terminal(&one, &id).await.status(),
         TaskStatus::Cancelled
     );
-    assert_eq!(file_appears(&served.path("mine.cancelled")).await, "cancelled");
+    assert_eq!(
+        file_appears(&served.path("mine.cancelled")).await,
+        "cancelled"
+    );
     serving.abort();
 }

@@ -102,7 +102,10 @@ async fn in_a_task_a_url_elicitation_is_an_input_request_and_its_answer_resumes_
         async move {
             tokio::time::timeout(Duration::from_secs(30), async {
                 loop {
-                    let got = client.get_task(GetTaskParams::new(id.clone())).await.unwrap();
+                    let got = client
+                        .get_task(GetTaskParams::new(id.clone()))
+                        .await
+                        .unwrap();
                     if done(&got.task.payload) {
                         return got.task;
                     }
