@@ -42,6 +42,9 @@
 //!   `elicit_url` and `sample` inside a task do not send a request to the client; they make
 //!   the task `input_required` with the request in `inputRequests`, and wait for the client's
 //!   `tasks/update` (bounded by the client request timeout and cancelled with the task).
+//! - **Negotiation** is the extension's: the client's declaration decides, tools carry no
+//!   per-tool `execution.taskSupport`, and the older form of protocol `2025-11-25` (a `task`
+//!   field in `tools/call`) is ignored, so such a client gets a synchronous call.
 //! - **Sessions**: tasks belong to the connection (a stdio pipe, an HTTP session) that made
 //!   them; another session's ids are unknown to it. When the connection ends its tasks are
 //!   stopped (their tokens fire) and forgotten.

@@ -39,10 +39,14 @@ pub async fn sign_in(ctx: &SkillContext, url: String) -> Result<String, SkillErr
     )
 }
 
+/// The server of these tests. `sign_in` is served as a task to clients that support tasks:
+/// the Python SDK (2.3.0) has no tasks client, so it gets plain synchronous calls.
 pub fn server() -> McpServer {
     let mut registry = Registry::new();
     registry.add(SignInSkill);
-    McpServer::new(registry).client_request_timeout(Duration::from_secs(60))
+    McpServer::new(registry)
+        .client_request_timeout(Duration::from_secs(60))
+        .tasks(agent_mcp::server::TaskSettings::for_skills(["sign_in"]))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,9 +84,8 @@ async fn in_a_task_a_url_elicitation_is_an_input_request_and_its_answer_resumes_
         CallToolRequestParams, CallToolResponse, GetTaskParams, InputRequest, TaskPayload,
         TaskStatus, UpdateTaskParams,
     };
-    use agent_mcp::server::TaskSettings;
 
-    let server = server().tasks(TaskSettings::for_skills(["sign_in"]));
+    let server = server();
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let running = server.serve(server_end).await.expect("the server starts");
