@@ -55,7 +55,7 @@
 //!   against the schema, as the spec says).
 //! - **URL mode** ([`ConnectedClient::elicit_url`]): only to a client that declared
 //!   `elicitation.url`; only `http`/`https` URLs without credentials, at most
-//!   [`MAX_ELICITATION_URL_BYTES`], with an id of at most [`MAX_ELICITATION_ID_BYTES`]; anything
+//!   [`MAX_ELICITATION_URL_BYTES`](super::MAX_ELICITATION_URL_BYTES), with an id of at most [`MAX_ELICITATION_ID_BYTES`]; anything
 //!   else is a tool error and the client is not asked. The answer says whether the person
 //!   agreed to go, nothing of what they did there. The completion notification
 //!   ([`ConnectedClient::elicitation_complete`]) is the skill's to send: the server cannot know
@@ -81,14 +81,16 @@ use std::time::Duration;
 use agent_core::{SkillContext, SkillError};
 use rmcp::model::GetExtensions;
 use rmcp::model::{
-    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, InputRequest, RequestId, Role, SamplingMessageContentBlock,
-    ServerNotification, ServerRequest,
+    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageResult,
+    CustomNotification, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    InputRequest, RequestId, SamplingMessageContentBlock, ServerNotification, ServerRequest,
 };
 use rmcp::service::{OriginatingRequestId, PeerRequestOptions};
 use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
+
+use super::sampling::{SampleAnswer, SampleRequest};
+use super::url_elicitation::{MAX_ELICITATION_ID_BYTES, UrlElicitAnswer, checked_url};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -131,144 +133,6 @@ pub enum ElicitAnswer {
     Decline,
     /// They dismissed the request without choosing.
     Cancel,
-}
-
-/// The longest URL [`ConnectedClient::elicit_url`] sends: 8 KiB.
-pub const MAX_ELICITATION_URL_BYTES: usize = 8 * 1024;
-
-/// The longest elicitation id [`ConnectedClient::elicit_url`] sends: 256 bytes.
-pub const MAX_ELICITATION_ID_BYTES: usize = 256;
-
-/// What the person answered to a URL-mode elicitation ([`ConnectedClient::elicit_url`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UrlElicitAnswer {
-    /// They agreed to go to the URL; what they do there reaches the server by its own way.
-    Accept,
-    /// They said no to going.
-    Decline,
-    /// They dismissed the request without choosing.
-    Cancel,
-}
-
-/// `url` parsed, if a URL elicitation may send a person there.
-fn checked_url(url: &str) -> Result<url::Url, SkillError> {
-    if url.len() > MAX_ELICITATION_URL_BYTES {
-        return Err(SkillError::tool(format!(
-            "the URL to send the MCP client's user to is {} bytes, more than the \
-             {MAX_ELICITATION_URL_BYTES} allowed",
-            url.len()
-        )));
-    }
-    let parsed = url::Url::parse(url)
-        .map_err(|e| SkillError::tool(format!("the URL {url:?} is not a valid URL: {e}")))?;
-    if !matches!(parsed.scheme(), "https" | "http") {
-        return Err(SkillError::tool(format!(
-            "the URL to send the MCP client's user to must be http or https, not {}",
-            parsed.scheme()
-        )));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(SkillError::tool(
-            "the URL to send the MCP client's user to holds credentials (user:password@); \
-             MCP forbids sending them in an elicitation",
-        ));
-    }
-    Ok(parsed)
-}
-
-/// A request for one completion of the client's model (`sampling/createMessage`), built a
-/// message at a time.
-///
-/// ```
-/// use agent_mcp::server::SampleRequest;
-///
-/// let request = SampleRequest::new(200)
-///     .system("Answer in one word.")
-///     .user("What colour is the sky?")
-///     .temperature(0.0);
-/// assert_eq!(request.max_tokens(), 200);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleRequest {
-    messages: Vec<(Role, String)>,
-    system: Option<String>,
-    max_tokens: u32,
-    temperature: Option<f32>,
-}
-
-impl SampleRequest {
-    /// A request with no messages yet, for at most `max_tokens` tokens.
-    pub fn new(max_tokens: u32) -> Self {
-        SampleRequest {
-            messages: Vec::new(),
-            system: None,
-            max_tokens,
-            temperature: None,
-        }
-    }
-
-    /// Adds a message of the user.
-    pub fn user(mut self, text: impl Into<String>) -> Self {
-        self.messages.push((Role::User, text.into()));
-        self
-    }
-
-    /// Adds a message of the assistant (an earlier answer).
-    pub fn assistant(mut self, text: impl Into<String>) -> Self {
-        self.messages.push((Role::Assistant, text.into()));
-        self
-    }
-
-    /// Sets the system prompt (the client may ignore or change it, as the spec allows).
-    pub fn system(mut self, text: impl Into<String>) -> Self {
-        self.system = Some(text.into());
-        self
-    }
-
-    /// Sets the temperature.
-    pub fn temperature(mut self, temperature: f32) -> Self {
-        self.temperature = Some(temperature);
-        self
-    }
-
-    /// The most tokens the answer may have.
-    pub fn max_tokens(&self) -> u32 {
-        self.max_tokens
-    }
-
-    /// The request as rmcp sends it.
-    fn to_params(&self) -> Result<CreateMessageRequestParams, SkillError> {
-        if self.messages.is_empty() {
-            return Err(SkillError::tool(
-                "a sampling request needs at least one message (SampleRequest::user)",
-            ));
-        }
-        let messages: Vec<Value> = self
-            .messages
-            .iter()
-            .map(|(role, text)| json!({"role": role, "content": {"type": "text", "text": text}}))
-            .collect();
-        let mut params = json!({"messages": messages, "maxTokens": self.max_tokens});
-        if let Some(system) = &self.system {
-            params["systemPrompt"] = Value::from(system.as_str());
-        }
-        if let Some(temperature) = self.temperature {
-            params["temperature"] = Value::from(temperature);
-        }
-        serde_json::from_value(params)
-            .map_err(|e| SkillError::tool(format!("the sampling request is not valid: {e}")))
-    }
-}
-
-/// The client's model's answer to a [`SampleRequest`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleAnswer {
-    /// The model the client used, as it names it.
-    pub model: String,
-    /// The text of the answer (empty when it holds no text, an image say).
-    pub text: String,
-    /// Why generation stopped (`endTurn`, `maxTokens`, ...), if the client said.
-    pub stop_reason: Option<String>,
 }
 
 impl ConnectedClient {
@@ -400,7 +264,7 @@ impl ConnectedClient {
     /// what they do there reaches the server by its own way, never through the client. A
     /// client that did not declare `elicitation.url` is not asked; neither is one given a URL
     /// that is not `http` or `https`, that holds credentials (`user:password@`), or that is
-    /// longer than [`MAX_ELICITATION_URL_BYTES`], nor an empty `elicitation_id`.
+    /// longer than [`MAX_ELICITATION_URL_BYTES`](super::MAX_ELICITATION_URL_BYTES), nor an empty `elicitation_id`.
     pub async fn elicit_url(
         &self,
         message: impl Into<String>,

@@ -76,12 +76,13 @@ mod handler;
 mod output;
 pub mod prompts;
 pub mod resources;
+mod sampling;
 pub mod tasks;
+mod url_elicitation;
 
-pub use ask_client::{
-    ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, MAX_ELICITATION_ID_BYTES,
-    MAX_ELICITATION_URL_BYTES, SampleAnswer, SampleRequest, UrlElicitAnswer, client_of,
-};
+pub use ask_client::{ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, client_of};
+pub use sampling::{SampleAnswer, SampleRequest};
+pub use url_elicitation::{MAX_ELICITATION_ID_BYTES, MAX_ELICITATION_URL_BYTES, UrlElicitAnswer};
 
 pub use output::{RESULT_KEY, mcp_output_schema, to_call_tool_result, to_call_tool_result_for};
 pub use prompts::{MAX_PROMPT_ARGUMENT_BYTES, PromptArg, PromptArgs};
