@@ -53,7 +53,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::{Registry, SkillContext, ToolCall, ToolResult};
+use agent_core::{Registry, SkillContext, SkillError, ToolCall, ToolResult};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult};
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
@@ -217,6 +217,13 @@ impl SessionTasks {
                 let stop = tokio::select! {
                     result = &mut running => {
                         guard.disarm();
+                        // A skill that stopped because of the cancel (a question to the client
+                        // withdrawn by it, say) ends the task as cancelled, not completed.
+                        if matches!(result.output, Err(SkillError::Cancelled))
+                            && task.is_cancel_requested()
+                        {
+                            return Err(TaskExit::Cancelled);
+                        }
                         return Ok(answer(&registry, &result));
                     }
                     () = task.cancelled() => Stop::Cancelled,

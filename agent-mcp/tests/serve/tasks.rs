@@ -493,6 +493,86 @@ async fn when_the_connection_ends_its_running_tasks_are_stopped() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_cannot_open_more_tasks_than_the_cap() {
+    let (server, _served) = server(settings().max_open(3));
+    let client = connect(server, TasksClient::default()).await;
+    let calls = (0..16).map(|n| {
+        let peer = client.peer().clone();
+        tokio::spawn(async move {
+            peer.call_tool_once(call("run_until_cancelled", json!({"name": format!("c{n}")})))
+                .await
+                .unwrap()
+        })
+    });
+    let mut tasks = 0;
+    let mut refused = 0;
+    for answer in futures_join(calls).await {
+        match answer {
+            CallToolResponse::Task(_) => tasks += 1,
+            CallToolResponse::Complete(result) if result.is_error == Some(true) => refused += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((tasks, refused), (3, 13));
+}
+
+async fn futures_join<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut out = Vec::new();
+    for handle in handles {
+        out.push(
+            tokio::time::timeout(PATIENCE, handle)
+                .await
+                .expect("answered")
+                .unwrap(),
+        );
+    }
+    out
+}
+
+#[tokio::test]
+async fn cancelling_a_task_waiting_for_input_withdraws_the_request_and_stops_the_skill() {
+    let (server, _served) = server(settings());
+    let client = connect(server, TasksClient::default()).await;
+    let id = start(&client, "ask_name", json!({})).await;
+    poll_until(&client, &id, |task| {
+        task.status() == TaskStatus::InputRequired
+    })
+    .await;
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    let task = until_terminal(&client, &id).await;
+    assert_eq!(task.status(), TaskStatus::Cancelled, "{task:?}");
+    // An answer that comes too late changes nothing.
+    let answers = [(
+        "elicitation-1".to_owned(),
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+    )]
+    .into();
+    client
+        .update_task(UpdateTaskParams::new(id.clone(), answers))
+        .await
+        .unwrap();
+    let again = client.get_task(GetTaskParams::new(id)).await.unwrap().task;
+    assert_eq!(again.status(), TaskStatus::Cancelled, "{again:?}");
+}
+
+#[tokio::test]
+async fn a_task_that_finished_stays_completed_when_cancelled_late() {
+    let (server, _served) = server(settings());
+    let client = connect(server, TasksClient::default()).await;
+    let id = start(&client, "sum_later", json!({"a": 1, "b": 2})).await;
+    until_terminal(&client, &id).await;
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    let task = client.get_task(GetTaskParams::new(id)).await.unwrap().task;
+    assert_eq!(text_of(&completed_result(&task)), "3");
+}
+
 /// rmcp's streamable-HTTP client, with the bearer token, for a server at `url`.
 async fn connect_http(url: &str, token: &str) -> RunningService<RoleClient, TasksClient> {
     use agent_mcp::rmcp::transport::StreamableHttpClientTransport;
