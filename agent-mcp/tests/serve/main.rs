@@ -5,5 +5,7 @@
 mod fixtures;
 mod in_process;
 mod python;
+mod task_bounds;
+mod task_support;
 mod tasks;
 mod url_elicitation;
