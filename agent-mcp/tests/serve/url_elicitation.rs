@@ -143,3 +143,74 @@ async fn in_a_task_a_url_elicitation_is_an_input_request_and_its_answer_resumes_
     };
     assert_eq!(result["content"][0]["text"], "signed in", "{result:?}");
 }
+
+/// Ask the user to sign in at a URL, under an id of the caller's choosing.
+///
+/// # Arguments
+/// * `url` - Where to sign in.
+/// * `id` - The elicitation's id.
+#[skill(read_only, register = false)]
+async fn sign_in_as(ctx: &SkillContext, url: String, id: String) -> Result<String, SkillError> {
+    let answer = client_of(ctx)?
+        .elicit_url("Sign in to continue.", &url, id)
+        .await?;
+    Ok(format!("{answer:?}"))
+}
+
+/// A client that declares URL elicitation, accepts every one and counts them.
+#[derive(Clone, Default)]
+struct CountingUrlClient(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl agent_mcp::rmcp::ClientHandler for CountingUrlClient {
+    async fn create_elicitation(
+        &self,
+        _request: agent_mcp::rmcp::model::ElicitRequestParams,
+        _context: agent_mcp::rmcp::service::RequestContext<agent_mcp::rmcp::RoleClient>,
+    ) -> Result<agent_mcp::rmcp::model::ElicitResult, agent_mcp::rmcp::ErrorData> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(serde_json::from_value(serde_json::json!({"action": "accept"})).unwrap())
+    }
+
+    fn get_info(&self) -> agent_mcp::rmcp::model::InitializeRequestParams {
+        use agent_mcp::rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"elicitation": {"url": {}}})).unwrap();
+        InitializeRequestParams::new(capabilities, Implementation::new("counting-url", "1"))
+    }
+}
+
+#[tokio::test]
+async fn an_empty_or_oversized_elicitation_id_is_refused_and_the_client_is_not_asked() {
+    use agent_mcp::rmcp::ServiceExt;
+    use agent_mcp::rmcp::model::CallToolRequestParams;
+    use agent_mcp::server::MAX_ELICITATION_ID_BYTES;
+
+    let mut registry = Registry::new();
+    registry.add(SignInAsSkill);
+    let server = McpServer::new(registry);
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let handler = CountingUrlClient::default();
+    let client = handler.clone().serve(client_end).await.unwrap();
+    let sign_in = |id: String| {
+        let arguments = serde_json::json!({"url": "https://login.example.com/", "id": id});
+        CallToolRequestParams::new("sign_in_as")
+            .with_arguments(arguments.as_object().unwrap().clone())
+    };
+    for id in [String::new(), "x".repeat(MAX_ELICITATION_ID_BYTES + 1)] {
+        let result = client.call_tool(sign_in(id)).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        assert!(format!("{:?}", result.content).contains("needs an id of 1 to"));
+    }
+    assert_eq!(handler.0.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // The largest id allowed is sent.
+    let result = client
+        .call_tool(sign_in("x".repeat(MAX_ELICITATION_ID_BYTES)))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(handler.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
