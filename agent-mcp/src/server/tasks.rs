@@ -74,6 +74,10 @@ pub const DEFAULT_MAX_KEPT_TASKS: usize = 64;
 /// The poll interval suggested to clients unless [`TaskSettings::poll_interval`] says otherwise.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How long a cancelled or expired task waits for its call to wind down after the skill's
+/// token fired, before dropping it.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
 /// Which skills an [`McpServer`](super::McpServer) serves as MCP tasks, and the bounds of those
 /// tasks: see the [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,8 +234,9 @@ impl SessionTasks {
                     () = tokio::time::sleep(ttl) => Stop::Expired,
                 };
                 token.cancel();
-                // The registry drops the skill once its token fires: this returns promptly.
-                let _ = running.await;
+                // The registry drops the skill once its token fires, so this returns at once;
+                // bounded all the same, then the call is dropped.
+                let _ = tokio::time::timeout(CANCEL_GRACE, running).await;
                 drop(guard);
                 Err(match stop {
                     Stop::Cancelled => TaskExit::Cancelled,
