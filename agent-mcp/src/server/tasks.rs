@@ -192,7 +192,10 @@ impl SessionTasks {
                 call.name
             ));
         }
-        ids.retain(|id| self.manager.get_task(id).is_ok());
+        // Pruned only when full: each look-up sweeps the store.
+        if ids.len() >= settings.max_kept_effective() {
+            ids.retain(|id| self.manager.get_task(id).is_ok());
+        }
         if ids.len() >= settings.max_kept_effective() {
             return refusal(format!(
                 "the server holds {} tasks for this session, the most it allows (a finished \
