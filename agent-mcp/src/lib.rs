@@ -138,14 +138,14 @@
 //! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
 //! timeouts), `tokio-util` (the cancellation token that withdraws a request to the client when
 //! its call stops), `base64` (binary files of Agent Skills served as resource blobs),
-//! `url` (the URL of a URL-mode elicitation, checked before a person is sent there),
+//! `url` (the URL of a URL-mode elicitation, checked before a person is sent there; with
+//! `oauth` also the server's URL and the redirect's query),
 //! `serde_json`, `thiserror`, `tracing`. rmcp's `elicitation` feature gives the server's
 //! `elicitation/create` request.
 //!
 //! With the `oauth` feature: rmcp's `auth` feature (metadata discovery, dynamic client
 //! registration, PKCE, refresh; it brings the `oauth2` crate), `reqwest` (the HTTP client
-//! rmcp's `AuthClient` wraps, the version rmcp uses), `url` (the server's URL and the
-//! redirect's query), `async-trait` (rmcp's `CredentialStore` is an `#[async_trait]` trait).
+//! rmcp's `AuthClient` wraps, the version rmcp uses), `async-trait` (rmcp's `CredentialStore` is an `#[async_trait]` trait).
 
 #![warn(missing_docs)]
 
