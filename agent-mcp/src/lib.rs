@@ -140,12 +140,30 @@
 //! its call stops), `base64` (binary files of Agent Skills served as resource blobs),
 //! `url` (the URL of a URL-mode elicitation, checked before a person is sent there; with
 //! `oauth` also the server's URL and the redirect's query),
-//! `serde_json`, `thiserror`, `tracing`. rmcp's `elicitation` feature gives the server's
-//! `elicitation/create` request.
+//! `agent-llm` (the application's model, which answers a server's sampling
+//! requests), `jsonschema` (a person's answer to a server's question is checked against the
+//! schema the server requested before it is sent), `serde` (the state a call suspended on a
+//! question keeps in a paused run), `serde_json`, `thiserror`, `tracing`. rmcp's `elicitation`
+//! feature gives the server's `elicitation/create` request.
 //!
 //! With the `oauth` feature: rmcp's `auth` feature (metadata discovery, dynamic client
 //! registration, PKCE, refresh; it brings the `oauth2` crate), `reqwest` (the HTTP client
 //! rmcp's `AuthClient` wraps, the version rmcp uses), `async-trait` (rmcp's `CredentialStore` is an `#[async_trait]` trait).
+//!
+//! # Questions and sampling (work in progress)
+//!
+//! A remote tool that asks the user for input (`elicitation/create`, form or URL mode) suspends
+//! its call ([`agent_core::SkillError::Suspended`]): the run pauses with a pending call named
+//! [`client::ELICITATION_CALL`] whose arguments are the [`Elicitation`] (message and requested
+//! schema). A [`Decision`](agent_core::Decision) answers it as [`ElicitationAnswer`] documents
+//! (`Edit(content)` accepts, `Deny` declines, `Edit({"$action": "cancel"})` cancels); accepted
+//! content is checked against the requested schema first, and a refused answer pauses again
+//! with the reason, sending nothing. A question asked during an open request can be answered
+//! only in the process (and on the connection) that asked it; continued after a restart, the
+//! call fails saying the question expired. A multi-round-trip `input_required` result (MCP
+//! 2026-07-28) keeps everything in the paused state instead, so it can be answered after a
+//! restart. Sampling requests are refused unless [`McpSkills::with_sampling`] gave a model and a
+//! [`SamplingHook`]. These paths are not yet covered by tests against the Python SDK.
 
 #![warn(missing_docs)]
 
@@ -162,7 +180,10 @@ mod sessions;
 pub use auth::generate_token;
 #[cfg(feature = "oauth")]
 pub use client::oauth;
-pub use client::{McpSkills, from_call_tool_result, skill_name};
+pub use client::{
+    Elicitation, ElicitationAnswer, McpSkills, Sampling, SamplingHook, SamplingRequest,
+    SamplingVerdict, from_call_tool_result, skill_name,
+};
 pub use error::McpError;
 pub use rmcp;
 pub use server::{

@@ -16,6 +16,8 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{Peer, RoleClient, ServiceExt};
 use tokio::process::Child;
 
+use super::call::OpenCalls;
+use super::handler::{Handler, Shared};
 use crate::error::McpError;
 
 /// How long the handshake and the first `tools/list` may take, when connecting and reconnecting.
@@ -37,10 +39,12 @@ pub(super) enum Source {
 /// A connection another module of the client makes, and makes again on
 /// [`McpSkills::reconnect`](super::McpSkills::reconnect).
 pub(super) trait Reconnect: Send + Sync {
-    /// Opens a new connection; `label` names the server in errors.
+    /// Opens a new connection whose client side is `handler`; `label` names the server in
+    /// errors.
     fn connect<'a>(
         &'a self,
         label: &'a str,
+        handler: Handler,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>>;
 }
 
@@ -76,7 +80,7 @@ impl CommandSpec {
         format!("`{line}`")
     }
 
-    pub(super) async fn connect(&self, label: &str) -> Result<Live, McpError> {
+    pub(super) async fn connect(&self, label: &str, handler: Handler) -> Result<Live, McpError> {
         let mut command = tokio::process::Command::new(&self.program);
         command
             .args(&self.args)
@@ -103,7 +107,7 @@ impl CommandSpec {
             });
         };
         let child = Arc::new(tokio::sync::Mutex::new(child));
-        match handshake(label, (stdout, stdin), Some(child.clone())).await {
+        match handshake(label, (stdout, stdin), Some(child.clone()), handler).await {
             Ok(live) => Ok(live),
             Err(McpError::Connect { server, message }) => {
                 // Say why the process went away, when it did.
@@ -122,6 +126,7 @@ pub(super) async fn connect_http(
     url: &str,
     token: Option<&str>,
     label: &str,
+    handler: Handler,
 ) -> Result<Live, McpError> {
     let mut config = http_config(url);
     if let Some(token) = token {
@@ -131,6 +136,7 @@ pub(super) async fn connect_http(
         label,
         StreamableHttpClientTransport::from_config(config),
         None,
+        handler,
     )
     .await
 }
@@ -158,12 +164,13 @@ pub(super) async fn handshake<T, E, A>(
     label: &str,
     transport: T,
     child: Option<SharedChild>,
+    handler: Handler,
 ) -> Result<Live, McpError>
 where
     T: IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let service = tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport))
+    let service = tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport))
         .await
         .map_err(|_| McpError::Timeout {
             server: label.to_owned(),
@@ -194,7 +201,7 @@ pub(super) type SharedChild = Arc<tokio::sync::Mutex<Child>>;
 
 /// One open connection.
 pub(super) struct Live {
-    pub(super) service: RunningService<RoleClient, ()>,
+    pub(super) service: RunningService<RoleClient, Handler>,
     pub(super) child: Option<SharedChild>,
 }
 
@@ -220,9 +227,20 @@ pub(super) struct Connection {
     pub(super) label: String,
     pub(super) source: Source,
     pub(super) live: Mutex<Option<Live>>,
+    /// What the connection's handler shares with the skills (questions, sampling, changes).
+    pub(super) shared: Arc<Shared>,
+    /// The calls left open on a question, while their runs wait for a person.
+    pub(super) open: Mutex<OpenCalls>,
 }
 
 impl Connection {
+    /// The handler a new connection gets.
+    pub(super) fn handler(&self) -> Handler {
+        Handler {
+            shared: self.shared.clone(),
+        }
+    }
+
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Option<Live>> {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }

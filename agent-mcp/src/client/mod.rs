@@ -55,14 +55,35 @@ use serde_json::Value;
 
 use crate::error::McpError;
 
+mod call;
 mod connection;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+mod elicitation;
+mod handler;
+mod sampling;
 mod skill;
 
+use call::OpenCalls;
 pub use connection::CONNECT_TIMEOUT;
 use connection::{CommandSpec, Connection, Live, Source, connect_http, handshake};
+use handler::{Handler, Shared};
 use skill::McpSkill;
+
+pub use call::MAX_OPEN_ELICITATIONS;
+pub use elicitation::{
+    ACTION_KEY, ELICITATION_CALL, Elicitation, ElicitationAnswer, MAX_ANSWER_BYTES,
+};
+pub use sampling::{
+    MAX_SAMPLING_BYTES, MAX_SAMPLING_MESSAGES, Sampling, SamplingHook, SamplingRequest,
+    SamplingVerdict,
+};
+
+fn handler(shared: &Arc<Shared>) -> Handler {
+    Handler {
+        shared: shared.clone(),
+    }
+}
 pub use skill::from_call_tool_result;
 
 /// How long one call to a remote tool may take unless [`McpSkills::with_call_timeout`] says otherwise.
@@ -100,8 +121,9 @@ impl McpSkills {
     pub async fn connect_command(command: std::process::Command) -> Result<Self, McpError> {
         let spec = CommandSpec::from(&command);
         let label = spec.label();
-        let live = spec.connect(&label).await?;
-        McpSkills::start(label, Source::Command(spec), live).await
+        let shared = Shared::new(label.clone());
+        let live = spec.connect(&label, handler(&shared)).await?;
+        McpSkills::start(label, Source::Command(spec), live, shared).await
     }
 
     /// Connects to an MCP server over streamable HTTP at `url` (`http://` or `https://`) and
@@ -122,8 +144,9 @@ impl McpSkills {
 
     async fn connect_http_with(url: String, token: Option<String>) -> Result<Self, McpError> {
         let label = format!("at {url}");
-        let live = connect_http(&url, token.as_deref(), &label).await?;
-        McpSkills::start(label, Source::Http { url, token }, live).await
+        let shared = Shared::new(label.clone());
+        let live = connect_http(&url, token.as_deref(), &label, handler(&shared)).await?;
+        McpSkills::start(label, Source::Http { url, token }, live, shared).await
     }
 
     /// Speaks MCP over a transport that is already open (a `tokio::io::duplex`, a socket, any of
@@ -138,15 +161,23 @@ impl McpSkills {
         E: std::error::Error + Send + Sync + 'static,
     {
         let label = format!("`{}`", name.into());
-        let live = handshake(&label, transport, None).await?;
-        McpSkills::start(label, Source::Fixed, live).await
+        let shared = Shared::new(label.clone());
+        let live = handshake(&label, transport, None, handler(&shared)).await?;
+        McpSkills::start(label, Source::Fixed, live, shared).await
     }
 
-    async fn start(label: String, source: Source, live: Live) -> Result<Self, McpError> {
+    async fn start(
+        label: String,
+        source: Source,
+        live: Live,
+        shared: Arc<Shared>,
+    ) -> Result<Self, McpError> {
         let connection = Arc::new(Connection {
             label,
             source,
             live: Mutex::new(None),
+            shared,
+            open: Mutex::new(OpenCalls::default()),
         });
         let tools = connection.list_tools(&live).await?;
         *connection.lock() = Some(live);
@@ -178,6 +209,29 @@ impl McpSkills {
     pub fn deferred(mut self, defer: bool) -> Self {
         self.defer = defer;
         self
+    }
+
+    /// Answers the server's sampling requests (`sampling/createMessage`) with `sampling`'s
+    /// model, after its hook allowed each. Without it every request is refused with a message
+    /// that says so.
+    pub fn with_sampling(self, sampling: Sampling) -> Self {
+        self.connection.shared.sampling.set(Some(sampling));
+        self
+    }
+
+    /// The tokens the model used answering this server's sampling requests, and how many it
+    /// answered.
+    pub fn sampling_usage(&self) -> (agent_llm::Usage, u64) {
+        self.connection.shared.sampling.usage()
+    }
+
+    /// How many calls are open on a server's question, waiting for a person's answer.
+    pub fn open_elicitations(&self) -> usize {
+        self.connection
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
     }
 
     /// The tools the server listed when connecting, as it described them.
@@ -275,11 +329,24 @@ impl McpSkills {
     /// list is not read again: tools the server no longer has answer with its error.
     pub async fn reconnect(&self) -> Result<(), McpError> {
         let live = match &self.connection.source {
-            Source::Command(spec) => spec.connect(&self.connection.label).await?,
-            Source::Http { url, token } => {
-                connect_http(url, token.as_deref(), &self.connection.label).await?
+            Source::Command(spec) => {
+                spec.connect(&self.connection.label, self.connection.handler())
+                    .await?
             }
-            Source::Custom(again) => again.connect(&self.connection.label).await?,
+            Source::Http { url, token } => {
+                connect_http(
+                    url,
+                    token.as_deref(),
+                    &self.connection.label,
+                    self.connection.handler(),
+                )
+                .await?
+            }
+            Source::Custom(again) => {
+                again
+                    .connect(&self.connection.label, self.connection.handler())
+                    .await?
+            }
             Source::Fixed => {
                 return Err(McpError::NotReconnectable {
                     server: self.connection.label.clone(),
@@ -287,6 +354,8 @@ impl McpSkills {
             }
         };
         let old = self.connection.lock().replace(live);
+        // Questions asked on the old connection cannot be answered on the new one.
+        self.connection.close_open_calls();
         if let Some(old) = old {
             old.shut_down().await;
         }
@@ -297,6 +366,7 @@ impl McpSkills {
     /// [`McpSkills::reconnect`].
     pub async fn close(&self) {
         let old = self.connection.lock().take();
+        self.connection.close_open_calls();
         if let Some(old) = old {
             old.shut_down().await;
         }

@@ -7,7 +7,7 @@ use agent_core::{
     DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
     async_trait,
 };
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::Connection;
@@ -112,16 +112,10 @@ impl DynSkill for McpSkill {
     async fn run_parsed(
         &self,
         input: ParsedInput,
-        _ctx: &SkillContext,
+        ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError> {
         let arguments = input.downcast::<Map<String, Value>>()?;
-        let (peer, child) = self.connection.peer()?;
-        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-        match tokio::time::timeout(self.call_timeout, peer.call_tool(params)).await {
-            Err(_) => Err(SkillError::Timeout(self.call_timeout)),
-            Ok(Err(error)) => Err(self.connection.failure(error, child.as_deref()).await),
-            Ok(Ok(result)) => from_call_tool_result(result),
-        }
+        self.call(arguments, ctx.take_resumption()).await
     }
 }
 

@@ -14,6 +14,7 @@ use rmcp::transport::auth::{
 
 use super::super::McpSkills;
 use super::super::connection::{CONNECT_TIMEOUT, Live, Reconnect, Source, http_config};
+use super::super::handler::{Handler, Shared as Client};
 use super::error::OAuthError;
 use crate::error::McpError;
 
@@ -82,8 +83,12 @@ impl McpSkills {
             client: AuthClient::new(http, manager),
         };
         let label = format!("at {url}");
-        let live = again.open(&label).await?;
-        Ok(McpSkills::start(label, Source::Custom(Box::new(again)), live).await?)
+        let client = Client::new(label.clone());
+        let handler = Handler {
+            shared: client.clone(),
+        };
+        let live = again.open(&label, handler).await?;
+        Ok(McpSkills::start(label, Source::Custom(Box::new(again)), live, client).await?)
     }
 }
 
@@ -97,10 +102,10 @@ struct OAuthConnection {
 impl OAuthConnection {
     /// The handshake over a new transport. A 401 that a refresh did not cure (rmcp's
     /// `AuthClient` refreshes once and retries once) is [`OAuthError::LoginRequired`].
-    async fn open(&self, label: &str) -> Result<Live, OAuthError> {
+    async fn open(&self, label: &str, handler: Handler) -> Result<Live, OAuthError> {
         let transport =
             StreamableHttpClientTransport::with_client(self.client.clone(), http_config(&self.url));
-        let service = tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport))
+        let service = tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport))
             .await
             .map_err(|_| McpError::Timeout {
                 server: label.to_owned(),
@@ -131,9 +136,10 @@ impl Reconnect for OAuthConnection {
     fn connect<'a>(
         &'a self,
         label: &'a str,
+        handler: Handler,
     ) -> Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>> {
         Box::pin(async move {
-            self.open(label).await.map_err(|error| match error {
+            self.open(label, handler).await.map_err(|error| match error {
                 OAuthError::Mcp(error) => error,
                 error => McpError::Connect {
                     server: label.to_owned(),

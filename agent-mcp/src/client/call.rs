@@ -1,0 +1,488 @@
+//! One call to a remote tool, driven to its end through the server's questions: a question
+//! asked during the open request (`elicitation/create`) keeps the request open in
+//! [`OpenCalls`] and suspends the call; a multi-round-trip `input_required` result (MCP
+//! 2026-07-28) suspends it with everything needed to ask again, in the suspension's state. The
+//! answer comes back as the [`Resumption`] of the call. See the [module docs](super).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::{OnceLock, PoisonError};
+
+use agent_core::{PendingCall, Resumption, SkillError, SkillOutput, Suspension};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction, InputRequest,
+    InputRequiredResult, InputResponses,
+};
+use rmcp::service::ServiceError;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::connection::SharedChild;
+use super::elicitation::{Elicitation, ElicitationAnswer};
+use super::skill::{McpSkill, from_call_tool_result};
+
+/// How many calls of one connection may stay open on a question at once; one more closes the
+/// oldest (its request is cancelled, its question answered `cancel`).
+pub const MAX_OPEN_ELICITATIONS: usize = 32;
+
+/// How many `input_required` rounds one call may take before it fails.
+const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// How many input requests one `input_required` result may carry.
+const MAX_INPUT_REQUESTS: usize = 16;
+
+/// The id, inside its call, of the question an open request asked.
+const OPEN_QUESTION: &str = "elicitation";
+
+/// A request to the server, aborted when dropped.
+pub(super) struct Request(JoinHandle<Result<CallToolResponse, ServiceError>>);
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A call whose request is open on a question, while its run waits for a person.
+pub(super) struct OpenCall {
+    request: Request,
+    reply: oneshot::Sender<ElicitResult>,
+    elicitation: Elicitation,
+    child: Option<SharedChild>,
+}
+
+/// The open calls of one connection, by the key their suspension's state names.
+#[derive(Default)]
+pub(super) struct OpenCalls {
+    next: u64,
+    calls: BTreeMap<u64, (String, OpenCall)>,
+}
+
+/// A key no other process makes: this process's tag and a number.
+fn process_tag() -> &'static str {
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{:x}{:x}", std::process::id(), nanos)
+    })
+}
+
+impl OpenCalls {
+    fn insert(&mut self, call: OpenCall) -> String {
+        while self.calls.len() >= MAX_OPEN_ELICITATIONS {
+            if let Some((_, (key, _oldest))) = self.calls.pop_first() {
+                tracing::warn!(
+                    key,
+                    "closed the oldest call open on a question: too many open"
+                );
+            }
+        }
+        self.next += 1;
+        let key = format!("{}-{}", process_tag(), self.next);
+        self.calls.insert(self.next, (key.clone(), call));
+        key
+    }
+
+    fn take(&mut self, key: &str) -> Option<OpenCall> {
+        let number = self
+            .calls
+            .iter()
+            .find(|(_, (k, _))| k == key)
+            .map(|(n, _)| *n)?;
+        self.calls.remove(&number).map(|(_, call)| call)
+    }
+
+    /// How many calls are open on a question.
+    pub(super) fn len(&self) -> usize {
+        self.calls.len()
+    }
+}
+
+impl super::connection::Connection {
+    /// Closes every call open on a question (their requests are cancelled); continuing one of
+    /// them then fails with the expired error.
+    pub(super) fn close_open_calls(&self) {
+        let calls = std::mem::take(
+            &mut self
+                .open
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .calls,
+        );
+        drop(calls);
+    }
+}
+
+/// What a suspended call keeps in its [`Suspension::state`].
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "mcp", rename_all = "snake_case")]
+enum Kept {
+    /// The request is open in this process, under `key`.
+    Open { key: String, question: Elicitation },
+    /// The server answered `input_required`: the call is made again with the answers.
+    InputRequired {
+        request_state: Option<String>,
+        /// Answers already made (sampling, roots), by the server's key.
+        responses: InputResponses,
+        /// The questions for a person: pending call id → (server's key, question).
+        asked: BTreeMap<String, (String, Elicitation)>,
+        round: usize,
+    },
+}
+
+/// The answers sent again with a call (`input_required`).
+struct Retry {
+    responses: InputResponses,
+    request_state: Option<String>,
+    round: usize,
+}
+
+/// How one stretch of waiting on the server ended.
+enum Step {
+    Done(SkillOutput),
+    Retry(Retry),
+}
+
+/// What a stretch of waiting saw first.
+enum Seen {
+    Answer(Result<Result<CallToolResponse, ServiceError>, tokio::task::JoinError>),
+    Question(Option<super::handler::Asked>),
+    TimedOut,
+}
+
+impl McpSkill {
+    /// A call from its start, or continued after a pause.
+    pub(super) async fn call(
+        &self,
+        arguments: Map<String, Value>,
+        resumption: Option<Resumption>,
+    ) -> Result<SkillOutput, SkillError> {
+        let step = match resumption {
+            None => self.send(&arguments, None).await?,
+            Some(resumption) => self.resume(&arguments, resumption).await?,
+        };
+        let mut step = step;
+        loop {
+            match step {
+                Step::Done(output) => return Ok(output),
+                Step::Retry(retry) => step = self.send(&arguments, Some(retry)).await?,
+            }
+        }
+    }
+
+    /// Sends the call (again, with answers, for `input_required`) and waits for it.
+    async fn send(
+        &self,
+        arguments: &Map<String, Value>,
+        retry: Option<Retry>,
+    ) -> Result<Step, SkillError> {
+        let (peer, child) = self.connection.peer()?;
+        let mut params =
+            CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments.clone());
+        let mut round = 0;
+        if let Some(retry) = retry {
+            params.input_responses = Some(retry.responses);
+            params.request_state = retry.request_state;
+            round = retry.round;
+        }
+        let request = Request(tokio::spawn(
+            async move { peer.call_tool_once(params).await },
+        ));
+        self.wait(request, child, round).await
+    }
+
+    /// Waits for the server: its answer, or a question (which suspends the call), or the time
+    /// limit.
+    async fn wait(
+        &self,
+        mut request: Request,
+        child: Option<SharedChild>,
+        round: usize,
+    ) -> Result<Step, SkillError> {
+        let shared = &self.connection.shared;
+        shared.listening.fetch_add(1, Ordering::SeqCst);
+        let seen = tokio::select! {
+            answer = &mut request.0 => Seen::Answer(answer),
+            asked = async { shared.asked.lock().await.recv().await } => Seen::Question(asked),
+            () = tokio::time::sleep(self.call_timeout) => Seen::TimedOut,
+        };
+        shared.listening.fetch_sub(1, Ordering::SeqCst);
+        match seen {
+            Seen::TimedOut => Err(SkillError::Timeout(self.call_timeout)),
+            Seen::Answer(Err(join)) => Err(SkillError::tool(format!(
+                "the call to the MCP server {} stopped: {join}",
+                self.connection.label
+            ))),
+            Seen::Answer(Ok(Err(error))) => {
+                Err(self.connection.failure(error, child.as_deref()).await)
+            }
+            Seen::Answer(Ok(Ok(CallToolResponse::Complete(result)))) => {
+                from_call_tool_result(result).map(Step::Done)
+            }
+            Seen::Answer(Ok(Ok(CallToolResponse::InputRequired(asked)))) => {
+                self.input_required(asked, round).await
+            }
+            Seen::Answer(Ok(Ok(_))) => Err(SkillError::tool(format!(
+                "the MCP server {} made a task of the call; this client does not poll tasks",
+                self.connection.label
+            ))),
+            Seen::Question(None) => Err(SkillError::tool("the connection's questions closed")),
+            Seen::Question(Some(asked)) => match Elicitation::from_params(&asked.params) {
+                Err(why) => {
+                    let _ = asked
+                        .reply
+                        .send(ElicitResult::new(ElicitationAction::Cancel));
+                    Err(SkillError::tool(format!(
+                        "the MCP server {} asked a question this client cannot show ({why}); it was cancelled",
+                        self.connection.label
+                    )))
+                }
+                Ok(question) => Err(self.keep_open(
+                    OpenCall {
+                        request,
+                        reply: asked.reply,
+                        elicitation: question,
+                        child,
+                    },
+                    None,
+                )),
+            },
+        }
+    }
+
+    /// Keeps the call open on its question and suspends it; `problem` says why an answer was
+    /// refused, when one was.
+    fn keep_open(&self, open: OpenCall, problem: Option<String>) -> SkillError {
+        let question = open.elicitation.clone();
+        let key = self
+            .connection
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(open);
+        let pending = self.pending(OPEN_QUESTION, &question, problem.as_deref());
+        suspend(vec![pending], &Kept::Open { key, question })
+    }
+
+    fn pending(&self, id: &str, question: &Elicitation, problem: Option<&str>) -> PendingCall {
+        let mut pending = question.pending(id, &self.metadata.name, &self.connection.label);
+        if let Some(problem) = problem {
+            pending.reason = format!(
+                "your answer was not sent ({problem}); answer again: {}",
+                pending.reason
+            );
+        }
+        pending
+    }
+
+    /// The server wants input before it answers: answers what needs no person (sampling,
+    /// roots), and suspends on the questions, or sends the call again at once.
+    async fn input_required(
+        &self,
+        asked: InputRequiredResult,
+        round: usize,
+    ) -> Result<Step, SkillError> {
+        let label = &self.connection.label;
+        if round + 1 >= MAX_ROUNDS {
+            return Err(SkillError::tool(format!(
+                "the MCP server {label} still wants input after {MAX_ROUNDS} rounds; the call is given up"
+            )));
+        }
+        let requests = asked.input_requests.unwrap_or_default();
+        if requests.len() > MAX_INPUT_REQUESTS {
+            return Err(SkillError::tool(format!(
+                "the MCP server {label} asked {} things at once, over the limit of {MAX_INPUT_REQUESTS}",
+                requests.len()
+            )));
+        }
+        let mut responses = InputResponses::new();
+        let mut questions = BTreeMap::new();
+        for (key, request) in requests {
+            match request {
+                InputRequest::Elicitation(request) => {
+                    match Elicitation::from_params(&request.params) {
+                        Ok(question) => {
+                            let id = format!("elicitation-{}", questions.len() + 1);
+                            questions.insert(id, (key, question));
+                        }
+                        Err(_) => {
+                            responses.insert(key, json!({"action": "cancel"}));
+                        }
+                    }
+                }
+                #[allow(deprecated)]
+                InputRequest::CreateMessage(request) => {
+                    let result = self
+                        .connection
+                        .shared
+                        .sampling
+                        .answer(label, request.params)
+                        .await
+                        .map_err(|e| {
+                            SkillError::tool(format!(
+                                "the MCP server {label} needs a model completion for this call, and it was refused: {}",
+                                e.message
+                            ))
+                        })?;
+                    responses.insert(key, to_json(&result)?);
+                }
+                InputRequest::ListRoots(_) => {
+                    responses.insert(key, json!({"roots": []}));
+                }
+                _ => {
+                    return Err(SkillError::tool(format!(
+                        "the MCP server {label} asked for input of a kind this client does not know"
+                    )));
+                }
+            }
+        }
+        let round = round + 1;
+        if questions.is_empty() {
+            return Ok(Step::Retry(Retry {
+                responses,
+                request_state: asked.request_state,
+                round,
+            }));
+        }
+        let pending = questions
+            .iter()
+            .map(|(id, (_, question))| self.pending(id, question, None))
+            .collect();
+        Err(suspend(
+            pending,
+            &Kept::InputRequired {
+                request_state: asked.request_state,
+                responses,
+                asked: questions,
+                round,
+            },
+        ))
+    }
+
+    /// The call continues after its pause, with the person's answers.
+    async fn resume(
+        &self,
+        _arguments: &Map<String, Value>,
+        resumption: Resumption,
+    ) -> Result<Step, SkillError> {
+        let label = &self.connection.label;
+        let kept: Kept = serde_json::from_value(resumption.state).map_err(|e| {
+            SkillError::tool(format!(
+                "cannot continue the call to the MCP server {label}: its kept state does not read back ({e})"
+            ))
+        })?;
+        let decision_for = |id: &str| {
+            resumption
+                .decisions
+                .iter()
+                .find(|(d, _)| d == id)
+                .map(|(_, decision)| decision.clone())
+                .ok_or_else(|| SkillError::tool(format!("no answer for the question `{id}`")))
+        };
+        match kept {
+            Kept::Open { key, question } => {
+                let decision = decision_for(OPEN_QUESTION)?;
+                let open = self
+                    .connection
+                    .open
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(&key);
+                let Some(open) = open else {
+                    return Err(expired(label, &question));
+                };
+                match open.elicitation.answer(&decision) {
+                    Err(problem) => Err(self.keep_open(open, Some(problem))),
+                    Ok(answer) => {
+                        let OpenCall {
+                            request,
+                            reply,
+                            elicitation,
+                            child,
+                        } = open;
+                        if reply.send(result_of(&elicitation, &answer)).is_err() {
+                            return Err(expired(label, &elicitation));
+                        }
+                        self.wait(request, child, 0).await
+                    }
+                }
+            }
+            Kept::InputRequired {
+                request_state,
+                mut responses,
+                asked,
+                round,
+            } => {
+                let mut problems = Vec::new();
+                for (id, (key, question)) in &asked {
+                    match question.answer(&decision_for(id)?) {
+                        Ok(answer) => {
+                            responses.insert(key.clone(), to_json(&result_of(question, &answer))?);
+                        }
+                        Err(problem) => problems.push((id.clone(), problem)),
+                    }
+                }
+                if !problems.is_empty() {
+                    let pending = asked
+                        .iter()
+                        .map(|(id, (_, question))| {
+                            let problem = problems.iter().find(|(p, _)| p == id);
+                            self.pending(id, question, problem.map(|(_, why)| why.as_str()))
+                        })
+                        .collect();
+                    return Err(suspend(
+                        pending,
+                        &Kept::InputRequired {
+                            request_state,
+                            responses: responses
+                                .into_iter()
+                                .filter(|(key, _)| !asked.values().any(|(k, _)| k == key))
+                                .collect(),
+                            asked,
+                            round,
+                        },
+                    ));
+                }
+                Ok(Step::Retry(Retry {
+                    responses,
+                    request_state,
+                    round,
+                }))
+            }
+        }
+    }
+}
+
+/// What the server gets for an answer: content only for an accepted form.
+fn result_of(question: &Elicitation, answer: &ElicitationAnswer) -> ElicitResult {
+    match (question, answer) {
+        (Elicitation::Url { .. }, ElicitationAnswer::Accept(_)) => {
+            ElicitResult::new(ElicitationAction::Accept)
+        }
+        _ => answer.to_result(),
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<Value, SkillError> {
+    serde_json::to_value(value)
+        .map_err(|e| SkillError::tool(format!("an answer does not encode: {e}")))
+}
+
+fn suspend(pending: Vec<PendingCall>, kept: &Kept) -> SkillError {
+    SkillError::Suspended(Box::new(Suspension {
+        pending,
+        state: serde_json::to_value(kept).unwrap_or(Value::Null),
+    }))
+}
+
+/// The error of a call continued after the request its question was asked in ended.
+fn expired(label: &str, question: &Elicitation) -> SkillError {
+    SkillError::tool(format!(
+        "the question of the MCP server {label} (\"{}\") expired: it was asked during a request that ended with the process or the connection that made it, and MCP cannot answer a request that is no longer open. Nothing was sent; call the tool again to be asked again.",
+        question.message()
+    ))
+}

@@ -1,0 +1,250 @@
+//! A server's `sampling/createMessage`, answered by the application's model: [`Sampling`] (the
+//! provider and the [`SamplingHook`] that allows, denies or edits each request), and what a
+//! request and its answer become on either side.
+
+#![allow(deprecated)] // sampling is deprecated by SEP-2577, and still what servers send
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_llm::{ChatRequest, LlmProvider, Message, Role as LlmRole, StopReason, Usage};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ErrorData, Role, SamplingContent,
+    SamplingMessage, SamplingMessageContentBlock,
+};
+
+/// The most messages one sampling request may carry.
+pub const MAX_SAMPLING_MESSAGES: usize = 64;
+
+/// The most bytes of text one sampling request may carry, all messages and the system prompt.
+pub const MAX_SAMPLING_BYTES: usize = 256 * 1024;
+
+/// A server's request for a model completion, as the [`SamplingHook`] sees it (and may change
+/// it): text only; images and audio the server sent are described in brackets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingRequest {
+    /// The system prompt the server asked for.
+    pub system: Option<String>,
+    /// The conversation, user and assistant messages.
+    pub messages: Vec<Message>,
+    /// The most tokens the answer may have (the server's number, at most
+    /// [`Sampling::max_tokens`]).
+    pub max_tokens: u32,
+    /// The temperature the server asked for.
+    pub temperature: Option<f32>,
+    /// Texts that end the answer.
+    pub stop_sequences: Vec<String>,
+}
+
+/// What a [`SamplingHook`] says about one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SamplingVerdict {
+    /// Ask the model, as the server asked.
+    Allow,
+    /// Do not ask the model; the server gets an error with this reason.
+    Deny(String),
+    /// Ask the model this instead (a system prompt of one's own, fewer tokens, ...).
+    Edit(SamplingRequest),
+}
+
+/// Decides on each sampling request before the model sees it. Any
+/// `Fn(&str, &SamplingRequest) -> SamplingVerdict` is one; the `&str` is the server's label.
+pub trait SamplingHook: Send + Sync {
+    /// The verdict on `request` from the server `server`.
+    fn review(&self, server: &str, request: &SamplingRequest) -> SamplingVerdict;
+}
+
+impl<F> SamplingHook for F
+where
+    F: Fn(&str, &SamplingRequest) -> SamplingVerdict + Send + Sync,
+{
+    fn review(&self, server: &str, request: &SamplingRequest) -> SamplingVerdict {
+        self(server, request)
+    }
+}
+
+/// How a server's sampling requests are answered: by `provider`, after `hook` allowed them.
+/// Give it to [`McpSkills::with_sampling`](super::McpSkills::with_sampling); without it every
+/// request is refused.
+#[derive(Clone)]
+pub struct Sampling {
+    provider: Arc<dyn LlmProvider>,
+    hook: Arc<dyn SamplingHook>,
+    max_tokens: u32,
+}
+
+impl Sampling {
+    /// Requests go to `provider` when `hook` allows them.
+    pub fn new(provider: Arc<dyn LlmProvider>, hook: impl SamplingHook + 'static) -> Self {
+        Sampling {
+            provider,
+            hook: Arc::new(hook),
+            max_tokens: 4096,
+        }
+    }
+
+    /// The most tokens an answer may have, whatever the server asks (4,096 by default).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+}
+
+impl std::fmt::Debug for Sampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampling")
+            .field("provider", &self.provider.name())
+            .field("max_tokens", &self.max_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The sampling settings of one connection and the tokens its answers used.
+#[derive(Default)]
+pub(super) struct SamplingState {
+    pub(super) sampling: Mutex<Option<Sampling>>,
+    pub(super) usage: Mutex<Usage>,
+    pub(super) answered: Mutex<u64>,
+}
+
+impl SamplingState {
+    pub(super) fn set(&self, sampling: Option<Sampling>) {
+        *self.sampling.lock().unwrap_or_else(PoisonError::into_inner) = sampling;
+    }
+
+    pub(super) fn usage(&self) -> (Usage, u64) {
+        (
+            *self.usage.lock().unwrap_or_else(PoisonError::into_inner),
+            *self.answered.lock().unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Answers one request: refused unless configured and allowed; the model's tokens are
+    /// added to this connection's count and reported as a `tracing` event.
+    pub(super) async fn answer(
+        &self,
+        server: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let sampling = self
+            .sampling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(sampling) = sampling else {
+            tracing::info!(
+                server,
+                "refused a sampling request: sampling is not configured"
+            );
+            return Err(refused(
+                "this client answers sampling requests only when the application configured a model for them (McpSkills::with_sampling)",
+            ));
+        };
+        let request = from_params(&params, sampling.max_tokens).map_err(|why| {
+            ErrorData::invalid_params(format!("sampling request refused: {why}"), None)
+        })?;
+        let request = match sampling.hook.review(server, &request) {
+            SamplingVerdict::Allow => request,
+            SamplingVerdict::Deny(reason) => {
+                tracing::info!(server, %reason, "a sampling hook denied a request");
+                return Err(refused(&format!("the client denied it: {reason}")));
+            }
+            SamplingVerdict::Edit(edited) => SamplingRequest {
+                max_tokens: edited.max_tokens.min(sampling.max_tokens),
+                ..edited
+            },
+        };
+        let mut chat = ChatRequest::new(&request.messages);
+        chat.system = request.system.as_deref();
+        chat.max_tokens = request.max_tokens;
+        chat.temperature = request.temperature;
+        chat.stop_sequences = &request.stop_sequences;
+        let response = sampling.provider.complete(&chat).await.map_err(|e| {
+            tracing::warn!(server, error = %e, "the model failed a sampling request");
+            ErrorData::internal_error(format!("the client's model failed: {e}"), None)
+        })?;
+        *self.usage.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
+        *self.answered.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        tracing::info!(
+            server,
+            provider = sampling.provider.name(),
+            input_tokens = response.usage.input_tokens,
+            output_tokens = response.usage.output_tokens,
+            "answered a sampling request"
+        );
+        let model = response
+            .model
+            .clone()
+            .or_else(|| sampling.provider.model().map(str::to_owned))
+            .unwrap_or_else(|| sampling.provider.name().to_owned());
+        let stop = match response.stop_reason {
+            StopReason::MaxTokens => CreateMessageResult::STOP_REASON_END_MAX_TOKEN,
+            StopReason::StopSequence(_) => CreateMessageResult::STOP_REASON_END_SEQUENCE,
+            _ => CreateMessageResult::STOP_REASON_END_TURN,
+        };
+        Ok(CreateMessageResult::new(
+            SamplingMessage::new(
+                Role::Assistant,
+                SamplingMessageContentBlock::text(response.message.content),
+            ),
+            model,
+        )
+        .with_stop_reason(stop))
+    }
+}
+
+fn refused(reason: &str) -> ErrorData {
+    ErrorData::invalid_request(format!("sampling request refused: {reason}"), None)
+}
+
+/// The request as the hook and the model see it, bounded.
+fn from_params(
+    params: &CreateMessageRequestParams,
+    max_tokens: u32,
+) -> Result<SamplingRequest, String> {
+    if params.messages.len() > MAX_SAMPLING_MESSAGES {
+        return Err(format!(
+            "it has {} messages, over the limit of {MAX_SAMPLING_MESSAGES}",
+            params.messages.len()
+        ));
+    }
+    let mut bytes = params.system_prompt.as_deref().map_or(0, str::len);
+    let mut messages = Vec::with_capacity(params.messages.len());
+    for message in &params.messages {
+        let text = text_of(&message.content);
+        bytes += text.len();
+        if bytes > MAX_SAMPLING_BYTES {
+            return Err(format!(
+                "its text is over the limit of {MAX_SAMPLING_BYTES} bytes"
+            ));
+        }
+        messages.push(match message.role {
+            Role::Assistant => Message::assistant(text),
+            _ => Message::user(text),
+        });
+    }
+    debug_assert!(messages.iter().all(|m| m.role != LlmRole::Tool));
+    Ok(SamplingRequest {
+        system: params.system_prompt.clone(),
+        messages,
+        max_tokens: params.max_tokens.min(max_tokens),
+        temperature: params.temperature,
+        stop_sequences: params.stop_sequences.clone().unwrap_or_default(),
+    })
+}
+
+fn text_of(content: &SamplingContent<SamplingMessageContentBlock>) -> String {
+    let blocks: Vec<&SamplingMessageContentBlock> = match content {
+        SamplingContent::Single(block) => vec![block],
+        SamplingContent::Multiple(blocks) => blocks.iter().collect(),
+    };
+    blocks
+        .into_iter()
+        .map(|block| match block {
+            SamplingMessageContentBlock::Text(text) => text.text.clone(),
+            SamplingMessageContentBlock::Image(image) => format!("[image: {}]", image.mime_type),
+            SamplingMessageContentBlock::Audio(audio) => format!("[audio: {}]", audio.mime_type),
+            _ => "[content of a kind this client does not send to its model]".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
