@@ -1,0 +1,106 @@
+"""An MCP server on the official Python SDK (PyPI `mcp`), for tests/consume: tools that ask the
+user for input (elicitation, during the call and as a multi-round-trip request), a tool that asks
+the client's model (sampling), resources, a resource template, prompts, and a tool that changes
+the resource and prompt lists and says so. Serves over stdio."""
+
+import sys
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation, ElicitationResult
+from mcp.types import SamplingMessage, TextContent
+
+mcp = MCPServer("consume-test-server")
+
+
+class Party(BaseModel):
+    """Who the table is for."""
+
+    name: str = Field(description="the name the table is booked under")
+    guests: int = Field(description="how many people", ge=1, le=12)
+
+
+@mcp.tool()
+async def book_table(date: str, ctx: Context) -> str:
+    """Books a table; asks the user for the name and the number of guests while the call is open."""
+    answer = await ctx.elicit(message=f"Who is the table on {date} for?", schema=Party)
+    if isinstance(answer, AcceptedElicitation):
+        return f"booked a table on {date} for {answer.data.name}, {answer.data.guests} guests"
+    if isinstance(answer, DeclinedElicitation):
+        return f"the user declined: no table on {date}"
+    return f"the user cancelled: no table on {date}"
+
+
+class Room(BaseModel):
+    """The room wanted."""
+
+    beds: int = Field(description="how many beds", ge=1, le=4)
+
+
+def ask_room(city: str) -> Elicit[Room]:
+    return Elicit(f"How many beds in {city}?", Room)
+
+
+@mcp.tool()
+async def book_room(city: str, room: Annotated[ElicitationResult[Room], Resolve(ask_room)]) -> str:
+    """Books a hotel room; asks the user how many beds (a multi-round-trip request where the
+    protocol has them)."""
+    if isinstance(room, AcceptedElicitation):
+        return f"booked a room in {city} with {room.data.beds} beds"
+    if isinstance(room, DeclinedElicitation):
+        return f"the user declined: no room in {city}"
+    return f"the user cancelled: no room in {city}"
+
+
+@mcp.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Summarizes a text with the client's model."""
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize: {text}"))],
+        max_tokens=50,
+        system_prompt="You summarize in five words.",
+    )
+    content = result.content
+    said = content.text if isinstance(content, TextContent) else str(content)
+    return f"summary by {result.model}: {said}"
+
+
+NOTES = {"welcome": "Welcome to the notes."}
+
+
+@mcp.resource("notes://index", name="index", description="The names of all notes.", mime_type="text/plain")
+def index() -> str:
+    return "\n".join(sorted(NOTES))
+
+
+@mcp.resource("notes://note/{name}", name="note", description="One note, by name.", mime_type="text/plain")
+def note(name: str) -> str:
+    return NOTES[name]
+
+
+@mcp.prompt(description="Asks for a review of code in a language.")
+def review(code: str, language: str = "python") -> str:
+    return f"Please review this {language} code:\n{code}"
+
+
+@mcp.tool()
+async def add_note(name: str, text: str, ctx: Context) -> str:
+    """Adds a note: a new resource, and a new prompt about it; tells the client both lists changed."""
+    NOTES[name] = text
+
+    def about() -> str:
+        return f"Tell me about the note {name}: {text}"
+
+    mcp.resource(f"notes://fixed/{name}", name=f"fixed-{name}", mime_type="text/plain")(lambda: text)
+    mcp.prompt(name=f"about_{name}", description=f"About the note {name}.")(about)
+    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_prompt_list_changed()
+    return f"added {name}"
+
+
+if __name__ == "__main__":
+    print("consume_server.py: serving on stdio", file=sys.stderr)
+    mcp.run("stdio")
