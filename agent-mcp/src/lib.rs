@@ -181,7 +181,7 @@ pub use auth::generate_token;
 #[cfg(feature = "oauth")]
 pub use client::oauth;
 pub use client::{
-    Elicitation, ElicitationAnswer, McpSkills, Sampling, SamplingHook, SamplingRequest,
+    Elicitation, ElicitationAnswer, Handshake, McpSkills, Sampling, SamplingHook, SamplingRequest,
     SamplingVerdict, from_call_tool_result, skill_name,
 };
 pub use error::McpError;

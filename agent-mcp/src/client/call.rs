@@ -5,22 +5,24 @@
 //! answer comes back as the [`Resumption`] of the call. See the [module docs](super).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::sync::{OnceLock, PoisonError};
 
 use agent_core::{PendingCall, Resumption, SkillError, SkillOutput, Suspension};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction, InputRequest,
-    InputRequiredResult, InputResponses,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotificationParam, ClientRequest, ElicitResult, ElicitationAction, InputRequest,
+    InputRequiredResult, InputResponses, RequestId, ServerResult,
 };
-use rmcp::service::ServiceError;
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::connection::SharedChild;
 use super::elicitation::{Elicitation, ElicitationAnswer};
+use super::handler::Asked;
 use super::skill::{McpSkill, from_call_tool_result};
 
 /// How many calls of one connection may stay open on a question at once; one more closes the
@@ -36,12 +38,42 @@ const MAX_INPUT_REQUESTS: usize = 16;
 /// The id, inside its call, of the question an open request asked.
 const OPEN_QUESTION: &str = "elicitation";
 
-/// A request to the server, aborted when dropped.
-pub(super) struct Request(JoinHandle<Result<CallToolResponse, ServiceError>>);
+/// A `tools/call` request to the server; dropped before its answer came, it is withdrawn (the
+/// server is told to cancel it).
+pub(super) struct Request {
+    answer: JoinHandle<Result<CallToolResponse, ServiceError>>,
+    id: RequestId,
+    peer: Peer<RoleClient>,
+}
 
 impl Drop for Request {
     fn drop(&mut self) {
-        self.0.abort();
+        if self.answer.is_finished() {
+            return;
+        }
+        self.answer.abort();
+        let peer = self.peer.clone();
+        let id = self.id.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = "the client stopped waiting for the call".to_owned();
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
+                    .await;
+            });
+        }
+    }
+}
+
+/// What a `tools/call` answer is.
+fn call_response(result: ServerResult) -> Result<CallToolResponse, ServiceError> {
+    match result {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+        // A result without `content` reads as an empty one.
+        ServerResult::EmptyResult(_) => Ok(CallToolResponse::Complete(CallToolResult::default())),
+        _ => Err(ServiceError::UnexpectedResponse),
     }
 }
 
@@ -150,7 +182,7 @@ enum Step {
 /// What a stretch of waiting saw first.
 enum Seen {
     Answer(Result<Result<CallToolResponse, ServiceError>, tokio::task::JoinError>),
-    Question(Option<super::handler::Asked>),
+    Question(Option<Asked>),
     TimedOut,
 }
 
@@ -189,10 +221,38 @@ impl McpSkill {
             params.request_state = retry.request_state;
             round = retry.round;
         }
-        let request = Request(tokio::spawn(
-            async move { peer.call_tool_once(params).await },
-        ));
-        self.wait(request, child, round).await
+        let shared = &self.connection.shared;
+        let _turn = self.turn().await?;
+        let (questions, asked) = mpsc::channel(1);
+        let sent = {
+            // Listed before the server can ask anything: a question waits for this lock.
+            let mut waiting = shared.waiting.lock().await;
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let sent = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await;
+            if let Ok(handle) = &sent {
+                waiting.insert(handle.id.clone(), questions);
+            }
+            sent
+        };
+        let handle = match sent {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.connection.failure(error, child.as_deref()).await),
+        };
+        let id = handle.id.clone();
+        let answer =
+            tokio::spawn(async move { handle.await_response().await.and_then(call_response) });
+        let request = Request { answer, id, peer };
+        self.wait(request, asked, child, round).await
+    }
+
+    /// The turn to wait on the server, on a connection where calls take turns (see the
+    /// [module docs](super)); within the call's time limit.
+    async fn turn(&self) -> Result<Option<tokio::sync::SemaphorePermit<'_>>, SkillError> {
+        tokio::time::timeout(self.call_timeout, self.connection.shared.turn())
+            .await
+            .map_err(|_| SkillError::Timeout(self.call_timeout))
     }
 
     /// Waits for the server: its answer, or a question (which suspends the call), or the time
@@ -200,17 +260,19 @@ impl McpSkill {
     async fn wait(
         &self,
         mut request: Request,
+        mut asked: mpsc::Receiver<Asked>,
         child: Option<SharedChild>,
         round: usize,
     ) -> Result<Step, SkillError> {
         let shared = &self.connection.shared;
-        shared.listening.fetch_add(1, Ordering::SeqCst);
         let seen = tokio::select! {
-            answer = &mut request.0 => Seen::Answer(answer),
-            asked = async { shared.asked.lock().await.recv().await } => Seen::Question(asked),
+            answer = &mut request.answer => Seen::Answer(answer),
+            asked = asked.recv() => Seen::Question(asked),
             () = tokio::time::sleep(self.call_timeout) => Seen::TimedOut,
         };
-        shared.listening.fetch_sub(1, Ordering::SeqCst);
+        shared.waiting.lock().await.remove(&request.id);
+        // A question that came meanwhile is cancelled as `asked` drops.
+        drop(asked);
         match seen {
             Seen::TimedOut => Err(SkillError::Timeout(self.call_timeout)),
             Seen::Answer(Err(join)) => Err(SkillError::tool(format!(
@@ -404,10 +466,24 @@ impl McpSkill {
                             elicitation,
                             child,
                         } = open;
+                        let _turn = self.turn().await?;
+                        let (questions, asked) = mpsc::channel(1);
+                        self.connection
+                            .shared
+                            .waiting
+                            .lock()
+                            .await
+                            .insert(request.id.clone(), questions);
                         if reply.send(result_of(&elicitation, &answer)).is_err() {
+                            self.connection
+                                .shared
+                                .waiting
+                                .lock()
+                                .await
+                                .remove(&request.id);
                             return Err(expired(label, &elicitation));
                         }
-                        self.wait(request, child, 0).await
+                        self.wait(request, asked, child, 0).await
                     }
                 }
             }

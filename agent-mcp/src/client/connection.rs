@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use agent_core::SkillError;
 use rmcp::model::Tool;
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use tokio::process::Child;
 
 use super::call::OpenCalls;
@@ -170,16 +171,20 @@ where
     T: IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let service = tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport))
-        .await
-        .map_err(|_| McpError::Timeout {
-            server: label.to_owned(),
-            timeout: CONNECT_TIMEOUT,
-        })?
-        .map_err(|e| McpError::Connect {
-            server: label.to_owned(),
-            message: e.to_string(),
-        })?;
+    let lifecycle = handler.shared.handshake.lifecycle();
+    let service = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        handler.serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
+    .map_err(|_| McpError::Timeout {
+        server: label.to_owned(),
+        timeout: CONNECT_TIMEOUT,
+    })?
+    .map_err(|e| McpError::Connect {
+        server: label.to_owned(),
+        message: e.to_string(),
+    })?;
     Ok(Live { service, child })
 }
 

@@ -4,22 +4,51 @@
 
 #![allow(deprecated)] // sampling is deprecated by SEP-2577, and still what servers send
 
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
-    FormElicitationCapability, Implementation, SamplingCapability, UrlElicitationCapability,
+    FormElicitationCapability, Implementation, ProtocolVersion, RequestId, SamplingCapability,
+    UrlElicitationCapability,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{
+    ClientLifecycleMode, InboundStreamOrigin, NotificationContext, RequestContext,
+};
 use rmcp::{ClientHandler, RoleClient};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot};
 
 use super::sampling::SamplingState;
 
-/// How many questions from a server may wait, unclaimed, for a call to take them.
-const ASKED_QUEUE: usize = 16;
+/// How the client starts a session with a server: the handshake decides the protocol version,
+/// and with it how a server's questions come (see the [module docs](super)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Handshake {
+    /// `initialize` (MCP up to 2025-11-25), which every server speaks: a server asks its
+    /// questions while the call's request is open.
+    #[default]
+    Initialize,
+    /// `server/discover` for MCP 2026-07-28, falling back to `initialize` when the server says
+    /// it does not know it (or does not answer within 10 seconds): a server that speaks 2026-07-28
+    /// asks its questions as an `input_required` result, which a paused run can answer after a
+    /// restart.
+    Discover,
+}
+
+impl Handshake {
+    pub(super) fn lifecycle(self) -> ClientLifecycleMode {
+        match self {
+            Handshake::Initialize => ClientLifecycleMode::Initialize,
+            Handshake::Discover => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: None,
+            },
+        }
+    }
+}
 
 /// A question a server asked during an open request, and where its answer goes.
 pub(super) struct Asked {
@@ -27,16 +56,24 @@ pub(super) struct Asked {
     pub(super) reply: oneshot::Sender<ElicitResult>,
 }
 
+/// The calls waiting on the server, by the id of their `tools/call` request: where a question
+/// asked during that request goes.
+pub(super) type Waiting = HashMap<RequestId, mpsc::Sender<Asked>>;
+
 /// What a connection's handler shares with its skills; lives as long as the connection, across
 /// reconnections.
 pub(super) struct Shared {
     pub(super) label: String,
-    asked_tx: mpsc::Sender<Asked>,
-    /// Where the calls that wait on the server take questions from.
-    pub(super) asked: tokio::sync::Mutex<mpsc::Receiver<Asked>>,
+    /// How sessions start, the first and every reconnection.
+    pub(super) handshake: Handshake,
+    /// The calls waiting on the server. Locked by a call from before it sends its request
+    /// until it is listed here, so a question that comes at once finds it.
+    pub(super) waiting: tokio::sync::Mutex<Waiting>,
+    /// Whether calls take turns while they wait on the server: on a transport that cannot tell
+    /// which request a question belongs to (stdio, a duplex).
+    one_at_a_time: AtomicBool,
+    turn: Semaphore,
     pub(super) sampling: SamplingState,
-    /// How many calls wait on the server and would take a question.
-    pub(super) listening: AtomicUsize,
     pub(super) tools_changed: AtomicBool,
     pub(super) resources_changed: AtomicBool,
     pub(super) prompts_changed: AtomicBool,
@@ -44,17 +81,49 @@ pub(super) struct Shared {
 
 impl Shared {
     pub(super) fn new(label: String) -> Arc<Self> {
-        let (asked_tx, asked) = mpsc::channel(ASKED_QUEUE);
+        Shared::with_handshake(label, Handshake::default())
+    }
+
+    pub(super) fn with_handshake(label: String, handshake: Handshake) -> Arc<Self> {
         Arc::new(Shared {
             label,
-            asked_tx,
-            asked: tokio::sync::Mutex::new(asked),
+            handshake,
+            waiting: tokio::sync::Mutex::new(HashMap::new()),
+            one_at_a_time: AtomicBool::new(true),
+            turn: Semaphore::new(1),
             sampling: SamplingState::default(),
-            listening: AtomicUsize::new(0),
             tools_changed: AtomicBool::new(false),
             resources_changed: AtomicBool::new(false),
             prompts_changed: AtomicBool::new(false),
         })
+    }
+
+    /// Says whether the transport tells which request a server's request belongs to (the
+    /// streamable-HTTP client marks each with the POST whose response stream carried it).
+    pub(super) fn set_streams_tell(&self, tell: bool) {
+        self.one_at_a_time.store(!tell, Ordering::SeqCst);
+    }
+
+    /// The turn to wait on the server, where calls take turns; `None` where they need not.
+    pub(super) async fn turn(&self) -> Option<SemaphorePermit<'_>> {
+        if !self.one_at_a_time.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.turn.acquire().await.ok()
+    }
+
+    /// The call a question goes to: the one whose request's response stream carried it, or,
+    /// when the transport does not say, the only call waiting. `None` when no call waits, or
+    /// when several do and nothing tells which one asked.
+    fn route(
+        waiting: &Waiting,
+        origin: Option<&InboundStreamOrigin>,
+    ) -> Option<mpsc::Sender<Asked>> {
+        match origin {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => waiting.get(id).cloned(),
+            _ if waiting.len() == 1 => waiting.values().next().cloned(),
+            _ => None,
+        }
     }
 }
 
@@ -82,25 +151,26 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        if self.shared.listening.load(Ordering::SeqCst) == 0 {
+        let origin = context.extensions.get::<InboundStreamOrigin>();
+        let call = {
+            let waiting = self.shared.waiting.lock().await;
+            Shared::route(&waiting, origin)
+        };
+        let Some(call) = call else {
             tracing::warn!(
                 server = self.shared.label,
-                "cancelled an elicitation that came outside any tool call"
+                ?origin,
+                "cancelled an elicitation that belongs to no tool call waiting on the server"
             );
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
-        }
+        };
         let (reply, answer) = oneshot::channel();
-        if self
-            .shared
-            .asked_tx
-            .try_send(Asked { params, reply })
-            .is_err()
-        {
+        if call.try_send(Asked { params, reply }).is_err() {
             tracing::warn!(
                 server = self.shared.label,
-                "cancelled an elicitation: too many questions wait unclaimed"
+                "cancelled an elicitation: its call already has a question to take"
             );
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         }

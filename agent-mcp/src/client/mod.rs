@@ -67,6 +67,7 @@ mod skill;
 use call::OpenCalls;
 pub use connection::CONNECT_TIMEOUT;
 use connection::{CommandSpec, Connection, Live, Source, connect_http, handshake};
+pub use handler::Handshake;
 use handler::{Handler, Shared};
 use skill::McpSkill;
 
@@ -119,9 +120,19 @@ impl McpSkills {
     /// environment and working directory are used (its stdio settings are not), and used again
     /// by [`McpSkills::reconnect`].
     pub async fn connect_command(command: std::process::Command) -> Result<Self, McpError> {
+        McpSkills::connect_command_with(command, Handshake::Initialize).await
+    }
+
+    /// Like [`McpSkills::connect_command`], starting the session (and every reconnection) with
+    /// `handshake`: [`Handshake::Discover`] speaks MCP 2026-07-28 with a server that does, whose
+    /// questions then survive a restart of the application (see the [module docs](self)).
+    pub async fn connect_command_with(
+        command: std::process::Command,
+        handshake: Handshake,
+    ) -> Result<Self, McpError> {
         let spec = CommandSpec::from(&command);
         let label = spec.label();
-        let shared = Shared::new(label.clone());
+        let shared = Shared::with_handshake(label.clone(), handshake);
         let live = spec.connect(&label, handler(&shared)).await?;
         McpSkills::start(label, Source::Command(spec), live, shared).await
     }
@@ -172,6 +183,8 @@ impl McpSkills {
         live: Live,
         shared: Arc<Shared>,
     ) -> Result<Self, McpError> {
+        // Only the streamable-HTTP client tells which call a server's question belongs to.
+        shared.set_streams_tell(matches!(source, Source::Http { .. }));
         let connection = Arc::new(Connection {
             label,
             source,

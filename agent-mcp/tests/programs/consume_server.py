@@ -1,7 +1,7 @@
 """An MCP server on the official Python SDK (PyPI `mcp`), for tests/consume: tools that ask the
 user for input (elicitation, during the call and as a multi-round-trip request), a tool that asks
 the client's model (sampling), resources, a resource template, prompts, and a tool that changes
-the resource and prompt lists and says so. Serves over stdio."""
+the resource and prompt lists and says so. Serves over stdio, or streamable HTTP with `--http PORT`."""
 
 import sys
 from typing import Annotated
@@ -9,11 +9,17 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateSecurity
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation, ElicitationResult
 from mcp.types import SamplingMessage, TextContent
 
-mcp = MCPServer("consume-test-server")
+# A fixed key seals the multi-round-trip `requestState`, so that a state minted by one run of this
+# server is accepted by the next (a deployed server keeps its keys across restarts the same way).
+mcp = MCPServer(
+    "consume-test-server",
+    request_state_security=RequestStateSecurity(keys=["consume-test-server key, 32 bytes!"]),
+)
 
 
 class Party(BaseModel):
@@ -102,5 +108,11 @@ async def add_note(name: str, text: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    print("consume_server.py: serving on stdio", file=sys.stderr)
-    mcp.run("stdio")
+    # `consume_server.py` serves on stdio; `consume_server.py --http PORT` over streamable HTTP at
+    # http://127.0.0.1:PORT/mcp.
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        print(f"consume_server.py: serving on port {sys.argv[2]}", file=sys.stderr)
+        mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        print("consume_server.py: serving on stdio", file=sys.stderr)
+        mcp.run("stdio")

@@ -1,0 +1,322 @@
+//! A remote tool that asks the user (`elicitation/create`): the run pauses on the question, and a
+//! decision answers it; the server's result shows what it got.
+
+use agent_core::{Decision, ToolCall};
+use agent_mcp::client::ELICITATION_CALL;
+use agent_mcp::{Elicitation, ElicitationAnswer, McpSkills};
+use agent_runtime::{FinishReason, RunState};
+use serde_json::json;
+
+use super::{http_server, modern_server, only_result, pending, runtime_calling, server};
+
+/// A tool result as the Python SDK sends a `str` return: structured, `{"result": text}`.
+fn said(text: &str) -> String {
+    json!({ "result": text }).to_string()
+}
+
+fn book_table(id: &str, date: &str) -> ToolCall {
+    ToolCall::new(id, "book_table", json!({ "date": date }))
+}
+
+#[tokio::test]
+async fn a_remote_question_pauses_the_run_and_an_accepted_answer_completes_it() {
+    let skills = server().await;
+    let runtime = runtime_calling(&skills, vec![book_table("c1", "Friday")]);
+    let paused = runtime.run("Book a table for Friday.").await.unwrap();
+
+    let waiting = pending(&paused).to_vec();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    let call = &waiting[0];
+    assert_eq!(call.id(), "c1/elicitation");
+    assert_eq!(call.call.name, ELICITATION_CALL);
+    assert_eq!(call.path(), "book_table › book_table");
+    assert!(
+        call.reason.contains("Who is the table on Friday for?"),
+        "{}",
+        call.reason
+    );
+    let Some(Elicitation::Form { message, schema }) = Elicitation::of(call) else {
+        panic!("not a form question: {call:?}");
+    };
+    assert_eq!(message, "Who is the table on Friday for?");
+    assert_eq!(schema["properties"]["guests"]["type"], "integer");
+    assert_eq!(schema["properties"]["guests"]["maximum"], 12);
+    assert_eq!(schema["properties"]["name"]["type"], "string");
+    assert_eq!(skills.open_elicitations(), 1);
+
+    let state = *paused.state.expect("a paused run keeps its state");
+    let done = runtime
+        .continue_paused(
+            state,
+            [(
+                call.id(),
+                Decision::Edit(json!({"name": "Ada", "guests": 3})),
+            )],
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.finish, FinishReason::NoMoreToolCalls);
+    assert_eq!(
+        only_result(&done),
+        (said("booked a table on Friday for Ada, 3 guests"), false)
+    );
+    assert_eq!(done.final_text.as_deref(), Some("Done."));
+    assert_eq!(skills.open_elicitations(), 0);
+}
+
+/// Runs `book_table` to its question and answers it with `decision`; the tool's result.
+async fn answered(skills: &McpSkills, decision: Decision) -> (String, bool) {
+    let runtime = runtime_calling(skills, vec![book_table("c1", "Sunday")]);
+    let paused = runtime.run("Book a table for Sunday.").await.unwrap();
+    let id = pending(&paused)[0].id();
+    let done = runtime
+        .continue_paused(*paused.state.unwrap(), [(id, decision)])
+        .await
+        .unwrap();
+    assert_eq!(done.finish, FinishReason::NoMoreToolCalls);
+    only_result(&done)
+}
+
+#[tokio::test]
+async fn decline_and_cancel_reach_the_server_as_such() {
+    let skills = server().await;
+    assert_eq!(
+        answered(&skills, Decision::Deny("not now".into())).await,
+        (said("the user declined: no table on Sunday"), false)
+    );
+    assert_eq!(
+        answered(&skills, ElicitationAnswer::Decline.into()).await,
+        (said("the user declined: no table on Sunday"), false)
+    );
+    assert_eq!(
+        answered(&skills, ElicitationAnswer::Cancel.into()).await,
+        (said("the user cancelled: no table on Sunday"), false)
+    );
+    assert_eq!(skills.open_elicitations(), 0);
+}
+
+#[tokio::test]
+async fn an_answer_that_breaks_the_schema_is_refused_before_anything_is_sent() {
+    let skills = server().await;
+    let runtime = runtime_calling(&skills, vec![book_table("c1", "Monday")]);
+    let mut paused = runtime.run("Book a table for Monday.").await.unwrap();
+    let wrong = [
+        (json!({"name": "Ada", "guests": 40}), "guests"),
+        (json!({"name": "Ada"}), "guests"),
+        (json!({"name": 7, "guests": 2}), "name"),
+        (json!("Ada, two people"), "must be an object"),
+        (json!({"$action": "maybe"}), "`$action` is `maybe`"),
+    ];
+    for (answer, named) in wrong {
+        let id = pending(&paused)[0].id();
+        paused = runtime
+            .continue_paused(
+                *paused.state.unwrap(),
+                [(id, Decision::Edit(answer.clone()))],
+            )
+            .await
+            .unwrap();
+        // The run pauses again on the same question, saying why the answer was not sent.
+        let again = &pending(&paused)[0];
+        assert!(
+            again.reason.starts_with("your answer was not sent ("),
+            "{answer}: {}",
+            again.reason
+        );
+        assert!(again.reason.contains(named), "{answer}: {}", again.reason);
+        assert!(again.reason.contains("Who is the table on Monday for?"));
+        assert_eq!(skills.open_elicitations(), 1);
+    }
+    // The server got none of them: the question it asked is still open, and the one answer it
+    // gets is the right one (a wrong one would have failed its own validation).
+    let id = pending(&paused)[0].id();
+    let done = runtime
+        .continue_paused(
+            *paused.state.unwrap(),
+            [(id, Decision::Edit(json!({"name": "Bo", "guests": 12})))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        only_result(&done),
+        (said("booked a table on Monday for Bo, 12 guests"), false)
+    );
+}
+
+/// A paused run, as it would be kept across a restart: its state through JSON text.
+fn through_json(state: RunState) -> RunState {
+    let text = serde_json::to_string(&state).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn a_question_asked_during_an_open_request_expires_with_its_connection() {
+    let first = server().await;
+    let runtime = runtime_calling(&first, vec![book_table("c1", "Tuesday")]);
+    let paused = runtime.run("Book a table for Tuesday.").await.unwrap();
+    let id = pending(&paused)[0].id();
+    let kept = through_json(*paused.state.unwrap());
+    // The process that asked is gone: a new connection, a new registry, a new runtime.
+    drop(runtime);
+    first.close().await;
+    drop(first);
+
+    let second = server().await;
+    let runtime = runtime_calling(&second, vec![]);
+    let done = runtime
+        .continue_paused(
+            kept,
+            [(id, Decision::Edit(json!({"name": "Ada", "guests": 2})))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.finish, FinishReason::NoMoreToolCalls);
+    let (text, is_error) = only_result(&done);
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("(\"Who is the table on Tuesday for?\") expired")
+            && text.contains("Nothing was sent; call the tool again"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_question_of_a_closed_connection_expires_in_the_same_process_too() {
+    let skills = server().await;
+    let runtime = runtime_calling(&skills, vec![book_table("c1", "Tuesday")]);
+    let paused = runtime.run("Book a table for Tuesday.").await.unwrap();
+    let id = pending(&paused)[0].id();
+    skills.reconnect().await.unwrap();
+    assert_eq!(skills.open_elicitations(), 0);
+    let done = runtime
+        .continue_paused(
+            *paused.state.unwrap(),
+            [(id, Decision::Edit(json!({"name": "Ada", "guests": 2})))],
+        )
+        .await
+        .unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(is_error && text.contains("expired"), "{text}");
+}
+
+#[tokio::test]
+async fn a_multi_round_trip_question_is_answered_after_a_restart() {
+    let first = modern_server().await;
+    let runtime = runtime_calling(
+        &first,
+        vec![ToolCall::new("c1", "book_room", json!({"city": "Oslo"}))],
+    );
+    let paused = runtime.run("Book a room in Oslo.").await.unwrap();
+    let waiting = pending(&paused).to_vec();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    let Some(Elicitation::Form { message, schema }) = Elicitation::of(&waiting[0]) else {
+        panic!("not a form question: {waiting:?}");
+    };
+    assert_eq!(message, "How many beds in Oslo?");
+    assert_eq!(schema["properties"]["beds"]["maximum"], 4);
+    // Nothing stays open: the question is in the paused run's state.
+    assert_eq!(first.open_elicitations(), 0);
+    let id = waiting[0].id();
+    let kept = through_json(*paused.state.unwrap());
+    drop(runtime);
+    first.close().await;
+    drop(first);
+
+    let second = modern_server().await;
+    let runtime = runtime_calling(&second, vec![]);
+    // A wrong answer is refused here too, and the run pauses again on the same question.
+    let again = runtime
+        .continue_paused(kept, [(id.clone(), Decision::Edit(json!({"beds": 9})))])
+        .await
+        .unwrap();
+    assert!(
+        pending(&again)[0]
+            .reason
+            .contains("does not match the requested schema"),
+        "{:?}",
+        pending(&again)
+    );
+    let kept = through_json(*again.state.unwrap());
+    let done = runtime
+        .continue_paused(kept, [(id, Decision::Edit(json!({"beds": 2})))])
+        .await
+        .unwrap();
+    assert_eq!(
+        only_result(&done),
+        (said("booked a room in Oslo with 2 beds"), false)
+    );
+}
+
+#[tokio::test]
+async fn a_multi_round_trip_decline_reaches_the_server() {
+    let skills = modern_server().await;
+    let runtime = runtime_calling(
+        &skills,
+        vec![ToolCall::new("c1", "book_room", json!({"city": "Rome"}))],
+    );
+    let paused = runtime.run("Book a room in Rome.").await.unwrap();
+    let id = pending(&paused)[0].id();
+    let done = runtime
+        .continue_paused(*paused.state.unwrap(), [(id, Decision::Deny("no".into()))])
+        .await
+        .unwrap();
+    assert_eq!(
+        only_result(&done),
+        (said("the user declined: no room in Rome"), false)
+    );
+}
+
+/// Two runs on one connection call `book_table` at once; each pauses on its own question and
+/// each answer reaches its own call.
+async fn two_runs_at_once_get_their_own_answers(skills: &McpSkills) {
+    let monday = runtime_calling(skills, vec![book_table("m1", "Monday")]);
+    let tuesday = runtime_calling(skills, vec![book_table("t1", "Tuesday")]);
+    let (a, b) = tokio::join!(
+        monday.run("Book a table for Monday."),
+        tuesday.run("Book a table for Tuesday.")
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let asked = |outcome: &agent_runtime::RunOutcome| {
+        let waiting = pending(outcome);
+        assert_eq!(waiting.len(), 1, "{waiting:?}");
+        (
+            waiting[0].id(),
+            Elicitation::of(&waiting[0]).unwrap().message().to_owned(),
+        )
+    };
+    let (a_id, a_question) = asked(&a);
+    let (b_id, b_question) = asked(&b);
+    assert_eq!(a_question, "Who is the table on Monday for?");
+    assert_eq!(b_question, "Who is the table on Tuesday for?");
+    assert_eq!(skills.open_elicitations(), 2);
+    let (a, b) = tokio::join!(
+        monday.continue_paused(
+            *a.state.unwrap(),
+            [(a_id, Decision::Edit(json!({"name": "Ada", "guests": 1})))]
+        ),
+        tuesday.continue_paused(
+            *b.state.unwrap(),
+            [(b_id, Decision::Edit(json!({"name": "Bo", "guests": 2})))]
+        )
+    );
+    assert_eq!(
+        only_result(&a.unwrap()),
+        (said("booked a table on Monday for Ada, 1 guests"), false)
+    );
+    assert_eq!(
+        only_result(&b.unwrap()),
+        (said("booked a table on Tuesday for Bo, 2 guests"), false)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_questions_over_stdio_each_reach_their_own_call() {
+    let skills = server().await;
+    two_runs_at_once_get_their_own_answers(&skills).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_questions_over_http_each_reach_their_own_call() {
+    let server = http_server().await;
+    two_runs_at_once_get_their_own_answers(&server.skills).await;
+}

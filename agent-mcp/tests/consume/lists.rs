@@ -1,0 +1,1 @@
+//! A remote server's resources and prompts.

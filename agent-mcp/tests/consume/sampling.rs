@@ -1,0 +1,1 @@
+//! A remote tool that asks the client's model (`sampling/createMessage`).
