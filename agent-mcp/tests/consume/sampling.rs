@@ -1,1 +1,142 @@
-//! A remote tool that asks the client's model (`sampling/createMessage`).
+//! A remote tool that asks the client's model (`sampling/createMessage`): the application's hook
+//! decides, and only an allowed request reaches the model.
+
+use std::sync::{Arc, Mutex};
+
+use agent_core::ToolCall;
+use agent_llm::{MockProvider, MockReply, Usage};
+use agent_mcp::{Sampling, SamplingRequest, SamplingVerdict};
+use serde_json::json;
+
+use super::{only_result, runtime_calling, server};
+
+fn summarize() -> Vec<ToolCall> {
+    vec![ToolCall::new(
+        "c1",
+        "summarize",
+        json!({"text": "The meeting moved to Thursday at noon."}),
+    )]
+}
+
+#[tokio::test]
+async fn a_request_the_hook_denies_never_reaches_the_model() {
+    let model = Arc::new(MockProvider::new([MockReply::text("never said")]));
+    let seen = Arc::new(Mutex::new(Vec::<(String, SamplingRequest)>::new()));
+    let hook = {
+        let seen = seen.clone();
+        move |server: &str, request: &SamplingRequest| {
+            seen.lock()
+                .unwrap()
+                .push((server.to_owned(), request.clone()));
+            SamplingVerdict::Deny("this server may not use the model".into())
+        }
+    };
+    let skills = server()
+        .await
+        .with_sampling(Sampling::new(model.clone(), hook));
+    let runtime = runtime_calling(&skills, summarize());
+    let done = runtime.run("Summarize the note.").await.unwrap();
+
+    let (text, is_error) = only_result(&done);
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains(
+            "sampling request refused: the client denied it: this server may not use the model"
+        ),
+        "{text}"
+    );
+    assert!(model.requests().is_empty(), "{:?}", model.requests());
+    assert_eq!(model.remaining(), 1);
+    assert_eq!(skills.sampling_usage(), (Usage::default(), 0));
+    // The hook saw the server's request as the server wrote it.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    let (server, request) = &seen[0];
+    assert!(server.contains("consume_server.py"), "{server}");
+    assert_eq!(
+        request.system.as_deref(),
+        Some("You summarize in five words.")
+    );
+    assert_eq!(request.max_tokens, 50);
+    assert_eq!(request.messages.len(), 1);
+    assert_eq!(
+        request.messages[0].content,
+        "Summarize: The meeting moved to Thursday at noon."
+    );
+}
+
+#[tokio::test]
+async fn without_a_model_every_request_is_refused_saying_so() {
+    let skills = server().await;
+    let runtime = runtime_calling(&skills, summarize());
+    let done = runtime.run("Summarize the note.").await.unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(is_error, "{text}");
+    assert!(text.contains("McpSkills::with_sampling"), "{text}");
+}
+
+#[tokio::test]
+async fn an_allowed_request_is_answered_by_the_model_and_counted() {
+    let usage = Usage {
+        input_tokens: 31,
+        output_tokens: 7,
+        ..Usage::default()
+    };
+    let model = Arc::new(
+        MockProvider::new([MockReply::text("Meeting moved to Thursday noon.").with_usage(usage)])
+            .with_model("mock-summarizer"),
+    );
+    let skills = server().await.with_sampling(
+        Sampling::new(model.clone(), |_: &str, _: &SamplingRequest| {
+            SamplingVerdict::Allow
+        })
+        .max_tokens(20),
+    );
+    let runtime = runtime_calling(&skills, summarize());
+    let done = runtime.run("Summarize the note.").await.unwrap();
+
+    assert_eq!(
+        only_result(&done),
+        (
+            json!({"result": "summary by mock-summarizer: Meeting moved to Thursday noon."})
+                .to_string(),
+            false
+        )
+    );
+    let asked = model.requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].system.as_deref(),
+        Some("You summarize in five words.")
+    );
+    // The server asked for 50 tokens; the application allows 20.
+    assert_eq!(asked[0].max_tokens, 20);
+    assert!(asked[0].tools.is_empty());
+    assert_eq!(
+        asked[0].messages[0].content,
+        "Summarize: The meeting moved to Thursday at noon."
+    );
+    assert_eq!(skills.sampling_usage(), (usage, 1));
+}
+
+#[tokio::test]
+async fn a_hook_may_rewrite_the_request_before_the_model_sees_it() {
+    let model = Arc::new(MockProvider::new([MockReply::text("Short.")]));
+    let skills = server().await.with_sampling(Sampling::new(
+        model.clone(),
+        |_: &str, request: &SamplingRequest| {
+            SamplingVerdict::Edit(SamplingRequest {
+                system: Some("Answer in one word.".into()),
+                max_tokens: 5_000, // over the limit: cut to the Sampling's 4,096
+                ..request.clone()
+            })
+        },
+    ));
+    let runtime = runtime_calling(&skills, summarize());
+    let done = runtime.run("Summarize the note.").await.unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(!is_error && text.contains("Short."), "{text}");
+    let asked = model.requests();
+    assert_eq!(asked[0].system.as_deref(), Some("Answer in one word."));
+    assert_eq!(asked[0].max_tokens, 4096);
+}
