@@ -61,6 +61,8 @@ mod connection;
 pub mod oauth;
 mod elicitation;
 mod handler;
+mod lists;
+mod resource_skill;
 mod sampling;
 mod skill;
 
@@ -75,6 +77,9 @@ pub use call::MAX_OPEN_ELICITATIONS;
 pub use elicitation::{
     ACTION_KEY, ELICITATION_CALL, Elicitation, ElicitationAnswer, MAX_ANSWER_BYTES,
 };
+pub use lists::{ListChanges, MAX_LISTED};
+pub use resource_skill::MAX_RESOURCE_BYTES;
+use resource_skill::ReadResourceSkill;
 pub use sampling::{
     MAX_SAMPLING_BYTES, MAX_SAMPLING_MESSAGES, Sampling, SamplingHook, SamplingRequest,
     SamplingVerdict,
@@ -101,6 +106,8 @@ pub struct McpSkills {
     prefix: String,
     call_timeout: Duration,
     defer: bool,
+    /// The URIs the `read_resource` skill lists, when there is one.
+    resource_skill: Option<Vec<String>>,
 }
 
 impl McpSkills {
@@ -200,6 +207,7 @@ impl McpSkills {
             prefix: String::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             defer: false,
+            resource_skill: None,
         })
     }
 
@@ -222,6 +230,28 @@ impl McpSkills {
     pub fn deferred(mut self, defer: bool) -> Self {
         self.defer = defer;
         self
+    }
+
+    /// Adds a skill `read_resource` (with the prefix, like the tools) that reads one of the
+    /// server's resources by URI; its description lists the resources and templates the server
+    /// has now. The model gets at most [`MAX_RESOURCE_BYTES`] of a resource's text (the rest is
+    /// cut, saying so) and a description of binary contents. Off by default: a server's
+    /// resources are the application's to offer.
+    pub async fn with_resource_skill(mut self) -> Result<Self, McpError> {
+        let mut uris: Vec<String> = self
+            .resources()
+            .await?
+            .into_iter()
+            .map(|r| r.uri.clone())
+            .collect();
+        uris.extend(
+            self.resource_templates()
+                .await?
+                .into_iter()
+                .map(|t| t.uri_template.clone()),
+        );
+        self.resource_skill = Some(uris);
+        Ok(self)
     }
 
     /// Answers the server's sampling requests (`sampling/createMessage`) with `sampling`'s
@@ -252,12 +282,18 @@ impl McpSkills {
         &self.tools
     }
 
-    /// The names the skills get: each tool's name with the prefix, made valid.
+    /// The names the skills get: each tool's name with the prefix, made valid (and
+    /// `read_resource`'s, with [`McpSkills::with_resource_skill`]).
     pub fn names(&self) -> Vec<String> {
-        self.tools
+        let mut names: Vec<String> = self
+            .tools
             .iter()
             .map(|tool| skill_name(&self.prefix, &tool.name))
-            .collect()
+            .collect();
+        if self.resource_skill.is_some() {
+            names.push(skill_name(&self.prefix, "read_resource"));
+        }
+        names
     }
 
     /// What the server said about itself in the handshake, if anything.
@@ -271,9 +307,17 @@ impl McpSkills {
             .clone()
     }
 
-    /// One skill for each tool.
+    /// One skill for each tool (and `read_resource`, with [`McpSkills::with_resource_skill`]).
     pub fn skills(&self) -> Vec<Arc<dyn DynSkill>> {
         let server = self.server_info().map(|info| info.name).unwrap_or_default();
+        let resource_skill = self.resource_skill.as_ref().map(|uris| {
+            Arc::new(ReadResourceSkill::new(
+                self.connection.clone(),
+                skill_name(&self.prefix, "read_resource"),
+                uris,
+                self.call_timeout,
+            )) as Arc<dyn DynSkill>
+        });
         self.tools
             .iter()
             .map(|tool| {
@@ -286,6 +330,7 @@ impl McpSkills {
                     &server,
                 )) as Arc<dyn DynSkill>
             })
+            .chain(resource_skill)
             .collect()
     }
 

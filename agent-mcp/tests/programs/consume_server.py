@@ -92,18 +92,29 @@ def review(code: str, language: str = "python") -> str:
     return f"Please review this {language} code:\n{code}"
 
 
+@mcp.resource("notes://big", name="big", description="A note too long to read whole.", mime_type="text/plain")
+def big() -> str:
+    return "é" * 50_000 + "THE END"
+
+
 @mcp.tool()
 async def add_note(name: str, text: str, ctx: Context) -> str:
-    """Adds a note: a new resource, and a new prompt about it; tells the client both lists changed."""
+    """Adds a note: a new resource, a new prompt about it and a new tool that reads it; tells the
+    client the three lists changed."""
     NOTES[name] = text
 
     def about() -> str:
         return f"Tell me about the note {name}: {text}"
 
+    def read() -> str:
+        return f"the note {name} says: {text}"
+
     mcp.resource(f"notes://fixed/{name}", name=f"fixed-{name}", mime_type="text/plain")(lambda: text)
     mcp.prompt(name=f"about_{name}", description=f"About the note {name}.")(about)
+    mcp.tool(name=f"read_{name}", description=f"Reads the note {name}.")(read)
     await ctx.session.send_resource_list_changed()
     await ctx.session.send_prompt_list_changed()
+    await ctx.session.send_tool_list_changed()
     return f"added {name}"
 
 

@@ -1,0 +1,221 @@
+//! What a remote server offers besides tools: its resources, resource templates and prompts,
+//! read by the application ([`McpSkills::resources`], [`McpSkills::read_resource`],
+//! [`McpSkills::prompts`], [`McpSkills::get_prompt`]), and the tool list read again after the
+//! server said it changed ([`McpSkills::refresh_tools`]). See the [module docs](super).
+
+use std::sync::atomic::Ordering;
+
+use agent_llm::Message;
+use rmcp::model::{
+    GetPromptRequestParams, PaginatedRequestParams, Prompt, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Role,
+};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleClient};
+use serde_json::{Map, Value};
+
+use super::McpSkills;
+use super::connection::CONNECT_TIMEOUT;
+use super::skill::describe_content;
+use crate::error::McpError;
+
+/// The most items a list of the server's (resources, templates, prompts) is read to; the rest
+/// is not read, with a warning.
+pub const MAX_LISTED: usize = 1000;
+
+/// Which of the server's lists it said changed (`notifications/*/list_changed`) since they
+/// were last read through this [`McpSkills`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListChanges {
+    /// The tools: [`McpSkills::refresh_tools`] reads them again.
+    pub tools: bool,
+    /// The resources and templates: [`McpSkills::resources`] reads them again.
+    pub resources: bool,
+    /// The prompts: [`McpSkills::prompts`] reads them again.
+    pub prompts: bool,
+}
+
+impl McpSkills {
+    /// Which lists the server said changed since they were last read here.
+    pub fn changes(&self) -> ListChanges {
+        let shared = &self.connection.shared;
+        ListChanges {
+            tools: shared.tools_changed.load(Ordering::SeqCst),
+            resources: shared.resources_changed.load(Ordering::SeqCst),
+            prompts: shared.prompts_changed.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Reads the tool list again and returns the names of the skills that are new. Skills made
+    /// from then on ([`McpSkills::skills`], [`McpSkills::add_to`]) are of the new list; a
+    /// registry built before keeps the skills it has (one whose tool the server dropped
+    /// answers with the server's error), so a run sees a new tool once its runtime is built
+    /// with a registry made after this.
+    pub async fn refresh_tools(&mut self) -> Result<Vec<String>, McpError> {
+        self.connection
+            .shared
+            .tools_changed
+            .store(false, Ordering::SeqCst);
+        let peer = self.live_peer()?;
+        let tools = self
+            .bounded("list its tools", peer.list_all_tools())
+            .await?;
+        let before = self.names();
+        self.tools = tools;
+        Ok(self
+            .names()
+            .into_iter()
+            .filter(|name| !before.contains(name))
+            .collect())
+    }
+
+    /// The server's resources (at most [`MAX_LISTED`]).
+    pub async fn resources(&self) -> Result<Vec<Resource>, McpError> {
+        self.connection
+            .shared
+            .resources_changed
+            .store(false, Ordering::SeqCst);
+        let peer = self.live_peer()?;
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = self
+                .bounded("list its resources", peer.list_resources(Some(params)))
+                .await?;
+            all.extend(page.resources);
+            cursor = page.next_cursor;
+            if self.full(&mut all, cursor.is_some(), "resources") {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// The server's resource templates (URIs with `{placeholders}`; at most [`MAX_LISTED`]).
+    pub async fn resource_templates(&self) -> Result<Vec<ResourceTemplate>, McpError> {
+        let peer = self.live_peer()?;
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = self
+                .bounded(
+                    "list its resource templates",
+                    peer.list_resource_templates(Some(params)),
+                )
+                .await?;
+            all.extend(page.resource_templates);
+            cursor = page.next_cursor;
+            if self.full(&mut all, cursor.is_some(), "resource templates") {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Reads the resource at `uri` (one listed, or a template's URI filled in), as the server
+    /// sent it: text contents and base64 blobs.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let peer = self.live_peer()?;
+        self.bounded(
+            "read the resource",
+            peer.read_resource(ReadResourceRequestParams::new(uri)),
+        )
+        .await
+    }
+
+    /// The server's prompts (at most [`MAX_LISTED`]).
+    pub async fn prompts(&self) -> Result<Vec<Prompt>, McpError> {
+        self.connection
+            .shared
+            .prompts_changed
+            .store(false, Ordering::SeqCst);
+        let peer = self.live_peer()?;
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = self
+                .bounded("list its prompts", peer.list_prompts(Some(params)))
+                .await?;
+            all.extend(page.prompts);
+            cursor = page.next_cursor;
+            if self.full(&mut all, cursor.is_some(), "prompts") {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// The messages of the prompt `name` with `arguments` (the server checks them), ready to
+    /// start or continue a conversation: user and assistant messages, text content as it is,
+    /// images, audio and binary resources described in brackets.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Vec<Message>, McpError> {
+        let peer = self.live_peer()?;
+        let result = self
+            .bounded(
+                "get the prompt",
+                peer.get_prompt(GetPromptRequestParams::new(name).with_arguments(arguments)),
+            )
+            .await?;
+        Ok(result.messages.iter().map(prompt_message).collect())
+    }
+
+    fn live_peer(&self) -> Result<Peer<RoleClient>, McpError> {
+        let live = self.connection.lock();
+        match live.as_ref() {
+            Some(live) => Ok(live.service.peer().clone()),
+            None => Err(McpError::Service {
+                server: self.connection.label.clone(),
+                action: "answer: the connection is closed",
+                source: Box::new(ServiceError::TransportClosed),
+            }),
+        }
+    }
+
+    /// One request, within [`CONNECT_TIMEOUT`].
+    async fn bounded<T>(
+        &self,
+        action: &'static str,
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, McpError> {
+        let server = || self.connection.label.clone();
+        tokio::time::timeout(CONNECT_TIMEOUT, request)
+            .await
+            .map_err(|_| McpError::Timeout {
+                server: server(),
+                timeout: CONNECT_TIMEOUT,
+            })?
+            .map_err(|source| McpError::Service {
+                server: server(),
+                action,
+                source: Box::new(source),
+            })
+    }
+
+    /// Whether a list is read to its end or to [`MAX_LISTED`] (then cut there, with a warning).
+    fn full<T>(&self, all: &mut Vec<T>, more: bool, what: &str) -> bool {
+        if all.len() >= MAX_LISTED {
+            if all.len() > MAX_LISTED || more {
+                tracing::warn!(
+                    server = self.connection.label,
+                    "the server lists more than {MAX_LISTED} {what}; the rest were not read"
+                );
+            }
+            all.truncate(MAX_LISTED);
+            return true;
+        }
+        !more
+    }
+}
+
+/// A prompt's message as a conversation's.
+fn prompt_message(message: &PromptMessage) -> Message {
+    let text = describe_content(&message.content);
+    match message.role {
+        Role::Assistant => Message::assistant(text),
+        _ => Message::user(text),
+    }
+}

@@ -1,0 +1,183 @@
+//! The `read_resource` skill ([`McpSkills::with_resource_skill`](super::McpSkills::with_resource_skill)):
+//! the model reads a remote server's resource by its URI, the text cut at [`MAX_RESOURCE_BYTES`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{
+    DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
+    async_trait,
+};
+use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::connection::Connection;
+
+/// The most bytes of a resource's text the `read_resource` skill gives the model; the rest is
+/// cut, and the model told so. Under the registry's own cut of a tool's output, so that the
+/// model sees the note.
+pub const MAX_RESOURCE_BYTES: usize = 24 * 1024;
+
+/// The skill's input.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    uri: String,
+}
+
+/// Reads one resource of a server for the model.
+pub(super) struct ReadResourceSkill {
+    pub(super) connection: Arc<Connection>,
+    pub(super) metadata: SkillMetadata,
+    pub(super) description: String,
+    pub(super) call_timeout: Duration,
+}
+
+impl ReadResourceSkill {
+    /// The skill named `name`, its description listing `uris` (the server's resources and
+    /// templates, as far as they fit).
+    pub(super) fn new(
+        connection: Arc<Connection>,
+        name: String,
+        uris: &[String],
+        call_timeout: Duration,
+    ) -> Self {
+        let mut description = format!(
+            "Reads a resource of the MCP server {} by its URI and returns its text.",
+            connection.label
+        );
+        if !uris.is_empty() {
+            description.push_str(" Its resources and URI templates: ");
+            let mut listed = 0;
+            for uri in uris {
+                if description.len() + uri.len() > 2000 {
+                    break;
+                }
+                if listed > 0 {
+                    description.push_str(", ");
+                }
+                description.push_str(uri);
+                listed += 1;
+            }
+            if listed < uris.len() {
+                description.push_str(&format!(", and {} more", uris.len() - listed));
+            }
+            description.push('.');
+        }
+        ReadResourceSkill {
+            metadata: SkillMetadata {
+                name: Arc::from(name),
+                is_read_only: true,
+                is_destructive: false,
+                is_concurrency_safe: true,
+                should_defer: false,
+                aliases: Arc::from([]),
+                search_hint: Some(Arc::from("mcp resource read uri")),
+                output_schema: None,
+            },
+            connection,
+            description,
+            call_timeout,
+        }
+    }
+}
+
+#[async_trait]
+impl DynSkill for ReadResourceSkill {
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn metadata(&self) -> SkillMetadata {
+        self.metadata.clone()
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "uri": {"type": "string", "description": "The resource's URI, e.g. one listed in this tool's description, or a template's with its placeholders filled in."}
+            },
+            "required": ["uri"],
+            "additionalProperties": false
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        None // enforced in `run_parsed`
+    }
+
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        None
+    }
+
+    fn parse(&self, args: &Value) -> Result<ParsedInput, SkillError> {
+        agent_core::skill::parse_args::<Input>(args).map(ParsedInput::new)
+    }
+
+    async fn run_parsed(
+        &self,
+        input: ParsedInput,
+        _ctx: &SkillContext,
+    ) -> Result<SkillOutput, SkillError> {
+        let Input { uri } = input.downcast::<Input>()?;
+        let (peer, child) = self.connection.peer()?;
+        let read = tokio::time::timeout(
+            self.call_timeout,
+            peer.read_resource(ReadResourceRequestParams::new(uri.clone())),
+        )
+        .await
+        .map_err(|_| SkillError::Timeout(self.call_timeout))?;
+        let result = match read {
+            Ok(result) => result,
+            Err(error) => return Err(self.connection.failure(error, child.as_deref()).await),
+        };
+        let text = result
+            .contents
+            .iter()
+            .map(describe)
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(SkillOutput::Text(cut(text)))
+    }
+}
+
+fn describe(contents: &ResourceContents) -> String {
+    match contents {
+        ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => format!(
+            "[resource {uri}: {}, {} bytes of base64, not shown]",
+            mime_type.as_deref().unwrap_or("binary"),
+            blob.len()
+        ),
+        #[allow(unreachable_patterns)]
+        _ => "[a resource of a kind this client does not show]".to_owned(),
+    }
+}
+
+/// `text` cut at [`MAX_RESOURCE_BYTES`] (at a character's boundary), saying so.
+fn cut(mut text: String) -> String {
+    if text.len() <= MAX_RESOURCE_BYTES {
+        return text;
+    }
+    let total = text.len();
+    let mut end = MAX_RESOURCE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!(
+        "\n[cut: the resource has {total} bytes; the first {end} are shown]"
+    ));
+    text
+}
