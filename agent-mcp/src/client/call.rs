@@ -4,14 +4,17 @@
 //! 2026-07-28) suspends it with everything needed to ask again, in the suspension's state. The
 //! answer comes back as the [`Resumption`] of the call. See the [module docs](super).
 
+#![allow(deprecated)] // sampling is deprecated by SEP-2577, and still what servers send
+
 use std::collections::BTreeMap;
 use std::sync::{OnceLock, PoisonError};
 
-use agent_core::{PendingCall, Resumption, SkillError, SkillOutput, Suspension};
+use agent_core::{Decision, PendingCall, Resumption, SkillError, SkillOutput, Suspension};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
-    CancelledNotificationParam, ClientRequest, ElicitResult, ElicitationAction, InputRequest,
-    InputRequiredResult, InputResponses, RequestId, ServerResult,
+    CancelledNotificationParam, ClientRequest, CreateMessageResult, ElicitResult,
+    ElicitationAction, ErrorData, InputRequest, InputRequiredResult, InputResponses, RequestId,
+    ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -23,6 +26,7 @@ use tokio::task::JoinHandle;
 use super::connection::SharedChild;
 use super::elicitation::{Elicitation, ElicitationAnswer};
 use super::handler::Asked;
+use super::sampling::{Sampling, SamplingRequest, pending_sampling, refused};
 use super::skill::{McpSkill, from_call_tool_result};
 
 /// How many calls of one connection may stay open on a question at once; one more closes the
@@ -37,6 +41,9 @@ const MAX_INPUT_REQUESTS: usize = 16;
 
 /// The id, inside its call, of the question an open request asked.
 const OPEN_QUESTION: &str = "elicitation";
+
+/// The id, inside its call, of the sampling request an open request made.
+const OPEN_SAMPLING: &str = "sampling";
 
 /// A `tools/call` request to the server; dropped before its answer came, it is withdrawn (the
 /// server is told to cancel it).
@@ -80,9 +87,22 @@ fn call_response(result: ServerResult) -> Result<CallToolResponse, ServiceError>
 /// A call whose request is open on a question, while its run waits for a person.
 pub(super) struct OpenCall {
     request: Request,
-    reply: oneshot::Sender<ElicitResult>,
-    elicitation: Elicitation,
+    question: Open,
     child: Option<SharedChild>,
+}
+
+/// What an open call waits on a person for, and where the answer goes.
+enum Open {
+    Elicit {
+        reply: oneshot::Sender<ElicitResult>,
+        elicitation: Elicitation,
+    },
+    Sample {
+        reply: oneshot::Sender<Result<CreateMessageResult, ErrorData>>,
+        sampling: Sampling,
+        request: SamplingRequest,
+        reason: String,
+    },
 }
 
 /// The open calls of one connection, by the key their suspension's state names.
@@ -153,8 +173,10 @@ impl super::connection::Connection {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "mcp", rename_all = "snake_case")]
 enum Kept {
-    /// The request is open in this process, under `key`.
+    /// The request is open in this process, under `key`, on a question.
     Open { key: String, question: Elicitation },
+    /// The request is open in this process, under `key`, on a sampling request.
+    Sampling { key: String },
     /// The server answered `input_required`: the call is made again with the answers.
     InputRequired {
         request_state: Option<String>,
@@ -293,41 +315,76 @@ impl McpSkill {
                 self.connection.label
             ))),
             Seen::Question(None) => Err(SkillError::tool("the connection's questions closed")),
-            Seen::Question(Some(asked)) => match Elicitation::from_params(&asked.params) {
-                Err(why) => {
-                    let _ = asked
-                        .reply
-                        .send(ElicitResult::new(ElicitationAction::Cancel));
-                    Err(SkillError::tool(format!(
-                        "the MCP server {} asked a question this client cannot show ({why}); it was cancelled",
-                        self.connection.label
-                    )))
-                }
-                Ok(question) => Err(self.keep_open(
-                    OpenCall {
-                        request,
-                        reply: asked.reply,
-                        elicitation: question,
-                        child,
+            Seen::Question(Some(Asked::Sample {
+                sampling,
+                request: sample,
+                reason,
+                reply,
+            })) => Err(self.keep_open(
+                OpenCall {
+                    request,
+                    question: Open::Sample {
+                        reply,
+                        sampling,
+                        request: sample,
+                        reason,
                     },
-                    None,
-                )),
-            },
+                    child,
+                },
+                None,
+            )),
+            Seen::Question(Some(Asked::Elicit { params, reply })) => {
+                match Elicitation::from_params(&params) {
+                    Err(why) => {
+                        let _ = reply.send(ElicitResult::new(ElicitationAction::Cancel));
+                        Err(SkillError::tool(format!(
+                            "the MCP server {} asked a question this client cannot show ({why}); it was cancelled",
+                            self.connection.label
+                        )))
+                    }
+                    Ok(elicitation) => Err(self.keep_open(
+                        OpenCall {
+                            request,
+                            question: Open::Elicit { reply, elicitation },
+                            child,
+                        },
+                        None,
+                    )),
+                }
+            }
         }
     }
 
     /// Keeps the call open on its question and suspends it; `problem` says why an answer was
     /// refused, when one was.
     fn keep_open(&self, open: OpenCall, problem: Option<String>) -> SkillError {
-        let question = open.elicitation.clone();
+        let label = &self.connection.label;
+        let shown = match &open.question {
+            Open::Elicit { elicitation, .. } => Ok(elicitation.clone()),
+            Open::Sample {
+                request, reason, ..
+            } => Err(pending_sampling(
+                OPEN_SAMPLING,
+                &self.metadata.name,
+                label,
+                request,
+                reason,
+                problem.as_deref(),
+            )),
+        };
         let key = self
             .connection
             .open
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(open);
-        let pending = self.pending(OPEN_QUESTION, &question, problem.as_deref());
-        suspend(vec![pending], &Kept::Open { key, question })
+        match shown {
+            Ok(question) => {
+                let pending = self.pending(OPEN_QUESTION, &question, problem.as_deref());
+                suspend(vec![pending], &Kept::Open { key, question })
+            }
+            Err(pending) => suspend(vec![pending], &Kept::Sampling { key }),
+        }
     }
 
     fn pending(&self, id: &str, question: &Elicitation, problem: Option<&str>) -> PendingCall {
@@ -448,44 +505,13 @@ impl McpSkill {
         match kept {
             Kept::Open { key, question } => {
                 let decision = decision_for(OPEN_QUESTION)?;
-                let open = self
-                    .connection
-                    .open
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take(&key);
-                let Some(open) = open else {
-                    return Err(expired(label, &question));
-                };
-                match open.elicitation.answer(&decision) {
-                    Err(problem) => Err(self.keep_open(open, Some(problem))),
-                    Ok(answer) => {
-                        let OpenCall {
-                            request,
-                            reply,
-                            elicitation,
-                            child,
-                        } = open;
-                        let _turn = self.turn().await?;
-                        let (questions, asked) = mpsc::channel(1);
-                        self.connection
-                            .shared
-                            .waiting
-                            .lock()
-                            .await
-                            .insert(request.id.clone(), questions);
-                        if reply.send(result_of(&elicitation, &answer)).is_err() {
-                            self.connection
-                                .shared
-                                .waiting
-                                .lock()
-                                .await
-                                .remove(&request.id);
-                            return Err(expired(label, &elicitation));
-                        }
-                        self.wait(request, asked, child, 0).await
-                    }
-                }
+                self.resume_open(&key, &decision, || expired(label, &question))
+                    .await
+            }
+            Kept::Sampling { key } => {
+                let decision = decision_for(OPEN_SAMPLING)?;
+                self.resume_open(&key, &decision, || expired_sampling(label))
+                    .await
             }
             Kept::InputRequired {
                 request_state,
@@ -533,6 +559,106 @@ impl McpSkill {
     }
 }
 
+impl McpSkill {
+    /// Answers the call open under `key` with `decision` and waits for the server again; a
+    /// decision that cannot answer it pauses again saying why, sending nothing.
+    async fn resume_open(
+        &self,
+        key: &str,
+        decision: &Decision,
+        expired: impl Fn() -> SkillError,
+    ) -> Result<Step, SkillError> {
+        let label = &self.connection.label;
+        let open = self
+            .connection
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take(key);
+        let Some(OpenCall {
+            request,
+            question,
+            child,
+        }) = open
+        else {
+            return Err(expired());
+        };
+        let answer = match question {
+            Open::Elicit { reply, elicitation } => match elicitation.answer(decision) {
+                Err(problem) => Err((Open::Elicit { reply, elicitation }, problem)),
+                Ok(answer) => Ok(Answer::Elicit(reply, result_of(&elicitation, &answer))),
+            },
+            Open::Sample {
+                reply,
+                sampling,
+                request: sample,
+                reason,
+            } => match decision {
+                Decision::Approve => Ok(Answer::Sample(reply, Ok((sampling, sample)))),
+                Decision::Deny(why) => Ok(Answer::Sample(
+                    reply,
+                    Err(refused(&format!("the person denied it: {why}"))),
+                )),
+                Decision::Edit(_) => Err((
+                    Open::Sample {
+                        reply,
+                        sampling,
+                        request: sample,
+                        reason,
+                    },
+                    "a sampling request is answered with Approve (the model answers it) or Deny"
+                        .to_owned(),
+                )),
+            },
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err((question, problem)) => {
+                let open = OpenCall {
+                    request,
+                    question,
+                    child,
+                };
+                return Err(self.keep_open(open, Some(problem)));
+            }
+        };
+        let _turn = self.turn().await?;
+        let (questions, asked) = mpsc::channel(1);
+        let shared = &self.connection.shared;
+        shared
+            .waiting
+            .lock()
+            .await
+            .insert(request.id.clone(), questions);
+        let sent = match answer {
+            Answer::Elicit(reply, result) => reply.send(result).is_ok(),
+            Answer::Sample(reply, approved) => {
+                let result = match approved {
+                    Ok((sampling, sample)) => {
+                        shared.sampling.complete(&sampling, label, sample).await
+                    }
+                    Err(refusal) => Err(refusal),
+                };
+                reply.send(result).is_ok()
+            }
+        };
+        if !sent {
+            shared.waiting.lock().await.remove(&request.id);
+            return Err(expired());
+        }
+        self.wait(request, asked, child, 0).await
+    }
+}
+
+/// The answer for an open call's server.
+enum Answer {
+    Elicit(oneshot::Sender<ElicitResult>, ElicitResult),
+    Sample(
+        oneshot::Sender<Result<CreateMessageResult, ErrorData>>,
+        Result<(Sampling, SamplingRequest), ErrorData>,
+    ),
+}
+
 /// What the server gets for an answer: content only for an accepted form.
 fn result_of(question: &Elicitation, answer: &ElicitationAnswer) -> ElicitResult {
     match (question, answer) {
@@ -553,6 +679,13 @@ fn suspend(pending: Vec<PendingCall>, kept: &Kept) -> SkillError {
         pending,
         state: serde_json::to_value(kept).unwrap_or(Value::Null),
     }))
+}
+
+/// The error of a call continued after the request its sampling request came in ended.
+fn expired_sampling(label: &str) -> SkillError {
+    SkillError::tool(format!(
+        "the sampling request of the MCP server {label} expired: it came during a request that ended with the process or the connection that made it. Nothing was sent; call the tool again."
+    ))
 }
 
 /// The error of a call continued after the request its question was asked in ended.

@@ -20,7 +20,7 @@ use rmcp::service::{
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot};
 
-use super::sampling::SamplingState;
+use super::sampling::{Reviewed, Sampling, SamplingRequest, SamplingState, refused};
 
 /// How the client starts a session with a server: the handshake decides the protocol version,
 /// and with it how a server's questions come (see the [module docs](super)).
@@ -50,10 +50,21 @@ impl Handshake {
     }
 }
 
-/// A question a server asked during an open request, and where its answer goes.
-pub(super) struct Asked {
-    pub(super) params: ElicitRequestParams,
-    pub(super) reply: oneshot::Sender<ElicitResult>,
+/// What a server asked during an open request that a person answers, and where the answer
+/// goes.
+pub(super) enum Asked {
+    /// A question (`elicitation/create`).
+    Elicit {
+        params: ElicitRequestParams,
+        reply: oneshot::Sender<ElicitResult>,
+    },
+    /// A sampling request the hook asks a person about.
+    Sample {
+        sampling: Sampling,
+        request: SamplingRequest,
+        reason: String,
+        reply: oneshot::Sender<Result<CreateMessageResult, ErrorData>>,
+    },
 }
 
 /// The calls waiting on the server, by the id of their `tools/call` request: where a question
@@ -127,6 +138,34 @@ impl Shared {
     }
 }
 
+impl Handler {
+    /// Hands what the server asked to the call it belongs to; `false` (and a warning) when none
+    /// can take it.
+    async fn to_call(&self, context: &RequestContext<RoleClient>, asked: Asked) -> bool {
+        let origin = context.extensions.get::<InboundStreamOrigin>();
+        let call = {
+            let waiting = self.shared.waiting.lock().await;
+            Shared::route(&waiting, origin)
+        };
+        let Some(call) = call else {
+            tracing::warn!(
+                server = self.shared.label,
+                ?origin,
+                "refused a request that belongs to no tool call waiting on the server"
+            );
+            return false;
+        };
+        if call.try_send(asked).is_err() {
+            tracing::warn!(
+                server = self.shared.label,
+                "refused a request: its call already has one to take"
+            );
+            return false;
+        }
+        true
+    }
+}
+
 /// The client side of one connection.
 #[derive(Clone)]
 pub(super) struct Handler {
@@ -153,25 +192,11 @@ impl ClientHandler for Handler {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let origin = context.extensions.get::<InboundStreamOrigin>();
-        let call = {
-            let waiting = self.shared.waiting.lock().await;
-            Shared::route(&waiting, origin)
-        };
-        let Some(call) = call else {
-            tracing::warn!(
-                server = self.shared.label,
-                ?origin,
-                "cancelled an elicitation that belongs to no tool call waiting on the server"
-            );
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
-        };
         let (reply, answer) = oneshot::channel();
-        if call.try_send(Asked { params, reply }).is_err() {
-            tracing::warn!(
-                server = self.shared.label,
-                "cancelled an elicitation: its call already has a question to take"
-            );
+        if !self
+            .to_call(&context, Asked::Elicit { params, reply })
+            .await
+        {
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         }
         // A question no call takes (the call ended, the pause was never continued) is
@@ -184,12 +209,36 @@ impl ClientHandler for Handler {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.shared
-            .sampling
-            .answer(&self.shared.label, params)
-            .await
+        let server = &self.shared.label;
+        let sampling = &self.shared.sampling;
+        match sampling.review(server, &params)? {
+            Reviewed::Ready(with, request) => sampling.complete(&with, server, request).await,
+            Reviewed::Ask {
+                sampling,
+                request,
+                reason,
+            } => {
+                let (reply, answer) = oneshot::channel();
+                let asked = Asked::Sample {
+                    sampling,
+                    request,
+                    reason,
+                    reply,
+                };
+                if !self.to_call(&context, asked).await {
+                    return Err(refused(
+                        "the client asks a person about each sampling request, and it came with no tool call to ask in",
+                    ));
+                }
+                answer.await.unwrap_or_else(|_| {
+                    Err(refused(
+                        "the person was not asked: the call that made it ended",
+                    ))
+                })
+            }
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -81,8 +81,8 @@ pub use lists::{ListChanges, MAX_LISTED};
 pub use resource_skill::MAX_RESOURCE_BYTES;
 use resource_skill::ReadResourceSkill;
 pub use sampling::{
-    MAX_SAMPLING_BYTES, MAX_SAMPLING_MESSAGES, Sampling, SamplingHook, SamplingRequest,
-    SamplingVerdict,
+    MAX_SAMPLING_BYTES, MAX_SAMPLING_MESSAGES, SAMPLING_CALL, Sampling, SamplingHook,
+    SamplingRequest, SamplingVerdict,
 };
 
 fn handler(shared: &Arc<Shared>) -> Handler {
@@ -268,7 +268,8 @@ impl McpSkills {
         self.connection.shared.sampling.usage()
     }
 
-    /// How many calls are open on a server's question, waiting for a person's answer.
+    /// How many calls are open on a server's question (or a sampling request a person is asked
+    /// about), waiting for a person's answer.
     pub fn open_elicitations(&self) -> usize {
         self.connection
             .open

@@ -44,7 +44,17 @@ pub enum SamplingVerdict {
     Deny(String),
     /// Ask the model this instead (a system prompt of one's own, fewer tokens, ...).
     Edit(SamplingRequest),
+    /// Ask a person first: the tool call that made the request suspends, and its run pauses
+    /// with a pending call named [`SAMPLING_CALL`] that shows the request and this reason.
+    /// `Decision::Approve` lets the model answer it; `Decision::Deny(reason)` refuses it. A
+    /// request that comes with no call waiting on the server (or in a multi-round-trip
+    /// `input_required` result) is refused instead, saying a person was to be asked.
+    Ask(String),
 }
+
+/// The name a pending sampling request's [`PendingCall::call`](agent_core::PendingCall::call)
+/// carries; its arguments are the request (`system`, `messages`, `max_tokens`).
+pub const SAMPLING_CALL: &str = "sampling/createMessage";
 
 /// Decides on each sampling request before the model sees it. Any
 /// `Fn(&str, &SamplingRequest) -> SamplingVerdict` is one; the `&str` is the server's label.
@@ -73,6 +83,15 @@ pub struct Sampling {
 }
 
 impl Sampling {
+    /// Requests go to `provider` after a person approved each: the hook asks
+    /// ([`SamplingVerdict::Ask`]) every time. The default to reach for: a server's prompt is
+    /// spent on the application's model and account only with someone's yes.
+    pub fn asking(provider: Arc<dyn LlmProvider>) -> Self {
+        Sampling::new(provider, |server: &str, _: &SamplingRequest| {
+            SamplingVerdict::Ask(format!("the MCP server {server} asks to use your model"))
+        })
+    }
+
     /// Requests go to `provider` when `hook` allows them.
     pub fn new(provider: Arc<dyn LlmProvider>, hook: impl SamplingHook + 'static) -> Self {
         Sampling {
@@ -118,13 +137,31 @@ impl SamplingState {
         )
     }
 
-    /// Answers one request: refused unless configured and allowed; the model's tokens are
-    /// added to this connection's count and reported as a `tracing` event.
+    /// Answers one request that no person can be asked about: refused unless configured and
+    /// allowed (a request the hook would ask a person about is refused, saying so).
     pub(super) async fn answer(
         &self,
         server: &str,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
+        match self.review(server, &params)? {
+            Reviewed::Ready(sampling, request) => self.complete(&sampling, server, request).await,
+            Reviewed::Ask { reason, .. } => {
+                tracing::info!(server, %reason, "refused a sampling request no one can be asked about");
+                Err(refused(&format!(
+                    "the client asks a person about each sampling request ({reason}), and none could be asked about this one"
+                )))
+            }
+        }
+    }
+
+    /// What the hook says about one request: refused (an error for the server), ready for the
+    /// model, or to be asked about.
+    pub(super) fn review(
+        &self,
+        server: &str,
+        params: &CreateMessageRequestParams,
+    ) -> Result<Reviewed, ErrorData> {
         let sampling = self
             .sampling
             .lock()
@@ -139,20 +176,41 @@ impl SamplingState {
                 "this client answers sampling requests only when the application configured a model for them (McpSkills::with_sampling)",
             ));
         };
-        let request = from_params(&params, sampling.max_tokens).map_err(|why| {
+        let request = from_params(params, sampling.max_tokens).map_err(|why| {
             ErrorData::invalid_params(format!("sampling request refused: {why}"), None)
         })?;
-        let request = match sampling.hook.review(server, &request) {
-            SamplingVerdict::Allow => request,
+        match sampling.hook.review(server, &request) {
+            SamplingVerdict::Allow => Ok(Reviewed::Ready(sampling, request)),
             SamplingVerdict::Deny(reason) => {
                 tracing::info!(server, %reason, "a sampling hook denied a request");
-                return Err(refused(&format!("the client denied it: {reason}")));
+                Err(refused(&format!("the client denied it: {reason}")))
             }
-            SamplingVerdict::Edit(edited) => SamplingRequest {
-                max_tokens: edited.max_tokens.min(sampling.max_tokens),
-                ..edited
-            },
-        };
+            SamplingVerdict::Edit(edited) => {
+                let max_tokens = edited.max_tokens.min(sampling.max_tokens);
+                Ok(Reviewed::Ready(
+                    sampling,
+                    SamplingRequest {
+                        max_tokens,
+                        ..edited
+                    },
+                ))
+            }
+            SamplingVerdict::Ask(reason) => Ok(Reviewed::Ask {
+                sampling,
+                request,
+                reason,
+            }),
+        }
+    }
+
+    /// Asks the model `request`: its tokens are added to this connection's count and reported
+    /// as a `tracing` event.
+    pub(super) async fn complete(
+        &self,
+        sampling: &Sampling,
+        server: &str,
+        request: SamplingRequest,
+    ) -> Result<CreateMessageResult, ErrorData> {
         let mut chat = ChatRequest::new(&request.messages);
         chat.system = request.system.as_deref();
         chat.max_tokens = request.max_tokens;
@@ -192,7 +250,63 @@ impl SamplingState {
     }
 }
 
-fn refused(reason: &str) -> ErrorData {
+/// The pending call a paused run lists for a sampling request a person is asked about, made
+/// by the skill `skill` of the server `server`; `problem` says why a decision was refused.
+pub(super) fn pending_sampling(
+    id: &str,
+    skill: &str,
+    server: &str,
+    request: &SamplingRequest,
+    reason: &str,
+    problem: Option<&str>,
+) -> agent_core::PendingCall {
+    let messages: Vec<serde_json::Value> = request
+        .messages
+        .iter()
+        .map(|m| {
+            let role = if m.role == LlmRole::Assistant {
+                "assistant"
+            } else {
+                "user"
+            };
+            serde_json::json!({"role": role, "content": m.content})
+        })
+        .collect();
+    let arguments = serde_json::json!({
+        "system": request.system,
+        "messages": messages,
+        "max_tokens": request.max_tokens,
+    });
+    let mut reason = format!(
+        "{reason} (sampling/createMessage from {server}); approve to let the model answer, deny to refuse"
+    );
+    if let Some(problem) = problem {
+        reason = format!("your answer was not sent ({problem}); answer again: {reason}");
+    }
+    agent_core::PendingCall {
+        call: agent_core::ToolCall::new(id, SAMPLING_CALL, arguments),
+        skill: skill.to_owned(),
+        is_read_only: true,
+        is_destructive: false,
+        reason,
+        via: Vec::new(),
+    }
+}
+
+/// What the hook said about a request that was not refused.
+pub(super) enum Reviewed {
+    /// Ask the model this.
+    Ready(Sampling, SamplingRequest),
+    /// Ask a person first.
+    Ask {
+        sampling: Sampling,
+        request: SamplingRequest,
+        reason: String,
+    },
+}
+
+/// The error a refused request gets.
+pub(super) fn refused(reason: &str) -> ErrorData {
     ErrorData::invalid_request(format!("sampling request refused: {reason}"), None)
 }
 

@@ -3,12 +3,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use agent_core::ToolCall;
+use agent_core::{Decision, ToolCall};
 use agent_llm::{MockProvider, MockReply, Usage};
+use agent_mcp::client::SAMPLING_CALL;
 use agent_mcp::{Sampling, SamplingRequest, SamplingVerdict};
 use serde_json::json;
 
-use super::{only_result, runtime_calling, server};
+use super::{only_result, pending, runtime_calling, server};
 
 fn summarize() -> Vec<ToolCall> {
     vec![ToolCall::new(
@@ -139,4 +140,98 @@ async fn a_hook_may_rewrite_the_request_before_the_model_sees_it() {
     let asked = model.requests();
     assert_eq!(asked[0].system.as_deref(), Some("Answer in one word."));
     assert_eq!(asked[0].max_tokens, 4096);
+}
+
+/// A run whose model calls `summarize`, on a server whose sampling requests a person approves,
+/// paused on the first one: the runtime, the paused outcome, the server's model.
+async fn paused_on_sampling() -> (
+    agent_mcp::McpSkills,
+    agent_runtime::AgentRuntime,
+    agent_runtime::RunOutcome,
+    Arc<MockProvider>,
+) {
+    let model = Arc::new(
+        MockProvider::new([MockReply::text("Thursday at noon.")]).with_model("mock-summarizer"),
+    );
+    let skills = server()
+        .await
+        .with_sampling(Sampling::asking(model.clone()));
+    let runtime = runtime_calling(&skills, summarize());
+    let paused = runtime.run("Summarize the note.").await.unwrap();
+    (skills, runtime, paused, model)
+}
+
+#[tokio::test]
+async fn by_default_a_person_is_asked_and_an_approval_lets_the_model_answer() {
+    let (skills, runtime, paused, model) = paused_on_sampling().await;
+    let waiting = pending(&paused).to_vec();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    let call = &waiting[0];
+    assert_eq!(call.id(), "c1/sampling");
+    assert_eq!(call.call.name, SAMPLING_CALL);
+    assert_eq!(
+        call.call.arguments["system"],
+        "You summarize in five words."
+    );
+    assert_eq!(
+        call.call.arguments["messages"],
+        json!([{"role": "user", "content": "Summarize: The meeting moved to Thursday at noon."}])
+    );
+    assert_eq!(call.call.arguments["max_tokens"], 50);
+    assert!(
+        call.reason.contains("asks to use your model"),
+        "{}",
+        call.reason
+    );
+    // Nothing reached the model while the person decides.
+    assert!(model.requests().is_empty());
+    assert_eq!(skills.open_elicitations(), 1);
+
+    let done = runtime
+        .continue_paused(*paused.state.unwrap(), [(call.id(), Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(
+        only_result(&done),
+        (
+            json!({"result": "summary by mock-summarizer: Thursday at noon."}).to_string(),
+            false
+        )
+    );
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(skills.sampling_usage().1, 1);
+}
+
+#[tokio::test]
+async fn a_sampling_request_a_person_denies_never_reaches_the_model() {
+    let (skills, runtime, paused, model) = paused_on_sampling().await;
+    let id = pending(&paused)[0].id();
+    // An edit is no answer to a sampling request: asked again, nothing sent.
+    let again = runtime
+        .continue_paused(
+            *paused.state.unwrap(),
+            [(id.clone(), Decision::Edit(json!({"max_tokens": 5})))],
+        )
+        .await
+        .unwrap();
+    let reason = &pending(&again)[0].reason;
+    assert!(
+        reason.starts_with("your answer was not sent (a sampling request is answered with Approve"),
+        "{reason}"
+    );
+    let done = runtime
+        .continue_paused(
+            *again.state.unwrap(),
+            [(id, Decision::Deny("not on this account".into()))],
+        )
+        .await
+        .unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("the person denied it: not on this account"),
+        "{text}"
+    );
+    assert!(model.requests().is_empty());
+    assert_eq!(skills.sampling_usage(), (Usage::default(), 0));
 }
