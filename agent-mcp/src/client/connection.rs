@@ -17,9 +17,13 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{Peer, RoleClient};
 use tokio::process::Child;
 
-use super::call::OpenCalls;
 use super::handler::{Handler, Shared};
+use super::open::OpenCalls;
 use crate::error::McpError;
+
+/// The most items a list of the server's (resources, templates, prompts) is read to; the rest
+/// is not read, with a warning.
+pub const MAX_LISTED: usize = 1000;
 
 /// How long the handshake and the first `tools/list` may take, when connecting and reconnecting.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -239,6 +243,15 @@ pub(super) struct Connection {
 }
 
 impl Connection {
+    /// Closes every call open on a person's answer (their requests are withdrawn); continuing
+    /// one of them then fails with the expired error.
+    pub(super) fn close_open_calls(&self) {
+        self.open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .close_all();
+    }
+
     /// The handler a new connection gets.
     pub(super) fn handler(&self) -> Handler {
         Handler {

@@ -50,6 +50,20 @@ impl Handshake {
     }
 }
 
+/// Which of the server's lists it said changed (`notifications/*/list_changed`) since they
+/// were last read through this [`McpSkills`](super::McpSkills).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListChanges {
+    /// The tools: [`McpSkills::refresh_tools`](super::McpSkills::refresh_tools) reads them
+    /// again.
+    pub tools: bool,
+    /// The resources and templates: [`McpSkills::resources`](super::McpSkills::resources)
+    /// reads them again.
+    pub resources: bool,
+    /// The prompts: [`McpSkills::prompts`](super::McpSkills::prompts) reads them again.
+    pub prompts: bool,
+}
+
 /// What a server asked during an open request that a person answers, and where the answer
 /// goes.
 pub(super) enum Asked {
@@ -107,6 +121,15 @@ impl Shared {
             resources_changed: AtomicBool::new(false),
             prompts_changed: AtomicBool::new(false),
         })
+    }
+
+    /// Which lists the server said changed.
+    pub(super) fn changes(&self) -> ListChanges {
+        ListChanges {
+            tools: self.tools_changed.load(Ordering::SeqCst),
+            resources: self.resources_changed.load(Ordering::SeqCst),
+            prompts: self.prompts_changed.load(Ordering::SeqCst),
+        }
     }
 
     /// Says whether the transport tells which request a server's request belongs to (the

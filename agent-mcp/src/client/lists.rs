@@ -15,35 +15,15 @@ use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value};
 
 use super::McpSkills;
-use super::connection::CONNECT_TIMEOUT;
+use super::connection::{CONNECT_TIMEOUT, MAX_LISTED};
+use super::handler::ListChanges;
 use super::skill::describe_content;
 use crate::error::McpError;
-
-/// The most items a list of the server's (resources, templates, prompts) is read to; the rest
-/// is not read, with a warning.
-pub const MAX_LISTED: usize = 1000;
-
-/// Which of the server's lists it said changed (`notifications/*/list_changed`) since they
-/// were last read through this [`McpSkills`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ListChanges {
-    /// The tools: [`McpSkills::refresh_tools`] reads them again.
-    pub tools: bool,
-    /// The resources and templates: [`McpSkills::resources`] reads them again.
-    pub resources: bool,
-    /// The prompts: [`McpSkills::prompts`] reads them again.
-    pub prompts: bool,
-}
 
 impl McpSkills {
     /// Which lists the server said changed since they were last read here.
     pub fn changes(&self) -> ListChanges {
-        let shared = &self.connection.shared;
-        ListChanges {
-            tools: shared.tools_changed.load(Ordering::SeqCst),
-            resources: shared.resources_changed.load(Ordering::SeqCst),
-            prompts: shared.prompts_changed.load(Ordering::SeqCst),
-        }
+        self.connection.shared.changes()
     }
 
     /// Reads the tool list again and returns the names of the skills that are new. Skills made

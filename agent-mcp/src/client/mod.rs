@@ -62,22 +62,22 @@ pub mod oauth;
 mod elicitation;
 mod handler;
 mod lists;
+mod open;
 mod resource_skill;
 mod sampling;
 mod skill;
 
-use call::OpenCalls;
-pub use connection::CONNECT_TIMEOUT;
+pub use connection::{CONNECT_TIMEOUT, MAX_LISTED};
 use connection::{CommandSpec, Connection, Live, Source, connect_http, handshake};
-pub use handler::Handshake;
 use handler::{Handler, Shared};
+pub use handler::{Handshake, ListChanges};
+use open::OpenCalls;
 use skill::McpSkill;
 
-pub use call::MAX_OPEN_ELICITATIONS;
 pub use elicitation::{
     ACTION_KEY, ELICITATION_CALL, Elicitation, ElicitationAnswer, MAX_ANSWER_BYTES,
 };
-pub use lists::{ListChanges, MAX_LISTED};
+pub use open::MAX_OPEN_ELICITATIONS;
 pub use resource_skill::MAX_RESOURCE_BYTES;
 use resource_skill::ReadResourceSkill;
 pub use sampling::{
