@@ -125,6 +125,72 @@
 //! Without a usable token nothing is sent to the server and the error says how to log in.
 //! Tokens are never logged. See the `oauth` module (it exists with the feature on).
 //!
+//! ## Beyond tools: questions, sampling, resources, prompts of a remote server
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use agent_core::Decision;
+//! use agent_mcp::{Elicitation, McpSkills, Sampling};
+//! use agent_runtime::{AgentRuntime, FinishReason};
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let provider = Arc::new(agent_llm::MockProvider::new([]));
+//! # let app_model = agent_llm::MockProvider::new([]);
+//! let server = McpSkills::connect_stdio("python", ["booking_server.py"])
+//!     .await?
+//!     .with_sampling(Sampling::asking(provider)) // a person approves each sampling request
+//!     .with_resource_skill()                     // the model may read the server's resources
+//!     .await?;
+//! let mut registry = agent_core::Registry::new();
+//! server.add_to(&mut registry)?;
+//! let runtime = AgentRuntime::new(app_model, registry);
+//! let mut outcome = runtime.run("Book a table for Friday.").await?;
+//! while let FinishReason::AwaitingApproval { pending } = &outcome.finish {
+//!     let decisions: Vec<(String, Decision)> = pending
+//!         .iter()
+//!         .map(|call| match Elicitation::of(call) {
+//!             // The server asks "Who is the table for?" with a form's schema: show it, answer it.
+//!             Some(question) => {
+//!                 println!("{} {:?}", question.message(), question.schema());
+//!                 (call.id(), Decision::Edit(serde_json::json!({"name": "Ada", "guests": 2})))
+//!             }
+//!             None => (call.id(), Decision::Approve), // a sampling request, or a tool call
+//!         })
+//!         .collect();
+//!     let state = *outcome.state.take().expect("a paused run keeps its state");
+//!     outcome = runtime.continue_paused(state, decisions).await?;
+//! }
+//! let prompt = server.get_prompt("review", serde_json::Map::new()).await?; // messages
+//! # Ok(()) }
+//! ```
+//!
+//! A remote tool that asks the user for input (`elicitation/create`, form or URL mode) suspends
+//! its call: the run ends with [`FinishReason::AwaitingApproval`](
+//! https://docs.rs/agent-runtime) whose pending call (named [`client::ELICITATION_CALL`], id
+//! `CALL/elicitation`) carries the server's message and requested schema
+//! ([`Elicitation::of`]). A [`Decision`](agent_core::Decision) answers it as
+//! [`ElicitationAnswer`] documents (`Edit(content)` accepts, `Deny` declines,
+//! `Edit({"$action": "cancel"})` cancels); accepted content is checked against the requested
+//! schema first, and a refused answer pauses again with the reason, sending nothing. A question
+//! goes to the call whose request it came with, also when calls run at once. A question asked
+//! during an open request can be answered only by the process (and connection) that asked it;
+//! continued after a restart, the call fails saying the question expired. With
+//! [`Handshake::Discover`], a server that speaks MCP 2026-07-28 asks with an `input_required`
+//! result instead, kept in the paused run's state, so it can be answered after a restart.
+//!
+//! A server's sampling requests (`sampling/createMessage`) are refused unless
+//! [`McpSkills::with_sampling`] gave a model: [`Sampling::asking`] pauses the run on each (the
+//! request is the pending call, named [`client::SAMPLING_CALL`]; approve lets the model answer,
+//! deny refuses), [`Sampling::new`] lets a [`SamplingHook`] allow, deny, edit or ask. The
+//! tokens spent are counted in [`McpSkills::sampling_usage`] and a `tracing` event, not in the
+//! run's usage (the run's own model is another).
+//!
+//! The server's resources, resource templates and prompts are the application's:
+//! [`McpSkills::resources`], [`McpSkills::read_resource`], [`McpSkills::prompts`],
+//! [`McpSkills::get_prompt`]; [`McpSkills::with_resource_skill`] offers the model a
+//! `read_resource` skill too. A server's `list_changed` notifications are seen in
+//! [`McpSkills::changes`]; [`McpSkills::refresh_tools`] reads the tools again, for registries
+//! made after it. See [`client`] for all of it.
+//!
 //! # Dependencies, and why
 //!
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
@@ -149,21 +215,6 @@
 //! With the `oauth` feature: rmcp's `auth` feature (metadata discovery, dynamic client
 //! registration, PKCE, refresh; it brings the `oauth2` crate), `reqwest` (the HTTP client
 //! rmcp's `AuthClient` wraps, the version rmcp uses), `async-trait` (rmcp's `CredentialStore` is an `#[async_trait]` trait).
-//!
-//! # Questions and sampling (work in progress)
-//!
-//! A remote tool that asks the user for input (`elicitation/create`, form or URL mode) suspends
-//! its call ([`agent_core::SkillError::Suspended`]): the run pauses with a pending call named
-//! [`client::ELICITATION_CALL`] whose arguments are the [`Elicitation`] (message and requested
-//! schema). A [`Decision`](agent_core::Decision) answers it as [`ElicitationAnswer`] documents
-//! (`Edit(content)` accepts, `Deny` declines, `Edit({"$action": "cancel"})` cancels); accepted
-//! content is checked against the requested schema first, and a refused answer pauses again
-//! with the reason, sending nothing. A question asked during an open request can be answered
-//! only in the process (and on the connection) that asked it; continued after a restart, the
-//! call fails saying the question expired. A multi-round-trip `input_required` result (MCP
-//! 2026-07-28) keeps everything in the paused state instead, so it can be answered after a
-//! restart. Sampling requests are refused unless [`McpSkills::with_sampling`] gave a model and a
-//! [`SamplingHook`]. These paths are not yet covered by tests against the Python SDK.
 
 #![warn(missing_docs)]
 

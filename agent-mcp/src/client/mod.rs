@@ -1,4 +1,5 @@
-//! Using an MCP server's tools as skills: [`McpSkills`].
+//! Using an MCP server's tools as skills, and its questions, sampling requests, resources and
+//! prompts: [`McpSkills`].
 //!
 //! ```no_run
 //! use agent_core::Registry;
@@ -41,6 +42,77 @@
 //!   reconnected three times first, not until the time limit); a JSON-RPC error from the server is
 //!   a [`SkillError::Tool`](agent_core::SkillError::Tool) with its message. [`McpSkills::reconnect`] starts the server again
 //!   (or opens a new HTTP session); the skills already in a registry use the new connection.
+//!
+//! # Questions from the server (elicitation)
+//!
+//! A tool may ask the user for input while it runs (`elicitation/create`). The call then
+//! suspends ([`SkillError::Suspended`](agent_core::SkillError::Suspended)) and the run pauses as
+//! for an approval: its pending call is named [`ELICITATION_CALL`], its id is the tool call's
+//! followed by `/elicitation` (`c1/elicitation`), its arguments are the [`Elicitation`] (form:
+//! message and requested schema; URL: message and page), its reason the server's words. A
+//! [`Decision`](agent_core::Decision) answers it, as the table of [`ElicitationAnswer`] says:
+//! `Edit(content)` accepts with that content, `Approve` accepts without content (a URL, an
+//! empty form), `Deny` declines, `Edit({"$action": "cancel"})` cancels.
+//!
+//! - **Checked before sending.** Accepted content must be an object the requested schema
+//!   accepts, at most [`MAX_ANSWER_BYTES`] as JSON; otherwise nothing is sent, and the run
+//!   pauses again on the same question with the reason in front of it
+//!   (`your answer was not sent (...)`).
+//! - **Each question to its own call.** A question belongs to the `tools/call` request it was
+//!   asked during. Over streamable HTTP the server sends it on that request's response stream,
+//!   and rmcp says which; so calls on one connection run at once and each gets its own
+//!   questions. Over stdio (and any transport given to [`McpSkills::connect_transport`])
+//!   JSON-RPC has nothing that ties a server's request to one of ours, so calls on one
+//!   connection take turns while they wait on the server: one call waits at a time, and a call
+//!   paused on a question does not hold the turn. A question that belongs to no waiting call is
+//!   cancelled, with a warning.
+//! - **Open requests end with their process.** A question asked during an open request is
+//!   answered on that request, which lives in this process and this connection: the pause is
+//!   answered in-process (the paused state names the open call by a key only this process
+//!   made). Continued after a restart, or after [`McpSkills::reconnect`] or
+//!   [`McpSkills::close`], the call fails with an error saying the question expired, that
+//!   nothing was sent, and to call the tool again. At most [`MAX_OPEN_ELICITATIONS`] calls of a
+//!   connection stay open on questions; one more closes the oldest.
+//! - **`input_required` survives a restart.** With [`Handshake::Discover`]
+//!   ([`McpSkills::connect_command_with`]), a server that speaks MCP 2026-07-28 asks with an
+//!   `input_required` result instead: the call ends, the questions and the server's
+//!   `requestState` are kept in the paused run's state, and continuing (in any process, on a new
+//!   connection) sends the call again with the answers. Sampling requests in such a result are
+//!   answered by the hook at once (one it would ask a person about is refused); roots are
+//!   answered with none. At most 16 requests per result and rmcp's limit of rounds.
+//!   [`Handshake::Initialize`] stays the default: every server speaks it, and on it a server
+//!   asks during the request.
+//!
+//! # The server's model requests (sampling)
+//!
+//! A server's `sampling/createMessage` is refused (the server gets an error that says why)
+//! unless [`McpSkills::with_sampling`] gave a [`Sampling`]: its model and its hook.
+//! [`Sampling::asking`] asks a person about every request: the call suspends like a question,
+//! with a pending call named [`SAMPLING_CALL`] (id `CALL/sampling`) whose arguments are the
+//! request (`system`, `messages`, `max_tokens`); `Approve` lets the model answer, `Deny`
+//! refuses, nothing reaches the model before. [`Sampling::new`] takes a [`SamplingHook`]
+//! instead, which allows, denies, edits or asks ([`SamplingVerdict`]) per request. A request
+//! over [`MAX_SAMPLING_MESSAGES`] messages or [`MAX_SAMPLING_BYTES`] of text is refused, the
+//! answer is at most [`Sampling::max_tokens`] long, and images or audio in a request reach the
+//! model as a bracketed description. The tokens are counted per connection
+//! ([`McpSkills::sampling_usage`]) and in a `tracing` event per answer (`input_tokens`,
+//! `output_tokens`), not in the run's usage: the run's usage is its own model's.
+//!
+//! # Resources, prompts and changing lists
+//!
+//! [`McpSkills::resources`], [`McpSkills::resource_templates`] and [`McpSkills::prompts`] read
+//! the server's lists (at most [`MAX_LISTED`] each), [`McpSkills::read_resource`] a resource,
+//! and [`McpSkills::get_prompt`] a prompt's messages, ready for a conversation. The model reads
+//! resources only through the skill [`McpSkills::with_resource_skill`] adds, named
+//! `read_resource` (with the prefix), which lists the server's resources and templates in its
+//! description and gives at most [`MAX_RESOURCE_BYTES`] of text.
+//!
+//! The server's `notifications/{tools,resources,prompts}/list_changed` set
+//! [`McpSkills::changes`]; reading a list clears its flag. [`McpSkills::refresh_tools`] reads the
+//! tools again: skills made after it (a registry built with [`McpSkills::add_to`] then, so the
+//! next run's runtime) have the new tools. A registry is fixed once a runtime holds it, so a
+//! runtime built before does not see them; its skill of a tool the server removed answers with
+//! the server's error.
 
 use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,8 @@
 //! decision answers it; the server's result shows what it got.
 
 use agent_core::{Decision, ToolCall};
-use agent_mcp::client::ELICITATION_CALL;
+use agent_mcp::client::MAX_ANSWER_BYTES;
+use agent_mcp::client::{ELICITATION_CALL, MAX_OPEN_ELICITATIONS};
 use agent_mcp::{Elicitation, ElicitationAnswer, McpSkills};
 use agent_runtime::{FinishReason, RunState};
 use serde_json::json;
@@ -106,6 +107,10 @@ async fn an_answer_that_breaks_the_schema_is_refused_before_anything_is_sent() {
         (json!({"name": 7, "guests": 2}), "name"),
         (json!("Ada, two people"), "must be an object"),
         (json!({"$action": "maybe"}), "`$action` is `maybe`"),
+        (
+            json!({"name": "A".repeat(MAX_ANSWER_BYTES), "guests": 2}),
+            "bytes, over the limit of 65536",
+        ),
     ];
     for (answer, named) in wrong {
         let id = pending(&paused)[0].id();
@@ -319,4 +324,44 @@ async fn concurrent_questions_over_stdio_each_reach_their_own_call() {
 async fn concurrent_questions_over_http_each_reach_their_own_call() {
     let server = http_server().await;
     two_runs_at_once_get_their_own_answers(&server.skills).await;
+}
+
+#[tokio::test]
+async fn one_question_over_the_limit_of_open_ones_closes_the_oldest() {
+    let skills = server().await;
+    let mut paused = Vec::new();
+    for day in 0..=MAX_OPEN_ELICITATIONS {
+        let runtime = runtime_calling(&skills, vec![book_table("c1", &format!("day {day}"))]);
+        let outcome = runtime.run("Book a table.").await.unwrap();
+        assert_eq!(pending(&outcome).len(), 1);
+        paused.push((runtime, outcome));
+        assert_eq!(
+            skills.open_elicitations(),
+            (day + 1).min(MAX_OPEN_ELICITATIONS)
+        );
+    }
+    let answer = || Decision::Edit(json!({"name": "Ada", "guests": 2}));
+    let (newest, outcome) = paused.pop().unwrap();
+    let done = newest
+        .continue_paused(*outcome.state.unwrap(), [("c1/elicitation", answer())])
+        .await
+        .unwrap();
+    let last = MAX_OPEN_ELICITATIONS;
+    assert_eq!(
+        only_result(&done),
+        (
+            said(&format!("booked a table on day {last} for Ada, 2 guests")),
+            false
+        )
+    );
+    let (oldest, outcome) = paused.swap_remove(0);
+    let done = oldest
+        .continue_paused(*outcome.state.unwrap(), [("c1/elicitation", answer())])
+        .await
+        .unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(
+        is_error && text.contains("(\"Who is the table on day 0 for?\") expired"),
+        "{text}"
+    );
 }

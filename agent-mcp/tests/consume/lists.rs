@@ -3,7 +3,7 @@
 
 use agent_core::{Registry, SkillContext, ToolCall};
 use agent_llm::Role;
-use agent_mcp::client::{ListChanges, MAX_RESOURCE_BYTES};
+use agent_mcp::client::{ListChanges, MAX_LISTED, MAX_RESOURCE_BYTES};
 use agent_mcp::{McpError, McpSkills};
 use rmcp::model::ResourceContents;
 use serde_json::{Map, Value, json};
@@ -260,4 +260,19 @@ async fn lists_the_server_says_changed_are_read_again_and_new_tools_offered_from
         !definitions.contains(&"read_groceries".to_owned()),
         "{definitions:?}"
     );
+}
+
+#[tokio::test]
+async fn a_list_longer_than_the_limit_is_read_to_the_limit() {
+    let skills = server().await;
+    let registry = registry_of(&skills);
+    let added = registry
+        .run_one(
+            &ToolCall::new("m1", "add_many", json!({"count": MAX_LISTED + 100})),
+            &SkillContext::default(),
+        )
+        .await;
+    assert!(!added.is_error(), "{}", added.content());
+    let resources = skills.resources().await.unwrap();
+    assert_eq!(resources.len(), MAX_LISTED);
 }

@@ -235,3 +235,53 @@ async fn a_sampling_request_a_person_denies_never_reaches_the_model() {
     assert!(model.requests().is_empty());
     assert_eq!(skills.sampling_usage(), (Usage::default(), 0));
 }
+
+#[tokio::test]
+async fn a_request_over_the_message_limit_is_refused_before_the_hook_and_the_model() {
+    let model = Arc::new(MockProvider::new([MockReply::text("never said")]));
+    let hooked = Arc::new(Mutex::new(0));
+    let hook = {
+        let hooked = hooked.clone();
+        move |_: &str, _: &SamplingRequest| {
+            *hooked.lock().unwrap() += 1;
+            SamplingVerdict::Allow
+        }
+    };
+    let skills = server()
+        .await
+        .with_sampling(Sampling::new(model.clone(), hook));
+    let over = agent_mcp::client::MAX_SAMPLING_MESSAGES + 1;
+    let runtime = runtime_calling(
+        &skills,
+        vec![ToolCall::new("f1", "flood", json!({ "count": over }))],
+    );
+    let done = runtime.run("Flood the model.").await.unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains(&format!(
+            "it has {over} messages, over the limit of {}",
+            agent_mcp::client::MAX_SAMPLING_MESSAGES
+        )),
+        "{text}"
+    );
+    assert_eq!(*hooked.lock().unwrap(), 0);
+    assert!(model.requests().is_empty());
+
+    // At the limit, it is answered.
+    let runtime = runtime_calling(
+        &skills,
+        vec![ToolCall::new(
+            "f2",
+            "flood",
+            json!({ "count": agent_mcp::client::MAX_SAMPLING_MESSAGES }),
+        )],
+    );
+    let done = runtime.run("Flood the model a little less.").await.unwrap();
+    let (text, is_error) = only_result(&done);
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        model.requests()[0].messages.len(),
+        agent_mcp::client::MAX_SAMPLING_MESSAGES
+    );
+}

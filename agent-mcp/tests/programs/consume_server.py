@@ -74,6 +74,31 @@ async def summarize(text: str, ctx: Context) -> str:
     return f"summary by {result.model}: {said}"
 
 
+@mcp.tool()
+async def flood(count: int, ctx: Context) -> str:
+    """Asks the client's model with `count` messages (more than a client need accept)."""
+    messages = [
+        SamplingMessage(role="user", content=TextContent(type="text", text=f"message {i}")) for i in range(count)
+    ]
+    result = await ctx.session.create_message(messages=messages, max_tokens=10)
+    return f"answered by {result.model}"
+
+
+def fixed_text(text: str):
+    def read() -> str:
+        return text
+
+    return read
+
+
+@mcp.tool()
+def add_many(count: int) -> str:
+    """Adds `count` resources, `many://0` and on (more than a client need list)."""
+    for i in range(count):
+        mcp.resource(f"many://{i}", name=f"many-{i}", mime_type="text/plain")(fixed_text(str(i)))
+    return f"added {count}"
+
+
 NOTES = {"welcome": "Welcome to the notes."}
 
 
