@@ -92,6 +92,8 @@
 //! request (`system`, `messages`, `max_tokens`); `Approve` lets the model answer, `Deny`
 //! refuses, nothing reaches the model before. [`Sampling::new`] takes a [`SamplingHook`]
 //! instead, which allows, denies, edits or asks ([`SamplingVerdict`]) per request. A request
+//! that comes when no call waits on the server is answered if the hook allows it, and refused if
+//! it would ask a person (there is no run to pause). A request
 //! over [`MAX_SAMPLING_MESSAGES`] messages or [`MAX_SAMPLING_BYTES`] of text is refused, the
 //! answer is at most [`Sampling::max_tokens`] long, and images or audio in a request reach the
 //! model as a bracketed description. The tokens are counted per connection

@@ -10,6 +10,7 @@
 
 mod elicitation;
 mod lists;
+mod outside;
 mod sampling;
 
 use std::path::PathBuf;
