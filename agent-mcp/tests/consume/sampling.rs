@@ -9,7 +9,7 @@ use agent_mcp::client::SAMPLING_CALL;
 use agent_mcp::{Sampling, SamplingRequest, SamplingVerdict};
 use serde_json::json;
 
-use super::{only_result, pending, runtime_calling, server};
+use super::{modern_server, only_result, pending, runtime_calling, server};
 
 fn summarize() -> Vec<ToolCall> {
     vec![ToolCall::new(
@@ -284,4 +284,46 @@ async fn a_request_over_the_message_limit_is_refused_before_the_hook_and_the_mod
         model.requests()[0].messages.len(),
         agent_mcp::client::MAX_SAMPLING_MESSAGES
     );
+}
+
+/// `brief` on a server spoken to in MCP 2026-07-28, whose sampling request comes in an
+/// `input_required` result.
+async fn brief_over_input_required(sampling: Sampling) -> (String, bool) {
+    let skills = modern_server().await.with_sampling(sampling);
+    let runtime = runtime_calling(
+        &skills,
+        vec![ToolCall::new("b1", "brief", json!({"text": "the plan"}))],
+    );
+    let done = runtime.run("Write a brief.").await.unwrap();
+    only_result(&done)
+}
+
+#[tokio::test]
+async fn a_sampling_request_in_an_input_required_result_is_answered_when_allowed() {
+    let model = Arc::new(MockProvider::new([MockReply::text("A plan.")]).with_model("mock"));
+    let allow = |_: &str, _: &SamplingRequest| SamplingVerdict::Allow;
+    let result = brief_over_input_required(Sampling::new(model.clone(), allow)).await;
+    assert_eq!(
+        result,
+        (
+            json!({"result": "brief by mock: A plan."}).to_string(),
+            false
+        )
+    );
+    assert_eq!(
+        model.requests()[0].system.as_deref(),
+        Some("You write briefs.")
+    );
+}
+
+#[tokio::test]
+async fn a_sampling_request_in_an_input_required_result_a_person_would_approve_is_refused() {
+    let model = Arc::new(MockProvider::new([MockReply::text("never said")]));
+    let (text, is_error) = brief_over_input_required(Sampling::asking(model.clone())).await;
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("none could be asked about this one"),
+        "{text}"
+    );
+    assert!(model.requests().is_empty());
 }

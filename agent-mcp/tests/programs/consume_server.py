@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
-from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
 from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation, ElicitationResult
-from mcp.types import SamplingMessage, TextContent
+from mcp.types import CreateMessageResult, SamplingMessage, TextContent
 
 # A fixed key seals the multi-round-trip `requestState`, so that a state minted by one run of this
 # server is accepted by the next (a deployed server keeps its keys across restarts the same way).
@@ -97,6 +97,20 @@ def add_many(count: int) -> str:
     for i in range(count):
         mcp.resource(f"many://{i}", name=f"many-{i}", mime_type="text/plain")(fixed_text(str(i)))
     return f"added {count}"
+
+
+def ask_brief(text: str) -> Sample:
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=f"Brief: {text}"))
+    return Sample([message], max_tokens=30, system_prompt="You write briefs.")
+
+
+@mcp.tool()
+async def brief(text: str, answer: Annotated[CreateMessageResult, Resolve(ask_brief)]) -> str:
+    """Writes a brief with the client's model (a multi-round-trip request where the protocol has
+    them)."""
+    content = answer.content
+    said = content.text if isinstance(content, TextContent) else str(content)
+    return f"brief by {answer.model}: {said}"
 
 
 NOTES = {"welcome": "Welcome to the notes."}
