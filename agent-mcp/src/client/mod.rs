@@ -64,8 +64,9 @@
 //!   questions. Over stdio (and any transport given to [`McpSkills::connect_transport`])
 //!   JSON-RPC has nothing that ties a server's request to one of ours, so calls on one
 //!   connection take turns while they wait on the server: one call waits at a time, and a call
-//!   paused on a question does not hold the turn. A question that belongs to no waiting call is
-//!   cancelled, with a warning.
+//!   paused on a question does not hold the turn (one that hangs holds it until its time limit;
+//!   the wait for the turn counts in the next call's). A question that belongs to no waiting
+//!   call is cancelled, with a warning.
 //! - **Open requests end with their process.** A question asked during an open request is
 //!   answered on that request, which lives in this process and this connection: the pause is
 //!   answered in-process (the paused state names the open call by a key only this process
