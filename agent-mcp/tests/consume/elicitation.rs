@@ -365,3 +365,54 @@ async fn one_question_over_the_limit_of_open_ones_closes_the_oldest() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_url_question_shows_the_page_and_is_accepted_without_content() {
+    let skills = server().await;
+    let runtime = runtime_calling(
+        &skills,
+        vec![ToolCall::new(
+            "s1",
+            "sign_in",
+            json!({"service": "calendar"}),
+        )],
+    );
+    let mut paused = runtime.run("Sign me in to the calendar.").await.unwrap();
+    let call = pending(&paused)[0].clone();
+    assert_eq!(
+        Elicitation::of(&call),
+        Some(Elicitation::Url {
+            message: "Sign in to calendar to go on.".into(),
+            url: "https://calendar.example/sign-in".into(),
+        })
+    );
+    assert!(
+        call.reason
+            .contains("asks you to open https://calendar.example/sign-in"),
+        "{}",
+        call.reason
+    );
+    // Content is no answer to a page: refused, nothing sent.
+    paused = runtime
+        .continue_paused(
+            *paused.state.unwrap(),
+            [(call.id(), Decision::Edit(json!({"password": "hunter2"})))],
+        )
+        .await
+        .unwrap();
+    assert!(
+        pending(&paused)[0]
+            .reason
+            .contains("a URL elicitation is accepted without content"),
+        "{:?}",
+        pending(&paused)
+    );
+    let done = runtime
+        .continue_paused(*paused.state.unwrap(), [(call.id(), Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(
+        only_result(&done),
+        (said("the user agreed to sign in to calendar"), false)
+    );
+}

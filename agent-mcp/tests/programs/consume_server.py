@@ -11,7 +11,12 @@ from pydantic import BaseModel, Field
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
-from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation, ElicitationResult
+from mcp.server.elicitation import (
+    AcceptedElicitation,
+    AcceptedUrlElicitation,
+    DeclinedElicitation,
+    ElicitationResult,
+)
 from mcp.types import CreateMessageResult, SamplingMessage, TextContent
 
 # A fixed key seals the multi-round-trip `requestState`, so that a state minted by one run of this
@@ -38,6 +43,21 @@ async def book_table(date: str, ctx: Context) -> str:
     if isinstance(answer, DeclinedElicitation):
         return f"the user declined: no table on {date}"
     return f"the user cancelled: no table on {date}"
+
+
+@mcp.tool()
+async def sign_in(service: str, ctx: Context) -> str:
+    """Asks the user to sign in to a service on its own page (URL-mode elicitation)."""
+    answer = await ctx.elicit_url(
+        message=f"Sign in to {service} to go on.",
+        url=f"https://{service}.example/sign-in",
+        elicitation_id=f"sign-in-{service}",
+    )
+    if isinstance(answer, AcceptedUrlElicitation):
+        return f"the user agreed to sign in to {service}"
+    if isinstance(answer, DeclinedElicitation):
+        return f"the user declined to sign in to {service}"
+    return f"the user cancelled signing in to {service}"
 
 
 class Room(BaseModel):
