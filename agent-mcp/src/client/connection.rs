@@ -51,6 +51,11 @@ pub(super) trait Reconnect: Send + Sync {
         label: &'a str,
         handler: Handler,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>>;
+
+    /// Whether the transport tells which of the client's requests a server's request came
+    /// with (the streamable-HTTP client does); where it does not, calls take turns while they
+    /// wait on the server.
+    fn streams_tell(&self) -> bool;
 }
 
 /// The parts of a `std::process::Command` that are needed to start it again.

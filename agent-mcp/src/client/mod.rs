@@ -132,11 +132,11 @@ use crate::error::McpError;
 
 mod call;
 mod connection;
-#[cfg(feature = "oauth")]
-pub mod oauth;
 mod elicitation;
 mod handler;
 mod lists;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod open;
 mod resource_skill;
 mod sampling;
@@ -266,7 +266,11 @@ impl McpSkills {
         shared: Arc<Shared>,
     ) -> Result<Self, McpError> {
         // Only the streamable-HTTP client tells which call a server's question belongs to.
-        shared.set_streams_tell(matches!(source, Source::Http { .. }));
+        shared.set_streams_tell(match &source {
+            Source::Http { .. } => true,
+            Source::Custom(again) => again.streams_tell(),
+            Source::Command(_) | Source::Fixed => false,
+        });
         let connection = Arc::new(Connection {
             label,
             source,

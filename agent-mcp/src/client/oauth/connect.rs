@@ -139,14 +139,21 @@ impl Reconnect for OAuthConnection {
         handler: Handler,
     ) -> Pin<Box<dyn Future<Output = Result<Live, McpError>> + Send + 'a>> {
         Box::pin(async move {
-            self.open(label, handler).await.map_err(|error| match error {
-                OAuthError::Mcp(error) => error,
-                error => McpError::Connect {
-                    server: label.to_owned(),
-                    message: error.to_string(),
-                },
-            })
+            self.open(label, handler)
+                .await
+                .map_err(|error| match error {
+                    OAuthError::Mcp(error) => error,
+                    error => McpError::Connect {
+                        server: label.to_owned(),
+                        message: error.to_string(),
+                    },
+                })
         })
+    }
+
+    /// Streamable HTTP: a server's request comes on the response stream of its call.
+    fn streams_tell(&self) -> bool {
+        true
     }
 }
 
