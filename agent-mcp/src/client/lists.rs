@@ -56,40 +56,23 @@ impl McpSkills {
             .resources_changed
             .store(false, Ordering::SeqCst);
         let peer = self.live_peer()?;
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = PaginatedRequestParams::default().with_cursor(cursor);
-            let page = self
-                .bounded("list its resources", peer.list_resources(Some(params)))
-                .await?;
-            all.extend(page.resources);
-            cursor = page.next_cursor;
-            if self.full(&mut all, cursor.is_some(), "resources") {
-                return Ok(all);
-            }
-        }
+        self.read_pages(
+            ("list its resources", "resources"),
+            |params| peer.list_resources(params),
+            |page| (page.resources, page.next_cursor),
+        )
+        .await
     }
 
     /// The server's resource templates (URIs with `{placeholders}`; at most [`MAX_LISTED`]).
     pub async fn resource_templates(&self) -> Result<Vec<ResourceTemplate>, McpError> {
         let peer = self.live_peer()?;
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = PaginatedRequestParams::default().with_cursor(cursor);
-            let page = self
-                .bounded(
-                    "list its resource templates",
-                    peer.list_resource_templates(Some(params)),
-                )
-                .await?;
-            all.extend(page.resource_templates);
-            cursor = page.next_cursor;
-            if self.full(&mut all, cursor.is_some(), "resource templates") {
-                return Ok(all);
-            }
-        }
+        self.read_pages(
+            ("list its resource templates", "resource templates"),
+            |params| peer.list_resource_templates(params),
+            |page| (page.resource_templates, page.next_cursor),
+        )
+        .await
     }
 
     /// Reads the resource at `uri` (one listed, or a template's URI filled in), as the server
@@ -110,19 +93,12 @@ impl McpSkills {
             .prompts_changed
             .store(false, Ordering::SeqCst);
         let peer = self.live_peer()?;
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = PaginatedRequestParams::default().with_cursor(cursor);
-            let page = self
-                .bounded("list its prompts", peer.list_prompts(Some(params)))
-                .await?;
-            all.extend(page.prompts);
-            cursor = page.next_cursor;
-            if self.full(&mut all, cursor.is_some(), "prompts") {
-                return Ok(all);
-            }
-        }
+        self.read_pages(
+            ("list its prompts", "prompts"),
+            |params| peer.list_prompts(params),
+            |page| (page.prompts, page.next_cursor),
+        )
+        .await
     }
 
     /// The messages of the prompt `name` with `arguments` (the server checks them), ready to
@@ -173,6 +149,32 @@ impl McpSkills {
                 action,
                 source: Box::new(source),
             })
+    }
+
+    /// A list read page by page, each page within [`CONNECT_TIMEOUT`], to its end or to
+    /// [`MAX_LISTED`] items: `fetch` asks for the page after a cursor, `split` takes a page's
+    /// items and the next cursor; `action` names the request in errors, `what` the items.
+    async fn read_pages<T, Page, Fut>(
+        &self,
+        (action, what): (&'static str, &str),
+        fetch: impl Fn(Option<PaginatedRequestParams>) -> Fut,
+        split: impl Fn(Page) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, McpError>
+    where
+        Fut: Future<Output = Result<Page, ServiceError>>,
+    {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = self.bounded(action, fetch(Some(params))).await?;
+            let (items, next) = split(page);
+            all.extend(items);
+            cursor = next;
+            if self.full(&mut all, cursor.is_some(), what) {
+                return Ok(all);
+            }
+        }
     }
 
     /// Whether a list is read to its end or to [`MAX_LISTED`] (then cut there, with a warning).
