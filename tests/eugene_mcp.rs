@@ -8,69 +8,21 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
 use support::{HANG_GUARD, Server, eugene, run, text_answer, tool_answer};
+use test_support::python_server::PythonServer;
 
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/agent-mcp/tests/programs/oauth_server.py"
 );
 
-/// The Python server, killed when dropped.
-struct PyServer {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl PyServer {
-    fn start() -> PyServer {
-        let python = test_support::provision::python_with_mcp(env!("CARGO_TARGET_TMPDIR"));
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("requests.jsonl");
-        let mut child = Command::new(python)
-            .arg(SCRIPT)
-            .arg(&log)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("oauth_server.py did not start: {line:?}"))
-            .trim()
-            .to_owned();
-        PyServer {
-            child,
-            url,
-            log,
-            _dir: dir,
-        }
-    }
-
-    fn log(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The Python server (oauth_server.py), killed when dropped.
+fn start_server() -> PythonServer {
+    PythonServer::start(Path::new(SCRIPT), env!("CARGO_TARGET_TMPDIR"))
 }
 
 /// GETs an `http://` `url` over a plain socket, without following redirects: the status and
@@ -103,7 +55,7 @@ fn get(url: &str) -> (u16, Option<String>) {
 }
 
 /// Runs `eugene mcp login URL --token-dir DIR`, playing the browser with the URL it prints.
-fn log_in(server: &PyServer, tokens: &Path) -> (i32, String) {
+fn log_in(server: &PythonServer, tokens: &Path) -> (i32, String) {
     let mut child = eugene()
         .args(["mcp", "login", &server.url, "--token-dir"])
         .arg(tokens)
@@ -142,7 +94,7 @@ fn log_in(server: &PyServer, tokens: &Path) -> (i32, String) {
 
 #[test]
 fn login_keeps_the_tokens_and_a_run_with_mcp_calls_the_servers_tool() {
-    let server = PyServer::start();
+    let server = start_server();
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");
 
@@ -211,7 +163,7 @@ fn login_keeps_the_tokens_and_a_run_with_mcp_calls_the_servers_tool() {
 
 #[test]
 fn mcp_without_a_login_says_how_to_log_in_and_asks_nobody_anything() {
-    let server = PyServer::start();
+    let server = start_server();
     let model = Server::start([text_answer("unused")]);
     let dir = tempfile::tempdir().unwrap();
     let done = run(eugene()

@@ -1,13 +1,12 @@
 //! The Python OAuth-protected MCP server, the test as the browser, the token file, and the
 //! captured tracing events.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_mcp::oauth::{self, FileTokenStore, Login, LoginOptions, OAuthError};
 use serde_json::Value;
+use test_support::python_server::PythonServer;
 
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -16,10 +15,8 @@ const SCRIPT: &str = concat!(
 
 /// The server, killed when dropped.
 pub struct PyServer {
-    child: Child,
+    server: PythonServer,
     pub url: String,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
 }
 
 impl PyServer {
@@ -27,40 +24,16 @@ impl PyServer {
     /// test target's directory if `AGENT_MCP_PYTHON` names none; failing, saying how).
     pub fn start() -> PyServer {
         capture_tracing();
-        let python = test_support::provision::python_with_mcp(env!("CARGO_TARGET_TMPDIR"));
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("requests.jsonl");
-        let mut child = Command::new(python)
-            .arg(SCRIPT)
-            .arg(&log)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("oauth_server.py did not start: {line:?}"))
-            .trim()
-            .to_owned();
+        let server = PythonServer::start(Path::new(SCRIPT), env!("CARGO_TARGET_TMPDIR"));
         PyServer {
-            child,
-            url,
-            log,
-            _dir: dir,
+            url: server.url.clone(),
+            server,
         }
     }
 
     /// Every line the server logged: requests and grants.
     pub fn log(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
+        self.server.log()
     }
 
     /// The Authorization header of every request to /mcp (`None` for one without).
@@ -78,13 +51,6 @@ impl PyServer {
             .into_iter()
             .filter(|e| e["event"] == kind)
             .collect()
-    }
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
