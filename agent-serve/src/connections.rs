@@ -12,11 +12,15 @@
 //!   (`biased`), so what the client sent is read, and a request with the token admitted,
 //!   before the connection may be closed. A connection closed that way is reset (`SO_LINGER`
 //!   0): it has nothing to deliver, and the server keeps no `TIME_WAIT` for it.
-//! - [`answer`] runs the checks of a [`Service`]; passing them admits the connection
-//!   ([`Admission::admit`]) before the request is served. An answer on a connection that is
-//!   not admitted gets `Connection: close`, so hyper closes it after the answer.
+//! - [`accept_forever`] runs the checks of a [`Service`]; passing them admits the connection
+//!   ([`Admission::admit`]) before the request is served. [`accept_forever_tower`] hands each
+//!   request an [`Admitter`] (in its extensions) instead, which an
+//!   [`AdmitLayer`](crate::AdmitLayer) of the tower service uses after its checks. Either
+//!   way, an answer on a connection that is not admitted gets `Connection: close`, so hyper
+//!   closes it after the answer.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -24,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper::header::{CONNECTION, HeaderValue};
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper::{Request, Response};
@@ -33,6 +37,7 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream, ToSocketAddrs};
 use tokio::sync::oneshot;
 
 use crate::admission::{Admission, Pools};
+use crate::admit::Admitter;
 use crate::service::Service;
 
 /// How many established connections the kernel queues for a listener of [`bind`] until the
@@ -95,6 +100,74 @@ pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
 /// the future is dropped. An error of `accept()` (out of file descriptors, say) is logged and
 /// retried after a pause that doubles from 10 ms to 1 s; it never ends the loop.
 pub async fn accept_forever<S: Service>(listener: TcpListener, service: Arc<S>, limits: Limits) {
+    let answer = move |request: Request<Incoming>, admission: Arc<Admission>| {
+        let service = service.clone();
+        async move {
+            let response = match service.admit(&request) {
+                Err(refused) => *refused,
+                Ok(()) => {
+                    admission.admit().await;
+                    service.serve(request).await
+                }
+            };
+            close_unless_admitted(response, &admission)
+        }
+    };
+    accept_with(listener, S::NAME, answer, limits).await;
+}
+
+/// Accepts connections on `listener` and serves each with the tower service `service` (an
+/// axum `Router`, say), within `limits`, as [`accept_forever`] does. A request's connection
+/// is admitted when the request passes an [`AdmitLayer`](crate::AdmitLayer) in `service`
+/// (after the layers that check it); a request answered without passing one leaves its
+/// connection pending, so the answer carries `Connection: close`. `name` is what the server
+/// is called in its log events.
+pub async fn accept_forever_tower<S, B>(
+    listener: TcpListener,
+    name: &'static str,
+    service: S,
+    limits: Limits,
+) where
+    S: tower_service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let answer = move |mut request: Request<Incoming>, admission: Arc<Admission>| {
+        let mut service = service.clone();
+        request
+            .extensions_mut()
+            .insert(Admitter::new(admission.clone()));
+        async move {
+            let response = match std::future::poll_fn(|cx| service.poll_ready(cx)).await {
+                Ok(()) => service.call(request).await,
+                Err(never) => match never {},
+            };
+            let response = match response {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            close_unless_admitted(response, &admission)
+        }
+    };
+    accept_with(listener, name, answer, limits).await;
+}
+
+/// The accept loop of [`accept_forever`] and [`accept_forever_tower`]: `answer` answers one
+/// request of a connection, given the connection's place in the pools.
+async fn accept_with<A, F, B>(listener: TcpListener, name: &'static str, answer: A, limits: Limits)
+where
+    A: Fn(Request<Incoming>, Arc<Admission>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response<B>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let pools = Pools::new(limits.max_pending, limits.max_admitted);
     let mut backoff = ACCEPT_BACKOFF_MIN;
     loop {
@@ -102,13 +175,20 @@ pub async fn accept_forever<S: Service>(listener: TcpListener, service: Arc<S>, 
             Ok((stream, _peer)) => {
                 backoff = ACCEPT_BACKOFF_MIN;
                 let (admission, told) = Pools::enter(&pools).await;
-                tokio::spawn(serve(service.clone(), stream, admission, told, limits));
+                tokio::spawn(serve(
+                    name,
+                    answer.clone(),
+                    stream,
+                    admission,
+                    told,
+                    limits,
+                ));
             }
             Err(error) if is_per_connection(&error) => {
-                tracing::debug!(%error, server = S::NAME, "a connection failed while being accepted");
+                tracing::debug!(%error, server = name, "a connection failed while being accepted");
             }
             Err(error) => {
-                tracing::warn!(%error, ?backoff, server = S::NAME, "accepting a connection failed; retrying");
+                tracing::warn!(%error, ?backoff, server = name, "accepting a connection failed; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
             }
@@ -127,19 +207,26 @@ fn is_per_connection(error: &std::io::Error) -> bool {
 
 /// Serves one connection until it closes, or, while pending, is told to close or sends no
 /// head in time.
-async fn serve<S: Service>(
-    service: Arc<S>,
+async fn serve<A, F, B>(
+    name: &'static str,
+    answer: A,
     stream: TcpStream,
     admission: Admission,
     mut told: oneshot::Receiver<()>,
     limits: Limits,
-) {
+) where
+    A: Fn(Request<Incoming>, Arc<Admission>) -> F + Send + Sync + 'static,
+    F: Future<Output = Response<B>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let admission = Arc::new(admission);
     let handler = {
         let admission = admission.clone();
         hyper::service::service_fn(move |request| {
-            let (service, admission) = (service.clone(), admission.clone());
-            async move { Ok::<_, Infallible>(answer(&*service, &admission, request).await) }
+            let answered = answer(request, admission.clone());
+            async move { Ok::<_, Infallible>(answered.await) }
         })
     };
     let reset = Arc::new(AtomicBool::new(false));
@@ -166,7 +253,7 @@ async fn serve<S: Service>(
                 listening = false;
                 // `Err`: the sender was dropped, the connection is no longer closable.
                 if closing.is_ok() && admission.is_pending() {
-                    tracing::debug!(server = S::NAME, "closed a pending connection to make room");
+                    tracing::debug!(server = name, "closed a pending connection to make room");
                     reset.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -174,7 +261,7 @@ async fn serve<S: Service>(
             () = first_head.as_mut(), if timing => {
                 timing = false;
                 if admission.is_pending() {
-                    tracing::debug!(server = S::NAME, "closed a connection that sent no request in time");
+                    tracing::debug!(server = name, "closed a connection that sent no request in time");
                     reset.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -182,24 +269,13 @@ async fn serve<S: Service>(
         }
     };
     if let Err(error) = result {
-        tracing::debug!(%error, server = S::NAME, "a connection ended with an error");
+        tracing::debug!(%error, server = name, "a connection ended with an error");
     }
 }
 
-/// One request: admitted and served, or refused; any answer on a connection that is not
-/// admitted closes it.
-async fn answer<S: Service>(
-    service: &S,
-    admission: &Admission,
-    request: Request<Incoming>,
-) -> Response<S::Body> {
-    let mut response = match service.admit(&request) {
-        Err(refused) => *refused,
-        Ok(()) => {
-            admission.admit().await;
-            service.serve(request).await
-        }
-    };
+/// `response` with `Connection: close` unless its connection is admitted: any answer on a
+/// connection that is not admitted closes it.
+fn close_unless_admitted<B>(mut response: Response<B>, admission: &Admission) -> Response<B> {
     if !admission.is_admitted() {
         response
             .headers_mut()

@@ -91,6 +91,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A server whose requests go through a tower service (agent-mcp's axum `Router` with
+//! tower-http layers) hands it to [`accept_forever_tower`] instead, and puts an [`AdmitLayer`]
+//! after the layers whose passing admits the connection: the pools and the rules above are the
+//! same, the checks are layers.
+//!
 //! # Dependencies, and why
 //!
 //! `hyper` (HTTP/1 connections with a header-read timeout and a bound on the head; the request,
@@ -98,18 +103,21 @@
 //! `http-body-util` and `bytes` (the two boxed bodies a [`ResponseBody`] can be, and the `403`
 //! this crate answers), `tokio` (the listener, a task per connection, timers, the pools'
 //! semaphore and notices; 1.50 for `TcpStream::set_zero_linger`), `tracing` (accept errors and
-//! closed connections, at `debug` and `warn`). All of them were in both servers' builds
+//! closed connections, at `debug` and `warn`), `tower-service` and `tower-layer` (the traits of
+//! [`accept_forever_tower`]'s service and of [`AdmitLayer`]). All of them were in both servers' builds
 //! already; none is new to the workspace.
 
 #![warn(missing_docs)]
 
 mod admission;
+mod admit;
 mod connections;
 mod loopback;
 pub mod origin;
 mod service;
 
-pub use connections::{LISTEN_BACKLOG, Limits, accept_forever, bind};
+pub use admit::{Admit, AdmitLayer, Admitter};
+pub use connections::{LISTEN_BACKLOG, Limits, accept_forever, accept_forever_tower, bind};
 pub use loopback::is_loopback;
 pub use origin::Origins;
 pub use service::{ResponseBody, Service};
