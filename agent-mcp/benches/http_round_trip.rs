@@ -49,7 +49,10 @@ fn post(session: Option<&str>, body: &'static str) -> Request<Full<Bytes>> {
 }
 
 /// Sends `request` and reads the whole answer; panics unless it is a success.
-async fn round_trip(sender: &mut SendRequest<Full<Bytes>>, request: Request<Full<Bytes>>) -> Response<Bytes> {
+async fn round_trip(
+    sender: &mut SendRequest<Full<Bytes>>,
+    request: Request<Full<Bytes>>,
+) -> Response<Bytes> {
     sender.ready().await.expect("the connection is open");
     let response = sender.send_request(request).await.expect("an answer");
     let (parts, body) = response.into_parts();
@@ -118,7 +121,9 @@ fn http_round_trip(c: &mut Criterion) {
     group.bench_function("mcp_ping", |b| {
         b.iter(|| {
             let response = runtime.block_on(round_trip(&mut mcp, post(Some(&session), PING)));
-            assert!(std::str::from_utf8(response.body()).is_ok_and(|body| body.contains("\"id\":7")));
+            assert!(
+                std::str::from_utf8(response.body()).is_ok_and(|body| body.contains("\"id\":7"))
+            );
         })
     });
     group.finish();

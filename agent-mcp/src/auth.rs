@@ -6,11 +6,17 @@
 //! to a loopback address. A missing or wrong token is answered `401 Unauthorized` with
 //! `WWW-Authenticate: Bearer realm="mcp"` before the request reaches rmcp, so no session is made
 //! and no tool runs. Tokens are compared in constant time.
+//!
+//! The check is a tower layer of the HTTP server (see [`crate::http`]), ours rather than
+//! tower-http's `ValidateRequestHeaderLayer::bearer`, which compares the header with `==` (the
+//! time it takes tells how much of a guess was right) and answers `401` without the
+//! `WWW-Authenticate` challenge RFC 6750 asks for.
 
 use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 
+use axum::body::Body;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -18,6 +24,7 @@ use hyper::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 
 use crate::error::McpError;
+use crate::http::CheckLayer;
 
 /// How many random bytes [`generate_token`] draws from the operating system: 256 bits.
 pub const TOKEN_BYTES: usize = agent_bearer::TOKEN_BYTES;
@@ -82,6 +89,13 @@ pub(crate) fn check(
 ) -> Result<(), Box<Response<BoxBody<Bytes, Infallible>>>> {
     agent_bearer::check(headers, token)
         .map_err(|refused| Box::new(unauthorized(refused == agent_bearer::Refused::Wrong)))
+}
+
+/// The bearer check as a layer of the HTTP server's router (see [`crate::http`]).
+pub(crate) fn layer(token: Arc<str>) -> CheckLayer {
+    CheckLayer::new(move |headers| {
+        check(headers, &token).map_err(|refused| Box::new(refused.map(Body::new)))
+    })
 }
 
 /// `401 Unauthorized` with the challenge RFC 6750 describes; `invalid_token` when a token was

@@ -21,22 +21,33 @@
 //! # }
 //! ```
 //!
-//! What every request to `/mcp` goes through, in order:
+//! What every request to `/mcp` goes through, in order (each step a layer of the router, see
+//! [below](#on-axum-and-tower-http-what-each-layer-replaces-and-what-stays-ours)); a request
+//! for any other path is answered `404` and admits nothing:
 //!
 //! 1. **Origin** ([`crate::origin`] rules): present and not allowed → `403`.
 //! 2. **Bearer token** ([`crate::auth`]): missing or wrong → `401` with
 //!    `WWW-Authenticate: Bearer`. Without [`McpServer::bearer_token`] or
 //!    [`McpServer::without_auth`], a token is generated when serving starts and printed on
-//!    standard error. `without_auth` is refused on any address but loopback.
-//! 3. **Body** (a POST of JSON): read within [`McpServer::body_read_timeout`] (`408`) and
-//!    rmcp's body limit (`413`, 4 MiB by default), then checked as JSON-RPC: malformed JSON
-//!    −32700, no JSON-RPC message −32600, wrong params for an MCP method −32602 (all `400`).
+//!    standard error. `without_auth` is refused on any address but loopback. Passing these
+//!    two **admits** the connection (below).
+//! 3. **Body** (of any request): at most rmcp's body limit (`413`, 4 MiB by default; at once
+//!    for a `Content-Length` past it, when the limit is reached for a chunked body), read
+//!    whole within [`McpServer::body_read_timeout`] for the whole body (`408` and
+//!    `Connection: close`). A POST of JSON is then checked as JSON-RPC: malformed JSON −32700,
+//!    no JSON-RPC message −32600, wrong params for an MCP method −32602 (all `400`).
 //! 4. **Session cap**: an `initialize` past [`McpServer::max_sessions`] live sessions → `503`
 //!    with a JSON-RPC error (−32000) saying the server is at its session limit. Sessions
 //!    without an open request for [`McpServer::session_idle_timeout`] are closed.
 //! 5. rmcp's streamable-HTTP service: its `Host` allowlist (loopback names by default, against
 //!    DNS rebinding; see [`McpServer::http_config`]), `Accept` and `Content-Type` checks, the
 //!    session and the call.
+//!
+//! The server answers no CORS preflight: an `OPTIONS` carries no token and is answered `401`
+//! (`403` from an origin not allowed), so a page of an allowed origin reaches the server only
+//! through a request its browser sends without a preflight. Answering preflights (tower-http's
+//! `CorsLayer`, before the bearer check, for the allowed origins only) is for when a browser
+//! client needs it.
 //!
 //! And every connection:
 //!
@@ -78,6 +89,53 @@
 //! where each used to wait for a token-less connection's head timeout. Connections closed
 //! without an answer are reset, so the server keeps no `TIME_WAIT` for them.
 //!
+//! # On axum and tower-http: what each layer replaces, and what stays ours
+//!
+//! Each request is answered by an axum `Router`: [`HTTP_PATH`](crate::server::HTTP_PATH)
+//! mounted as a tower service, `404` for every other path, and around the endpoint, outermost first:
+//!
+//! | Layer | From | Was |
+//! |---|---|---|
+//! | `Origin` check (`403`) | ours ([`crate::origin`]) | a step of the endpoint's `admit` |
+//! | bearer check (`401`) | ours ([`crate::auth`]) | a step of the endpoint's `admit` |
+//! | `AdmitLayer` | agent-serve | agent-serve's own request path |
+//! | `RequestBodyLimitLayer` (`413`) | tower-http | a `Limited` body read by hand |
+//! | body deadline (`408`) | ours (`src/http/body.rs`) | the same deadline, in the endpoint |
+//!
+//! Then the endpoint: the JSON-RPC checks, the session cap, rmcp's `StreamableHttpService`.
+//!
+//! What stays ours, and why:
+//!
+//! - **The connections** (the listen queue, the pending and admitted pools, closing a pending
+//!   connection to make room, the first-head timer, resetting what is closed unanswered, the
+//!   `accept()` back-off): agent-serve, shared with agent-a2a. Tower layers see requests, not
+//!   connections; nothing in tower or axum counts connections or knows which of them wait on
+//!   their client. `axum::serve` is not used: it accepts without bound.
+//! - **The bearer check**: tower-http's `ValidateRequestHeaderLayer::bearer` compares the
+//!   header with `==`, whose time tells an attacker how much of a guess was right, and answers
+//!   `401` without RFC 6750's `WWW-Authenticate` challenge. Ours is agent-bearer's
+//!   constant-time check, as a layer.
+//! - **The `Origin` refusal**: tower-http's `CorsLayer` answers preflights and adds headers,
+//!   but lets a request from any origin through; MCP asks the server to refuse it.
+//! - **The body deadline**: tower-http's `RequestBodyTimeoutLayer` restarts its timer with each
+//!   frame, so a body dripped a byte at a time never times out
+//!   (`a_body_dripped_a_byte_at_a_time_still_meets_the_deadline_for_the_whole_body` in
+//!   `tests/http/http_layers.rs`); its `TimeoutLayer` times the whole response, which would end
+//!   long tool calls and event streams. Ours counts the whole body once.
+//! - **No concurrency limit layer**: tower's `ConcurrencyLimitLayer` bounds requests in
+//!   flight, waiting for a permit in `poll_ready`; the server's bounds are on connections
+//!   (held until the connection closes, pending ones closed to make room) and sessions
+//!   (refused with a JSON-RPC error), which a count of requests does not give.
+//! - **The session cap and idle expiry** (`src/sessions.rs`): MCP sessions are rmcp's; no
+//!   layer knows them.
+//! - **The head's size and time limits**: hyper's own (`max_header_size`,
+//!   `header_read_timeout`), set by agent-serve.
+//!
+//! Measured (`benches/http_round_trip.rs`, an MCP `ping` in a session on a kept-alive
+//! connection, against a bare hyper echo service on the same loopback): see the bench's
+//! numbers in the crate's README section; the router and its layers add no measurable time
+//! next to rmcp's own.
+//!
 //! Limits:
 //!
 //! - More token-less connection attempts at once than `max_pending_connections` plus the
@@ -95,33 +153,27 @@
 //!   admitted slots as a client would; silent and half-sent connections still cannot keep a
 //!   new one from being read.
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_serve::{Limits, Origins, is_loopback};
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::Incoming;
-use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode};
-use rmcp::transport::StreamableHttpService;
+use agent_serve::Limits;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-use crate::auth::{self, Auth};
+use crate::auth::Auth;
 use crate::error::McpError;
 pub use crate::http_settings::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_PENDING_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
-use crate::jsonrpc;
-use crate::server::{HTTP_PATH, McpServer};
-use crate::sessions::{BoundedSessions, SessionError};
+use crate::server::McpServer;
+use crate::sessions::BoundedSessions;
+pub(crate) use check::CheckLayer;
+use endpoint::Endpoint;
 
-/// A response of the HTTP server.
-pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+mod answers;
+mod body;
+mod check;
+mod endpoint;
 
 /// The largest request head (request line and headers) read; a larger one is answered `431`.
 /// hyper's own bound is its read buffer (about 400 KiB), so that many connections could hold
@@ -228,8 +280,8 @@ impl McpServer {
         self
     }
 
-    /// Serves MCP's streamable HTTP transport on `addr`, at `http://ADDR/mcp` ([`HTTP_PATH`]),
-    /// until the task is dropped. Each client session gets its own
+    /// Serves MCP's streamable HTTP transport on `addr`, at `http://ADDR/mcp`
+    /// ([`HTTP_PATH`](crate::server::HTTP_PATH)), until the task is dropped. Each client session gets its own
     /// [`RunScope`](agent_core::RunScope). See the [module docs](self) for what every
     /// request and connection goes through.
     ///
@@ -248,7 +300,7 @@ impl McpServer {
             .local_addr()
             .map_err(|e| McpError::io("reading the MCP HTTP server's address", e))?;
         let settings = self.http.clone();
-        let endpoint = Arc::new(Endpoint::new(self, bound)?);
+        let endpoint = Endpoint::new(self, bound)?;
         let _reaper = AbortOnDrop(tokio::spawn(reap_idle_sessions(
             endpoint.sessions.clone(),
             settings.session_idle_timeout,
@@ -260,7 +312,7 @@ impl McpServer {
             header_read_timeout: settings.header_read_timeout,
             max_header_bytes: MAX_HEADER_BYTES,
         };
-        agent_serve::accept_forever(listener, endpoint, limits).await;
+        agent_serve::accept_forever_tower(listener, "MCP", endpoint.router(), limits).await;
         Ok(())
     }
 }
@@ -279,261 +331,5 @@ async fn reap_idle_sessions(sessions: Arc<BoundedSessions>, idle: Duration) {
     loop {
         tokio::time::sleep(tick).await;
         sessions.reap().await;
-    }
-}
-
-/// What every connection of one server shares.
-struct Endpoint {
-    service: StreamableHttpService<McpServer, BoundedSessions>,
-    sessions: Arc<BoundedSessions>,
-    token: Option<Arc<str>>,
-    origins: Origins,
-    body_read_timeout: Duration,
-    max_body_bytes: usize,
-    sessions_enabled: bool,
-}
-
-impl Endpoint {
-    /// Checks the settings of `server` for a listener bound to `bound` and builds the endpoint.
-    fn new(server: McpServer, bound: SocketAddr) -> Result<Self, McpError> {
-        let settings = server.http.clone();
-        for (name, zero) in [
-            ("max_connections", settings.max_connections == 0),
-            (
-                "max_pending_connections",
-                settings.max_pending_connections == 0,
-            ),
-            ("max_sessions", settings.max_sessions == 0),
-            (
-                "header_read_timeout",
-                settings.header_read_timeout.is_zero(),
-            ),
-            ("body_read_timeout", settings.body_read_timeout.is_zero()),
-            (
-                "session_idle_timeout",
-                settings.session_idle_timeout.is_zero(),
-            ),
-        ] {
-            if zero {
-                return Err(McpError::HttpConfig(format!("`{name}` must not be zero")));
-            }
-        }
-        let token = match settings.auth {
-            Auth::Token(token) => {
-                auth::validate_token(&token)?;
-                Some(token)
-            }
-            Auth::Generate => {
-                let token = crate::generate_token()?;
-                eprintln!(
-                    "agent-mcp: the MCP server at http://{bound}{HTTP_PATH} requires the header `Authorization: Bearer {token}`"
-                );
-                Some(token.into())
-            }
-            Auth::Disabled if is_loopback(bound.ip()) => None,
-            Auth::Disabled => {
-                return Err(McpError::HttpConfig(format!(
-                    "`without_auth` is allowed only on a loopback address, and {bound} can be \
-                     reached from other hosts; set a bearer token (agent_mcp::generate_token())"
-                )));
-            }
-        };
-        let origins =
-            Origins::new(&settings.allowed_origins, bound).map_err(McpError::HttpConfig)?;
-        let config = server.http_config.clone();
-        let sessions = Arc::new(BoundedSessions::new(
-            settings.max_sessions,
-            settings.session_idle_timeout,
-        ));
-        let template = server;
-        let service = StreamableHttpService::new(
-            move || Ok(template.for_new_session()),
-            sessions.clone(),
-            config.clone(),
-        );
-        Ok(Endpoint {
-            service,
-            sessions,
-            token,
-            origins,
-            body_read_timeout: settings.body_read_timeout,
-            max_body_bytes: config.max_request_body_bytes,
-            sessions_enabled: config.legacy_session_mode,
-        })
-    }
-
-    /// The body checks of the [module docs](self), then rmcp.
-    async fn handle(&self, request: Request<Incoming>) -> HttpResponse {
-        if request.method() != Method::POST || !is_json(request.headers()) {
-            // rmcp answers these itself (a GET event stream, a DELETE, a wrong media type).
-            return self.service.handle(request).await;
-        }
-        let (parts, body) = request.into_parts();
-        let body = match self.read_body(body).await {
-            Ok(body) => body,
-            Err(response) => return *response,
-        };
-        let checked = match jsonrpc::check(&body) {
-            Ok(checked) => checked,
-            Err(rejected) => return rejected.into_response(),
-        };
-        if checked.is_initialize
-            && self.sessions_enabled
-            && !parts.headers.contains_key("mcp-session-id")
-            && self.sessions.is_full().await
-        {
-            tracing::warn!(
-                live = self.sessions.len(),
-                "refused an MCP session: the server is at its session limit"
-            );
-            let full = SessionError::Full {
-                max: self.sessions.max(),
-            };
-            return jsonrpc::error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                checked.id,
-                jsonrpc::SERVER_BUSY,
-                &full.to_string(),
-            );
-        }
-        self.service
-            .handle(Request::from_parts(parts, Full::new(body)))
-            .await
-    }
-
-    /// The whole body, within the time and size limits.
-    async fn read_body(&self, body: Incoming) -> Result<Bytes, Box<HttpResponse>> {
-        let limited = Limited::new(body, self.max_body_bytes);
-        match tokio::time::timeout(self.body_read_timeout, limited.collect()).await {
-            Ok(Ok(collected)) => Ok(collected.to_bytes()),
-            Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
-                Err(Box::new(plain(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!(
-                        "payload too large: a request body may have at most {} bytes",
-                        self.max_body_bytes
-                    ),
-                )))
-            }
-            Ok(Err(error)) => Err(Box::new(plain(
-                StatusCode::BAD_REQUEST,
-                format!("the request body could not be read: {error}"),
-            ))),
-            Err(_elapsed) => {
-                let mut response = plain(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "request timeout: the body did not arrive within {:?}",
-                        self.body_read_timeout
-                    ),
-                );
-                response
-                    .headers_mut()
-                    .insert(CONNECTION, HeaderValue::from_static("close"));
-                Err(Box::new(response))
-            }
-        }
-    }
-}
-
-impl agent_serve::Service for Endpoint {
-    type Body = BoxBody<Bytes, Infallible>;
-    const NAME: &'static str = "MCP";
-
-    /// The path, the `Origin` and the token: what a request must pass before anything of it
-    /// but its head is read, and what admits its connection.
-    fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<HttpResponse>> {
-        if request.uri().path() != HTTP_PATH {
-            return Err(Box::new(not_found()));
-        }
-        self.origins.check(request.headers())?;
-        match &self.token {
-            Some(token) => auth::check(request.headers(), token),
-            None => Ok(()),
-        }
-    }
-
-    async fn serve(&self, request: Request<Incoming>) -> HttpResponse {
-        self.handle(request).await
-    }
-}
-
-/// Whether the request's `Content-Type` is `application/json` (parameters aside).
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| {
-            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
-            essence.trim().eq_ignore_ascii_case("application/json")
-        })
-}
-
-fn plain(status: StatusCode, text: String) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
-fn not_found() -> HttpResponse {
-    plain(
-        StatusCode::NOT_FOUND,
-        format!("not found: the MCP endpoint is {HTTP_PATH}"),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use agent_core::Registry;
-
-    fn endpoint(server: McpServer, addr: &str) -> Result<Endpoint, McpError> {
-        Endpoint::new(server, addr.parse().unwrap())
-    }
-
-    #[test]
-    fn without_auth_is_refused_off_loopback() {
-        let server = || McpServer::new(Registry::new()).without_auth();
-        assert!(endpoint(server(), "127.0.0.1:80").is_ok());
-        assert!(endpoint(server(), "[::1]:80").is_ok());
-        for addr in ["0.0.0.0:80", "[::]:80", "192.168.1.2:80"] {
-            let error = endpoint(server(), addr).err().expect("refused");
-            assert!(
-                matches!(&error, McpError::HttpConfig(m) if m.contains("without_auth")),
-                "{error}"
-            );
-        }
-        // With a token, any address will do.
-        let token = crate::generate_token().unwrap();
-        assert!(
-            endpoint(
-                McpServer::new(Registry::new()).bearer_token(token),
-                "0.0.0.0:80"
-            )
-            .is_ok()
-        );
-    }
-
-    #[test]
-    fn weak_tokens_bad_origins_and_zero_limits_are_refused() {
-        let server = || McpServer::new(Registry::new()).bearer_token("0123456789abcdef");
-        assert!(endpoint(server(), "127.0.0.1:80").is_ok());
-        for refused in [
-            McpServer::new(Registry::new()).bearer_token("short"),
-            server().allowed_origins(["app.example.com"]),
-            server().max_connections(0),
-            server().max_pending_connections(0),
-            server().max_sessions(0),
-            server().header_read_timeout(Duration::ZERO),
-            server().body_read_timeout(Duration::ZERO),
-            server().session_idle_timeout(Duration::ZERO),
-        ] {
-            let error = endpoint(refused, "127.0.0.1:80").err().expect("refused");
-            assert!(matches!(error, McpError::HttpConfig(_)), "{error}");
-        }
     }
 }

@@ -196,8 +196,12 @@
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
 //! transports), `agent-serve` (the connections of the HTTP server: the listen queue, the
 //! pending and admitted pools, the `Origin` check; shared with agent-a2a),
-//! `hyper`/`http-body-util`/`bytes` (the requests, responses and bodies between agent-serve
-//! and rmcp's HTTP service, the body's time and size limits), `rustls` with `ring` (HTTPS for
+//! `axum` without default features (the HTTP server's router: the endpoint's path and its
+//! tower layers around rmcp's HTTP service), `tower-http` with `limit` (the request body's
+//! size limit), `tower-service`/`tower-layer` (the traits of our own layers: the `Origin`
+//! and bearer checks, the body's deadline; see [`http`] for what each layer replaces and what
+//! stays ours), `hyper`/`http-body-util`/`bytes` (the requests, responses and bodies between
+//! agent-serve and rmcp's HTTP service), `rustls` with `ring` (HTTPS for
 //! the HTTP client without building aws-lc), `agent-bearer` (bearer tokens: made from the
 //! operating system's random number generator, compared in constant time; shared with
 //! agent-a2a), `futures-core`

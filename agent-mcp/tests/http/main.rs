@@ -7,5 +7,6 @@
 #[path = "../support/raw_http.rs"]
 mod raw_http;
 
+mod http_layers;
 mod http_pools;
 mod http_security;
