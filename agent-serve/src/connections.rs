@@ -174,15 +174,13 @@ where
         match listener.accept().await {
             Ok((stream, _peer)) => {
                 backoff = ACCEPT_BACKOFF_MIN;
+                // Answers go out as they are written (a streamed answer's last chunk too), not
+                // held back by Nagle's algorithm until the client's delayed ACK (40 ms).
+                if let Err(error) = stream.set_nodelay(true) {
+                    tracing::debug!(%error, server = name, "TCP_NODELAY could not be set");
+                }
                 let (admission, told) = Pools::enter(&pools).await;
-                tokio::spawn(serve(
-                    name,
-                    answer.clone(),
-                    stream,
-                    admission,
-                    told,
-                    limits,
-                ));
+                tokio::spawn(serve(name, answer.clone(), stream, admission, told, limits));
             }
             Err(error) if is_per_connection(&error) => {
                 tracing::debug!(%error, server = name, "a connection failed while being accepted");
