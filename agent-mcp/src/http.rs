@@ -43,11 +43,11 @@
 //!    DNS rebinding; see [`McpServer::http_config`]), `Accept` and `Content-Type` checks, the
 //!    session and the call.
 //!
-//! The server answers no CORS preflight: an `OPTIONS` carries no token and is answered `401`
-//! (`403` from an origin not allowed), so a page of an allowed origin reaches the server only
-//! through a request its browser sends without a preflight. Answering preflights (tower-http's
-//! `CorsLayer`, before the bearer check, for the allowed origins only) is for when a browser
-//! client needs it.
+//! Between the first two, tower-http's `CorsLayer` answers the CORS preflights of the origins
+//! the first let through (a preflight carries no token, so it comes before the bearer check)
+//! and adds the CORS headers to their answers, so that a page of an allowed origin can call
+//! the server with its token (see [`crate::origin`]). A preflight runs nothing and admits no
+//! connection; from an origin not allowed it is `403`.
 //!
 //! And every connection:
 //!
@@ -116,7 +116,8 @@
 //!   `401` without RFC 6750's `WWW-Authenticate` challenge. Ours is agent-bearer's
 //!   constant-time check, as a layer.
 //! - **The `Origin` refusal**: tower-http's `CorsLayer` answers preflights and adds headers,
-//!   but lets a request from any origin through; MCP asks the server to refuse it.
+//!   but lets a request from any origin through; MCP asks the server to refuse it. So ours
+//!   refuses first, and `CorsLayer` answers the preflights of what it let through.
 //! - **The body deadline**: tower-http's `RequestBodyTimeoutLayer` restarts its timer with each
 //!   frame, so a body dripped a byte at a time never times out
 //!   (`a_body_dripped_a_byte_at_a_time_still_meets_the_deadline_for_the_whole_body` in

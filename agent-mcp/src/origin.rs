@@ -20,15 +20,25 @@
 //! adds CORS headers to answers (so a browser hides the answer from the page), but passes every
 //! request to the service whatever its origin, and a browser sends some cross-origin requests
 //! without a preflight (a form's `POST`, a `no-cors` fetch), so the request would already have
-//! run. Refusing it before anything runs is what MCP's specification asks. The server answers
-//! no preflight (an `OPTIONS` carries no token, and is refused `401`); see [`crate::http`].
+//! run. Refusing it before anything runs is what MCP's specification asks.
+//!
+//! Behind the refusal, tower-http's `CorsLayer` ([`cors_layer`]) answers the CORS preflights of
+//! the origins that passed it, before the bearer check (a preflight carries no token), so a
+//! page of an allowed origin can send the token: methods `GET`, `POST` and `DELETE`, the
+//! headers MCP's transport uses, and `Mcp-Session-Id` and `WWW-Authenticate` readable by the
+//! page. A preflight runs nothing and admits no connection; its answer carries
+//! `Connection: close`. From an origin not allowed it is refused `403` like any request.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use agent_serve::Origins;
 use axum::body::Body;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
+use hyper::Method;
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::http::CheckLayer;
 
@@ -39,4 +49,23 @@ pub(crate) fn layer(origins: Origins) -> CheckLayer {
             .check::<BoxBody<Bytes, Infallible>>(headers)
             .map_err(|refused| Box::new(refused.map(Body::new)))
     })
+}
+
+/// The answers to CORS preflights, and the CORS headers of answers, for requests whose origin
+/// the [`layer`] in front of it let through (so the origin is mirrored: it is one allowed).
+pub(crate) fn cors_layer() -> CorsLayer {
+    let session = HeaderName::from_static("mcp-session-id");
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            AUTHORIZATION,
+            CONTENT_TYPE,
+            ACCEPT,
+            session.clone(),
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([session, WWW_AUTHENTICATE])
+        .max_age(Duration::from_secs(600))
 }

@@ -129,6 +129,7 @@ impl Endpoint {
             None => router,
         };
         router
+            .route_layer(origin::cors_layer())
             .route_layer(origin::layer(origins))
             .fallback(|| async { not_found() })
     }

@@ -1,8 +1,8 @@
 //! What the HTTP server's layers promise, attacked over real TCP on 127.0.0.1 with requests
 //! written by hand: the body's deadline counts the whole body (a client dripping bytes does not
 //! restart it), the size limit holds for a chunked body without `Content-Length`, a body refused
-//! for its size is never read as a next request, a preflight is refused like any request
-//! without the token, and a path other than the endpoint's admits nothing. None asserts how
+//! for its size is never read as a next request, a preflight is answered only for an allowed
+//! origin, and a path other than the endpoint's admits nothing. None asserts how
 //! long anything takes (a generous time limit only turns a hang into a failure).
 
 use crate::raw_http;
@@ -175,19 +175,62 @@ async fn a_body_refused_for_its_size_is_never_read_as_the_next_request() {
 }
 
 #[tokio::test]
-async fn a_preflight_is_refused_like_any_request_without_the_token() {
+async fn a_preflight_from_an_allowed_origin_is_answered_and_runs_nothing_other_origins_get_403() {
     let addr = start(server().allowed_origins(["https://app.example"])).await;
     let preflight = |origin: &str| {
         format!(
-            "OPTIONS /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\n\r\n"
+            "OPTIONS /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type, mcp-session-id\r\n\r\n"
         )
     };
     let allowed = send(addr, &preflight("https://app.example")).await;
-    assert_eq!(allowed.status, 401, "{allowed:?}");
-    assert!(allowed.header("access-control-allow-origin").is_none());
+    assert_eq!(allowed.status, 200, "{allowed:?}");
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    let headers = allowed
+        .header("access-control-allow-headers")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(
+        headers.contains("authorization") && headers.contains("mcp-session-id"),
+        "{allowed:?}"
+    );
+    let methods = allowed
+        .header("access-control-allow-methods")
+        .unwrap_or_default();
+    assert!(methods.contains("POST"), "{allowed:?}");
+    // No token: the preflight admits nothing, so its connection is not kept.
     assert_eq!(allowed.header("connection"), Some("close"));
     let other = send(addr, &preflight("https://evil.example")).await;
     assert_eq!(other.status, 403, "{other:?}");
+    assert!(other.header("access-control-allow-origin").is_none());
+    // The allowed origin's real request still needs the token; and with it the answer is
+    // readable by the page.
+    let without = send(
+        addr,
+        &post(
+            "127.0.0.1",
+            &[("Origin", "https://app.example")],
+            &initialize_body(),
+        ),
+    )
+    .await;
+    assert_eq!(without.status, 401, "{without:?}");
+    let with = send(
+        addr,
+        &post(
+            "127.0.0.1",
+            &[("Origin", "https://app.example"), BEARER],
+            &initialize_body(),
+        ),
+    )
+    .await;
+    assert_eq!(with.status, 200, "{with:?}");
+    assert_eq!(
+        with.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
 }
 
 #[tokio::test]
