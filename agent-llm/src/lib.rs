@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
 //! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses, Gemini and scripted models, whole and streamed |
+//! | [`model_use`] | [`ModelUseReporter`] | a skill that asks a model on the run's behalf counts it in the run ([`report_model_use`]) |
 //! | `cassette` (feature `cassette`) | `Cassette` | record real exchanges once (secrets redacted), replay them offline in tests |
 //!
 //! It depends on `agent-core` (tool calls, tool definitions, retries) and, with `http`, on
@@ -40,6 +41,7 @@
 pub mod cassette;
 pub mod llm;
 pub mod message;
+pub mod model_use;
 pub mod price;
 
 #[cfg(feature = "http")]
@@ -59,4 +61,5 @@ pub use message::{
     ChatRequest, ChatResponse, Effort, Message, ProviderItem, ResponseSchema, Role, StopReason,
     Thinking, ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
 };
+pub use model_use::{ModelUseFn, ModelUseReporter, report_model_use};
 pub use price::{Cost, ModelPrice, PriceTable, PriceTableError, Rate, Usd};
