@@ -162,12 +162,14 @@ async fn run_agent(
     abilities.push(Box::new(ChildUsage {
         used: nesting.used.clone(),
     }));
+    let model_use = nesting.model_use_reporter(rt.prices.clone());
     let ctx = rt
         .context
         .clone()
         .with_cancellation(rt.cancellation.clone())
         .with_scope(RunScope::new())
         .with_extension(nesting)
+        .with_extension(model_use)
         .with_extension(CurrentRegistry(rt.registry.clone()));
     for name in &state.loaded_skills {
         ctx.scope().load(name.clone());

@@ -1,7 +1,9 @@
 //! Where a run sits among agents that call agents: its [`Nesting`] (put in every run's context,
 //! so an [`SubAgent`](super::SubAgent) called in it knows its parent), the sink that carries
 //! a child's events up to its parent's sinks ([`Forward`]), and the ability that adds the
-//! children's usage to the run's own ([`ChildUsage`]).
+//! children's usage to the run's own ([`ChildUsage`]). A model call a skill reports
+//! ([`agent_llm::report_model_use`]) is counted the same way, as a child of one step
+//! ([`Nesting::model_use_reporter`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -9,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use super::ability::Ability;
 use super::state::RunState;
 use crate::event::{AgentEvent, EventSink};
+use agent_llm::ModelUseReporter;
 use agent_llm::message::Usage;
-use agent_llm::price::Cost;
+use agent_llm::price::{Cost, PriceTable};
 
 /// A run's place among nested agents, in its context as an extension.
 #[derive(Clone)]
@@ -64,6 +67,32 @@ impl Nesting {
                 format!("{child} › {below}")
             };
             *used.by_agent.entry(path).or_default() += usage;
+        }
+    }
+
+    /// The reporter this run's skills report their own model calls to: each counts like a child
+    /// of one model call, by its source, priced at `prices` (`None`: the built-in table). One
+    /// per run, not per call: a skill's context is a clone of the run's.
+    pub(crate) fn model_use_reporter(&self, prices: Option<Arc<PriceTable>>) -> ModelUseReporter {
+        let nesting = Nesting {
+            path: Vec::new(),
+            sinks: Vec::new(),
+            used: self.used.clone(),
+            journal: None,
+            tree: Vec::new(),
+        };
+        let reporter = ModelUseReporter::new(move |source: &str, usage: Usage, cost: Cost| {
+            nesting.report(
+                source,
+                usage,
+                BTreeMap::from([(String::new(), usage)]),
+                1,
+                cost,
+            );
+        });
+        match prices {
+            Some(table) => reporter.with_prices(table),
+            None => reporter.with_static_prices(PriceTable::builtin()),
         }
     }
 }
