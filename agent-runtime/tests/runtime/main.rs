@@ -1,6 +1,7 @@
 //! The agent loop with a scripted model and real skills: every finish reason (`finish`), runs
 //! paused for a decision (`pause`), sessions in memory and on disk (`sessions`), typed results
-//! (`typed_runs`), model calls skills report (`model_use`), and hostile inputs from the network and from skills (`adversarial`). Tracing
+//! (`typed_runs`), model calls skills report (`model_use`), and hostile inputs from the network
+//! and from skills (`adversarial`). Tracing
 //! spans are a binary of their own (`tracing_spans.rs`: it sets a subscriber, and tracing caches
 //! each callsite's interest process-wide), and the loop against real HTTP on loopback is
 //! `providers/`.
