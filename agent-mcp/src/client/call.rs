@@ -9,7 +9,10 @@
 use std::collections::BTreeMap;
 use std::sync::PoisonError;
 
-use agent_core::{Decision, PendingCall, Resumption, SkillError, SkillOutput, Suspension};
+use agent_core::{
+    Decision, PendingCall, Resumption, SkillContext, SkillError, SkillOutput, Suspension,
+};
+use agent_llm::ModelUseReporter;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, ElicitResult,
     ElicitationAction, InputRequest, InputRequiredResult, InputResponses,
@@ -21,7 +24,7 @@ use tokio::sync::mpsc;
 
 use super::connection::SharedChild;
 use super::elicitation::Elicitation;
-use super::handler::Asked;
+use super::handler::{Asked, Waiter};
 use super::open::{Answer, Open, OpenCall, Request, call_response, result_of};
 use super::sampling::{pending_sampling, refused};
 use super::skill::{McpSkill, from_call_tool_result};
@@ -78,21 +81,23 @@ enum Seen {
 }
 
 impl McpSkill {
-    /// A call from its start, or continued after a pause.
+    /// A call from its start, or continued after a pause (`ctx` has its resumption). The
+    /// sampling requests answered for it are reported to the run `ctx` belongs to.
     pub(super) async fn call(
         &self,
         arguments: Map<String, Value>,
-        resumption: Option<Resumption>,
+        ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError> {
-        let step = match resumption {
-            None => self.send(&arguments, None).await?,
-            Some(resumption) => self.resume(&arguments, resumption).await?,
+        let model_use = ctx.extension::<ModelUseReporter>();
+        let step = match ctx.take_resumption() {
+            None => self.send(&arguments, None, model_use).await?,
+            Some(resumption) => self.resume(&arguments, resumption, model_use).await?,
         };
         let mut step = step;
         loop {
             match step {
                 Step::Done(output) => return Ok(output),
-                Step::Retry(retry) => step = self.send(&arguments, Some(retry)).await?,
+                Step::Retry(retry) => step = self.send(&arguments, Some(retry), model_use).await?,
             }
         }
     }
@@ -102,6 +107,7 @@ impl McpSkill {
         &self,
         arguments: &Map<String, Value>,
         retry: Option<Retry>,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<Step, SkillError> {
         let (peer, child) = self.connection.peer()?;
         let mut params =
@@ -123,7 +129,11 @@ impl McpSkill {
                 .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await;
             if let Ok(handle) = &sent {
-                waiting.insert(handle.id.clone(), questions);
+                let waiter = Waiter {
+                    asked: questions,
+                    model_use: model_use.cloned(),
+                };
+                waiting.insert(handle.id.clone(), waiter);
             }
             sent
         };
@@ -135,7 +145,7 @@ impl McpSkill {
         let answer =
             tokio::spawn(async move { handle.await_response().await.and_then(call_response) });
         let request = Request { answer, id, peer };
-        self.wait(request, asked, child, round).await
+        self.wait(request, asked, child, round, model_use).await
     }
 
     /// The turn to wait on the server, on a connection where calls take turns (see the
@@ -154,6 +164,7 @@ impl McpSkill {
         mut asked: mpsc::Receiver<Asked>,
         child: Option<SharedChild>,
         round: usize,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<Step, SkillError> {
         let shared = &self.connection.shared;
         let seen = tokio::select! {
@@ -177,7 +188,7 @@ impl McpSkill {
                 from_call_tool_result(result).map(Step::Done)
             }
             Seen::Answer(Ok(Ok(CallToolResponse::InputRequired(asked)))) => {
-                self.input_required(asked, round).await
+                self.input_required(asked, round, model_use).await
             }
             Seen::Answer(Ok(Ok(_))) => Err(SkillError::tool(format!(
                 "the MCP server {} made a task of the call; this client does not poll tasks",
@@ -273,6 +284,7 @@ impl McpSkill {
         &self,
         asked: InputRequiredResult,
         round: usize,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<Step, SkillError> {
         let label = &self.connection.label;
         if round + 1 >= MAX_ROUNDS {
@@ -308,7 +320,7 @@ impl McpSkill {
                         .connection
                         .shared
                         .sampling
-                        .answer(label, request.params)
+                        .answer(label, request.params, model_use)
                         .await
                         .map_err(|e| {
                             SkillError::tool(format!(
@@ -356,6 +368,7 @@ impl McpSkill {
         &self,
         _arguments: &Map<String, Value>,
         resumption: Resumption,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<Step, SkillError> {
         let label = &self.connection.label;
         let kept: Kept = serde_json::from_value(resumption.state).map_err(|e| {
@@ -374,12 +387,12 @@ impl McpSkill {
         match kept {
             Kept::Open { key, question } => {
                 let decision = decision_for(OPEN_QUESTION)?;
-                self.resume_open(&key, &decision, || expired(label, &question))
+                self.resume_open(&key, &decision, || expired(label, &question), model_use)
                     .await
             }
             Kept::Sampling { key } => {
                 let decision = decision_for(OPEN_SAMPLING)?;
-                self.resume_open(&key, &decision, || expired_sampling(label))
+                self.resume_open(&key, &decision, || expired_sampling(label), model_use)
                     .await
             }
             Kept::InputRequired {
@@ -436,6 +449,7 @@ impl McpSkill {
         key: &str,
         decision: &Decision,
         expired: impl Fn() -> SkillError,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<Step, SkillError> {
         let label = &self.connection.label;
         let open = self
@@ -494,17 +508,24 @@ impl McpSkill {
         let _turn = self.turn().await?;
         let (questions, asked) = mpsc::channel(1);
         let shared = &self.connection.shared;
+        let waiter = Waiter {
+            asked: questions,
+            model_use: model_use.cloned(),
+        };
         shared
             .waiting
             .lock()
             .await
-            .insert(request.id.clone(), questions);
+            .insert(request.id.clone(), waiter);
         let sent = match answer {
             Answer::Elicit(reply, result) => reply.send(result).is_ok(),
             Answer::Sample(reply, approved) => {
                 let result = match approved {
                     Ok((sampling, sample)) => {
-                        shared.sampling.complete(&sampling, label, sample).await
+                        let sampled = shared
+                            .sampling
+                            .complete(&sampling, label, sample, model_use);
+                        sampled.await
                     }
                     Err(refusal) => Err(refusal),
                 };
@@ -515,7 +536,7 @@ impl McpSkill {
             shared.waiting.lock().await.remove(&request.id);
             return Err(expired());
         }
-        self.wait(request, asked, child, 0).await
+        self.wait(request, asked, child, 0, model_use).await
     }
 }
 

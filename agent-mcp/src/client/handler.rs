@@ -21,6 +21,7 @@ use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot};
 
 use super::sampling::{Reviewed, Sampling, SamplingRequest, SamplingState, refused};
+use agent_llm::ModelUseReporter;
 
 /// How the client starts a session with a server: the handshake decides the protocol version,
 /// and with it how a server's questions come (see the [module docs](super)).
@@ -83,7 +84,16 @@ pub(super) enum Asked {
 
 /// The calls waiting on the server, by the id of their `tools/call` request: where a question
 /// asked during that request goes.
-pub(super) type Waiting = HashMap<RequestId, mpsc::Sender<Asked>>;
+pub(super) type Waiting = HashMap<RequestId, Waiter>;
+
+/// One call waiting on the server: where its questions go, and the run that counts the model
+/// calls made for it (a sampling request answered at once, in [`Handler::create_message`]).
+#[derive(Clone)]
+pub(super) struct Waiter {
+    pub(super) asked: mpsc::Sender<Asked>,
+    /// The reporter of the run the call belongs to; `None` outside a run.
+    pub(super) model_use: Option<ModelUseReporter>,
+}
 
 /// What a connection's handler shares with its skills; lives as long as the connection, across
 /// reconnections.
@@ -149,10 +159,7 @@ impl Shared {
     /// The call a question goes to: the one whose request's response stream carried it, or,
     /// when the transport does not say, the only call waiting. `None` when no call waits, or
     /// when several do and nothing tells which one asked.
-    fn route(
-        waiting: &Waiting,
-        origin: Option<&InboundStreamOrigin>,
-    ) -> Option<mpsc::Sender<Asked>> {
+    fn route(waiting: &Waiting, origin: Option<&InboundStreamOrigin>) -> Option<Waiter> {
         match origin {
             Some(InboundStreamOrigin::OutboundRequest(id)) => waiting.get(id).cloned(),
             _ if waiting.len() == 1 => waiting.values().next().cloned(),
@@ -162,15 +169,18 @@ impl Shared {
 }
 
 impl Handler {
+    /// The call `context`'s request belongs to, if one waits and it can be told.
+    async fn waiter(&self, context: &RequestContext<RoleClient>) -> Option<Waiter> {
+        let origin = context.extensions.get::<InboundStreamOrigin>();
+        let waiting = self.shared.waiting.lock().await;
+        Shared::route(&waiting, origin)
+    }
+
     /// Hands what the server asked to the call it belongs to; `false` (and a warning) when none
     /// can take it.
     async fn to_call(&self, context: &RequestContext<RoleClient>, asked: Asked) -> bool {
-        let origin = context.extensions.get::<InboundStreamOrigin>();
-        let call = {
-            let waiting = self.shared.waiting.lock().await;
-            Shared::route(&waiting, origin)
-        };
-        let Some(call) = call else {
+        let Some(call) = self.waiter(context).await else {
+            let origin = context.extensions.get::<InboundStreamOrigin>();
             tracing::warn!(
                 server = self.shared.label,
                 ?origin,
@@ -178,7 +188,7 @@ impl Handler {
             );
             return false;
         };
-        if call.try_send(asked).is_err() {
+        if call.asked.try_send(asked).is_err() {
             tracing::warn!(
                 server = self.shared.label,
                 "refused a request: its call already has one to take"
@@ -237,7 +247,14 @@ impl ClientHandler for Handler {
         let server = &self.shared.label;
         let sampling = &self.shared.sampling;
         match sampling.review(server, &params)? {
-            Reviewed::Ready(with, request) => sampling.complete(&with, server, request).await,
+            Reviewed::Ready(with, request) => {
+                // Counted in the run of the call it came with; with no call waiting, only per
+                // connection.
+                let model_use = self.waiter(&context).await.and_then(|w| w.model_use);
+                sampling
+                    .complete(&with, server, request, model_use.as_ref())
+                    .await
+            }
             Reviewed::Ask {
                 sampling,
                 request,

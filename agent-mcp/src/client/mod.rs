@@ -98,8 +98,19 @@
 //! over [`MAX_SAMPLING_MESSAGES`] messages or [`MAX_SAMPLING_BYTES`] of text is refused, the
 //! answer is at most [`Sampling::max_tokens`] long, and images or audio in a request reach the
 //! model as a bracketed description. The tokens are counted per connection
-//! ([`McpSkills::sampling_usage`]) and in a `tracing` event per answer (`input_tokens`,
-//! `output_tokens`), not in the run's usage: the run's usage is its own model's.
+//! ([`McpSkills::sampling_usage`]), in a `tracing` event per answer (`input_tokens`,
+//! `output_tokens`), and in the run of the call the request came with
+//! ([`agent_llm::report_model_use`]): its usage, its cost, its `agent_steps` (one model call
+//! each) and its per-agent record (`RunOutcome::agents`) under [`sampling_source`]
+//! (`mcp sampling › LABEL`), so its token and money budgets count them too. A request a person
+//! approved counts in the run that continued with the approval; one answered in a nested agent's
+//! call counts in that agent's run, which passes it up. The cost is the run's prices for the
+//! sampling provider's model (the answer's model, else the provider's); a model the run's table
+//! has no price for is an unpriced call (`Cost::unpriced_calls`), never $0. A request that comes
+//! when no call waits on the server (or on a connection used outside a run) belongs to no run:
+//! it is counted only per connection and in the `tracing` event. In a durable run the use is
+//! counted as the call runs; a replay answers the call from the journal without running it, so
+//! the use is not counted twice (nor, in the recovered process, again at all).
 //!
 //! # Resources, prompts and changing lists
 //!
@@ -157,7 +168,7 @@ pub use resource_skill::MAX_RESOURCE_BYTES;
 use resource_skill::ReadResourceSkill;
 pub use sampling::{
     MAX_SAMPLING_BYTES, MAX_SAMPLING_MESSAGES, SAMPLING_CALL, Sampling, SamplingHook,
-    SamplingRequest, SamplingVerdict,
+    SamplingRequest, SamplingVerdict, sampling_source,
 };
 
 fn handler(shared: &Arc<Shared>) -> Handler {

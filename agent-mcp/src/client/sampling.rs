@@ -6,7 +6,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_llm::{ChatRequest, LlmProvider, Message, Role as LlmRole, StopReason, Usage};
+use agent_llm::{
+    ChatRequest, LlmProvider, Message, ModelUseReporter, Role as LlmRole, StopReason, Usage,
+};
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ErrorData, Role, SamplingContent,
     SamplingMessage, SamplingMessageContentBlock,
@@ -143,9 +145,12 @@ impl SamplingState {
         &self,
         server: &str,
         params: CreateMessageRequestParams,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<CreateMessageResult, ErrorData> {
         match self.review(server, &params)? {
-            Reviewed::Ready(sampling, request) => self.complete(&sampling, server, request).await,
+            Reviewed::Ready(sampling, request) => {
+                self.complete(&sampling, server, request, model_use).await
+            }
             Reviewed::Ask { reason, .. } => {
                 tracing::info!(server, %reason, "refused a sampling request no one can be asked about");
                 Err(refused(&format!(
@@ -203,13 +208,15 @@ impl SamplingState {
         }
     }
 
-    /// Asks the model `request`: its tokens are added to this connection's count and reported
-    /// as a `tracing` event.
+    /// Asks the model `request`: its tokens are added to this connection's count, reported as
+    /// a `tracing` event, and to `model_use` (the run of the call the request came with), priced
+    /// at the run's prices, under [`sampling_source`].
     pub(super) async fn complete(
         &self,
         sampling: &Sampling,
         server: &str,
         request: SamplingRequest,
+        model_use: Option<&ModelUseReporter>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let mut chat = ChatRequest::new(&request.messages);
         chat.system = request.system.as_deref();
@@ -229,6 +236,12 @@ impl SamplingState {
             output_tokens = response.usage.output_tokens,
             "answered a sampling request"
         );
+        if let Some(reporter) = model_use {
+            let provider = sampling.provider.name();
+            let priced_as = response.model.as_deref().or(sampling.provider.model());
+            let cost = reporter.cost(provider, priced_as, &response.usage);
+            reporter.report(&sampling_source(server), response.usage, cost);
+        }
         let model = response
             .model
             .clone()
@@ -248,6 +261,13 @@ impl SamplingState {
         )
         .with_stop_reason(stop))
     }
+}
+
+/// The source the sampling requests of the server labelled `server` are reported under
+/// ([`agent_llm::report_model_use`]), and so the key of their tokens in a run's
+/// `RunOutcome::agents` (agent-runtime): `mcp sampling › SERVER`.
+pub fn sampling_source(server: &str) -> String {
+    format!("mcp sampling › {server}")
 }
 
 /// The pending call a paused run lists for a sampling request a person is asked about, made

@@ -115,7 +115,7 @@ impl DynSkill for McpSkill {
         ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError> {
         let arguments = input.downcast::<Map<String, Value>>()?;
-        self.call(arguments, ctx.take_resumption()).await
+        self.call(arguments, ctx).await
     }
 }
 

@@ -1,15 +1,48 @@
 //! A remote tool that asks the client's model (`sampling/createMessage`): the application's hook
-//! decides, and only an allowed request reaches the model.
+//! decides, only an allowed request reaches the model, and its tokens count in the run of the call
+//! it came with.
 
 use std::sync::{Arc, Mutex};
 
 use agent_core::{Decision, ToolCall};
 use agent_llm::{MockProvider, MockReply, Usage};
-use agent_mcp::client::SAMPLING_CALL;
-use agent_mcp::{Sampling, SamplingRequest, SamplingVerdict};
+use agent_mcp::client::{SAMPLING_CALL, sampling_source};
+use agent_mcp::{McpSkills, Sampling, SamplingRequest, SamplingVerdict};
+use agent_runtime::{AgentRuntime, RunOutcome};
 use serde_json::json;
 
-use super::{modern_server, only_result, pending, runtime_calling, server};
+use super::{modern_server, only_result, pending, registry_of, runtime_calling, server};
+
+fn usage(input: u64, output: u64) -> Usage {
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        ..Usage::default()
+    }
+}
+
+/// A runtime whose own model calls `calls` (using 100 + 10 tokens), then answers (50 + 5).
+fn counted_runtime(skills: &McpSkills, calls: Vec<ToolCall>) -> AgentRuntime {
+    let model = MockProvider::new([
+        MockReply::tool_calls(calls).with_usage(usage(100, 10)),
+        MockReply::text("Done.").with_usage(usage(50, 5)),
+    ]);
+    AgentRuntime::new(model, registry_of(skills))
+}
+
+/// What a run kept of the server's sampling requests: its entry in `RunOutcome::agents`, under
+/// `mcp sampling › LABEL` (the label names the server's script).
+fn sampled(outcome: &RunOutcome) -> Option<Usage> {
+    let prefix = sampling_source("");
+    let mut kept = outcome
+        .agents
+        .iter()
+        .filter(|(source, _)| source.starts_with(&prefix));
+    let (source, usage) = kept.next()?;
+    assert!(source.contains("consume_server.py"), "{source}");
+    assert!(kept.next().is_none(), "{:?}", outcome.agents);
+    Some(*usage)
+}
 
 fn summarize() -> Vec<ToolCall> {
     vec![ToolCall::new(
@@ -78,11 +111,7 @@ async fn without_a_model_every_request_is_refused_saying_so() {
 
 #[tokio::test]
 async fn an_allowed_request_is_answered_by_the_model_and_counted() {
-    let usage = Usage {
-        input_tokens: 31,
-        output_tokens: 7,
-        ..Usage::default()
-    };
+    let usage = usage(31, 7);
     let model = Arc::new(
         MockProvider::new([MockReply::text("Meeting moved to Thursday noon.").with_usage(usage)])
             .with_model("mock-summarizer"),
@@ -93,7 +122,7 @@ async fn an_allowed_request_is_answered_by_the_model_and_counted() {
         })
         .max_tokens(20),
     );
-    let runtime = runtime_calling(&skills, summarize());
+    let runtime = counted_runtime(&skills, summarize());
     let done = runtime.run("Summarize the note.").await.unwrap();
 
     assert_eq!(
@@ -118,6 +147,12 @@ async fn an_allowed_request_is_answered_by_the_model_and_counted() {
         "Summarize: The meeting moved to Thursday at noon."
     );
     assert_eq!(skills.sampling_usage(), (usage, 1));
+    // The run counts it: its own 150 + 15, and the server's request.
+    assert_eq!(done.usage, self::usage(181, 22));
+    assert_eq!(sampled(&done), Some(usage));
+    assert_eq!(done.agent_steps, 1, "one model call answered the server");
+    // Neither the run's mock nor `mock-summarizer` has a price: three unpriced calls, not $0.
+    assert_eq!(done.cost.unpriced_calls, 3, "{:?}", done.cost);
 }
 
 #[tokio::test]
@@ -151,12 +186,13 @@ async fn paused_on_sampling() -> (
     Arc<MockProvider>,
 ) {
     let model = Arc::new(
-        MockProvider::new([MockReply::text("Thursday at noon.")]).with_model("mock-summarizer"),
+        MockProvider::new([MockReply::text("Thursday at noon.").with_usage(usage(40, 6))])
+            .with_model("mock-summarizer"),
     );
     let skills = server()
         .await
         .with_sampling(Sampling::asking(model.clone()));
-    let runtime = runtime_calling(&skills, summarize());
+    let runtime = counted_runtime(&skills, summarize());
     let paused = runtime.run("Summarize the note.").await.unwrap();
     (skills, runtime, paused, model)
 }
@@ -186,6 +222,8 @@ async fn by_default_a_person_is_asked_and_an_approval_lets_the_model_answer() {
     // Nothing reached the model while the person decides.
     assert!(model.requests().is_empty());
     assert_eq!(skills.open_elicitations(), 1);
+    assert_eq!(paused.usage, usage(100, 10));
+    assert_eq!(sampled(&paused), None);
 
     let done = runtime
         .continue_paused(*paused.state.unwrap(), [(call.id(), Decision::Approve)])
@@ -200,6 +238,10 @@ async fn by_default_a_person_is_asked_and_an_approval_lets_the_model_answer() {
     );
     assert_eq!(model.requests().len(), 1);
     assert_eq!(skills.sampling_usage().1, 1);
+    // The continued run counts the answer: the runtime's two calls and the sampling's 40 + 6.
+    assert_eq!(done.usage, usage(190, 21));
+    assert_eq!(sampled(&done), Some(usage(40, 6)));
+    assert_eq!(done.agent_steps, 1);
 }
 
 #[tokio::test]
@@ -234,6 +276,8 @@ async fn a_sampling_request_a_person_denies_never_reaches_the_model() {
     );
     assert!(model.requests().is_empty());
     assert_eq!(skills.sampling_usage(), (Usage::default(), 0));
+    assert_eq!(sampled(&done), None);
+    assert_eq!(done.usage, usage(150, 15));
 }
 
 #[tokio::test]
@@ -288,23 +332,26 @@ async fn a_request_over_the_message_limit_is_refused_before_the_hook_and_the_mod
 
 /// `brief` on a server spoken to in MCP 2026-07-28, whose sampling request comes in an
 /// `input_required` result.
-async fn brief_over_input_required(sampling: Sampling) -> (String, bool) {
+async fn brief_over_input_required(sampling: Sampling) -> RunOutcome {
     let skills = modern_server().await.with_sampling(sampling);
-    let runtime = runtime_calling(
+    let runtime = counted_runtime(
         &skills,
         vec![ToolCall::new("b1", "brief", json!({"text": "the plan"}))],
     );
-    let done = runtime.run("Write a brief.").await.unwrap();
-    only_result(&done)
+    runtime.run("Write a brief.").await.unwrap()
 }
 
 #[tokio::test]
 async fn a_sampling_request_in_an_input_required_result_is_answered_when_allowed() {
-    let model = Arc::new(MockProvider::new([MockReply::text("A plan.")]).with_model("mock"));
+    let model = Arc::new(
+        MockProvider::new([MockReply::text("A plan.").with_usage(usage(20, 3))]).with_model("mock"),
+    );
     let allow = |_: &str, _: &SamplingRequest| SamplingVerdict::Allow;
-    let result = brief_over_input_required(Sampling::new(model.clone(), allow)).await;
+    let done = brief_over_input_required(Sampling::new(model.clone(), allow)).await;
+    assert_eq!(sampled(&done), Some(usage(20, 3)));
+    assert_eq!(done.usage, usage(170, 18));
     assert_eq!(
-        result,
+        only_result(&done),
         (
             json!({"result": "brief by mock: A plan."}).to_string(),
             false
@@ -319,7 +366,8 @@ async fn a_sampling_request_in_an_input_required_result_is_answered_when_allowed
 #[tokio::test]
 async fn a_sampling_request_in_an_input_required_result_a_person_would_approve_is_refused() {
     let model = Arc::new(MockProvider::new([MockReply::text("never said")]));
-    let (text, is_error) = brief_over_input_required(Sampling::asking(model.clone())).await;
+    let done = brief_over_input_required(Sampling::asking(model.clone())).await;
+    let (text, is_error) = only_result(&done);
     assert!(is_error, "{text}");
     assert!(
         text.contains("none could be asked about this one"),
