@@ -6,7 +6,9 @@
 //! A run of `agent-runtime` adds what is reported to its usage, its cost and its per-agent
 //! record (`RunOutcome::agents`, under the `source` given), and counts it as one model call in
 //! its `agent_steps`, after the turn's tool calls, the way it counts a sub-agent's: so its
-//! budgets (`max_tokens`, `max_cost`, the tree budgets) see it. A skill called outside a run
+//! budgets (`max_tokens_total`, `max_cost`, the tree budgets) see it. In a durable run the uses
+//! a tool call reported are journaled with its result and counted from there, so a replay
+//! counts them once, as the first attempt did. A skill called outside a run
 //! (by a chat, by an MCP server serving the registry) has no reporter: [`report_model_use`] says
 //! so by returning `false`, and nothing is counted anywhere.
 //!
@@ -99,6 +101,15 @@ impl ModelUseReporter {
         match model {
             Some(model) => table.cost(provider, model, usage),
             None => Cost::UNPRICED,
+        }
+    }
+
+    /// A reporter with the same prices that hands each use to `report` instead (to hold uses
+    /// back, record them, and report them later).
+    pub fn reporting_to(&self, report: impl Fn(&str, Usage, Cost) + Send + Sync + 'static) -> Self {
+        ModelUseReporter {
+            report: Arc::new(report),
+            prices: self.prices.clone(),
         }
     }
 

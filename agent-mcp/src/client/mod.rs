@@ -109,8 +109,9 @@
 //! has no price for is an unpriced call (`Cost::unpriced_calls`), never $0. A request that comes
 //! when no call waits on the server (or on a connection used outside a run) belongs to no run:
 //! it is counted only per connection and in the `tracing` event. In a durable run the use is
-//! counted as the call runs; a replay answers the call from the journal without running it, so
-//! the use is not counted twice (nor, in the recovered process, again at all).
+//! journaled with the call's result and counted from that record, so a replay, which answers the
+//! call from the journal without asking the server again, counts it once, as the first attempt
+//! did.
 //!
 //! # Resources, prompts and changing lists
 //!

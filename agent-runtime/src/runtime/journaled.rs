@@ -11,13 +11,14 @@ use super::compaction::{self, Attempt};
 use super::effects::{Direct, Effects};
 use super::journal::{Journal, JournalStep, StepResult};
 use super::outcome::AgentError;
-use super::record::ToolRecord;
+use super::record::{ModelUse, ToolRecord};
 use crate::event::AgentEvent;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
 use agent_core::registry::Registry;
 use agent_core::retry::RetryableError;
+use agent_llm::ModelUseReporter;
 use agent_llm::llm::{EventStream, LlmProvider, ProviderError};
 use agent_llm::message::{ChatRequest, ChatResponse, Message};
 
@@ -149,7 +150,9 @@ impl LlmProvider for JournaledProvider<'_> {
 }
 
 /// `call` through `registry` as the journal's step `step`: run and recorded, or answered from
-/// the record (the deferred skills it loaded loaded again) without running.
+/// the record (the deferred skills it loaded loaded again) without running. The model calls the
+/// skill reports are recorded with its result and reported from the record, run or replayed
+/// alike: so a replay counts them once, as the first attempt did.
 pub(super) async fn tool_step(
     journal: &dyn Journal,
     step: JournalStep,
@@ -159,8 +162,26 @@ pub(super) async fn tool_step(
 ) -> ToolResult {
     let name = step.to_string();
     let run = Box::pin(async move {
-        let result = registry.run_one(call, ctx).await;
-        record(&ToolRecord::keep(&result, ctx.scope().loaded()))
+        let used = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = {
+            let used = used.clone();
+            move |source: &str, usage, cost| {
+                let mut used = used.lock().unwrap_or_else(|p| p.into_inner());
+                used.push(ModelUse {
+                    source: source.to_owned(),
+                    usage,
+                    cost,
+                });
+            }
+        };
+        let reporter = match ctx.extension::<ModelUseReporter>() {
+            Some(run) => run.reporting_to(keep),
+            None => ModelUseReporter::new(keep),
+        };
+        let recording = ctx.clone().with_extension(reporter);
+        let result = registry.run_one(call, &recording).await;
+        let used = std::mem::take(&mut *used.lock().unwrap_or_else(|p| p.into_inner()));
+        record(&ToolRecord::keep(&result, ctx.scope().loaded()).with_model_use(used))
     });
     match journal.step(step, run).await {
         Ok(value) => match read_back::<ToolRecord>(&name, value) {
@@ -471,6 +492,74 @@ mod tests {
             "the child's first turn was not asked again"
         );
         assert_eq!(journal.entries.lock().unwrap().len(), 6);
+    }
+
+    /// A skill that says it asked a model (500 + 50 tokens), counting its runs.
+    struct Asks(Arc<AtomicUsize>);
+
+    #[async_trait::async_trait]
+    impl agent_core::skill::Skill for Asks {
+        type Input = NoInput;
+        fn name(&self) -> &str {
+            "asks"
+        }
+        fn description(&self) -> &str {
+            "Asks a model."
+        }
+        async fn run(&self, _: NoInput, ctx: &SkillContext) -> Result<SkillOutput, SkillError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            let usage = agent_llm::message::Usage {
+                input_tokens: 500,
+                output_tokens: 50,
+                ..Default::default()
+            };
+            let counted =
+                agent_llm::report_model_use(ctx, "helper", usage, agent_llm::Cost::UNPRICED);
+            Ok(SkillOutput::Text(format!("asked; counted: {counted}")))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_model_use_a_journaled_call_reported_counts_once_in_a_replay() {
+        let (journal, runs) = (Arc::new(Memory::default()), Arc::new(AtomicUsize::new(0)));
+        let runtime = |replies| {
+            let mut registry = Registry::new();
+            registry.add(Asks(Arc::clone(&runs)));
+            let journal: Arc<dyn Journal> = journal.clone();
+            let provider = agent_llm::llm::MockProvider::new(replies);
+            super::super::AgentRuntime::new(provider, registry).journal(journal)
+        };
+        let replies = vec![
+            agent_llm::llm::MockReply::tool_calls([ToolCall::new(
+                "c1",
+                "asks",
+                serde_json::json!({}),
+            )]),
+            agent_llm::llm::MockReply::text("done"),
+        ];
+        let first = runtime(replies).run("ask").await.unwrap();
+        let helper = agent_llm::message::Usage {
+            input_tokens: 500,
+            output_tokens: 50,
+            ..Default::default()
+        };
+        assert_eq!(first.agents.get("helper"), Some(&helper));
+        assert_eq!(first.agent_steps, 1);
+        assert_eq!(
+            first.cost.unpriced_calls, 3,
+            "two model calls, one reported"
+        );
+        assert_eq!(first.transcript[2].content, "asked; counted: true");
+
+        // The whole run again from its journal: the skill does not run, and its model call is
+        // counted once, from the record.
+        journal.next.store(0, Ordering::SeqCst);
+        let replayed = runtime(Vec::new()).run("ask").await.unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(replayed.usage, first.usage);
+        assert_eq!(replayed.agents, first.agents);
+        assert_eq!(replayed.agent_steps, 1);
+        assert_eq!(replayed.cost, first.cost);
     }
 
     #[test]

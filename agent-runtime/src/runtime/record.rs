@@ -1,7 +1,8 @@
 //! One serializable record of a tool call's result, [`ToolRecord`]: what a paused run keeps of
 //! the calls of its turn that already ran, what a session stores with it, and what a durable run
 //! journals for each call. Reading a record back gives the same text for the model and the same
-//! error kind for the loop (denials count as denials, approvals wait, cancellations cancel).
+//! error kind for the loop (denials count as denials, approvals wait, cancellations cancel), and
+//! the model calls the skill reported ([`agent_llm::report_model_use`]) reported again.
 
 use std::time::Duration;
 
@@ -13,6 +14,8 @@ use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
 use agent_core::pending::Suspension;
 use agent_core::skill::SkillOutput;
+use agent_llm::message::Usage;
+use agent_llm::price::Cost;
 
 /// A tool call's result, as data, and the deferred skills the run had loaded once it ran (a
 /// `tool_search` call loads some; a replay loads them again). Written by the pause and the
@@ -24,6 +27,18 @@ pub(crate) struct ToolRecord {
     output: OutputRecord,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     loaded: Vec<String>,
+    /// The model calls the skill reported while it ran (a durable run's call: its replay
+    /// reports them from here, since the skill does not run again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    model_use: Vec<ModelUse>,
+}
+
+/// One model call a skill reported: who made it, its tokens, its cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ModelUse {
+    pub(crate) source: String,
+    pub(crate) usage: Usage,
+    pub(crate) cost: Cost,
 }
 
 /// How the call ended, by kind: every [`SkillError`] variant the loop tells apart has its own.
@@ -78,7 +93,14 @@ impl ToolRecord {
             name: result.name.to_string(),
             output,
             loaded,
+            model_use: Vec::new(),
         }
+    }
+
+    /// The same record, with the model calls the skill reported while it ran.
+    pub(crate) fn with_model_use(mut self, model_use: Vec<ModelUse>) -> Self {
+        self.model_use = model_use;
+        self
     }
 
     /// The id of the call this answers.
@@ -86,10 +108,14 @@ impl ToolRecord {
         &self.call_id
     }
 
-    /// The result again; the deferred skills it records are loaded into `ctx`'s run.
+    /// The result again; the deferred skills it records are loaded into `ctx`'s run, and the
+    /// model calls it records reported to it.
     pub(crate) fn restore(self, ctx: &SkillContext) -> ToolResult {
         for name in self.loaded {
             ctx.scope().load(name);
+        }
+        for used in self.model_use {
+            agent_llm::report_model_use(ctx, &used.source, used.usage, used.cost);
         }
         let output = match self.output {
             OutputRecord::Text(text) => Ok(SkillOutput::Text(text)),
