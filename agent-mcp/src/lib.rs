@@ -181,8 +181,9 @@
 //! [`McpSkills::with_sampling`] gave a model: [`Sampling::asking`] pauses the run on each (the
 //! request is the pending call, named [`client::SAMPLING_CALL`]; approve lets the model answer,
 //! deny refuses), [`Sampling::new`] lets a [`SamplingHook`] allow, deny, edit or ask. The
-//! tokens spent are counted in [`McpSkills::sampling_usage`] and a `tracing` event, not in the
-//! run's usage (the run's own model is another).
+//! tokens spent count in the run of the call the request came with (its usage, cost, budgets
+//! and `agents` under [`client::sampling_source`]), and per connection in
+//! [`McpSkills::sampling_usage`] and a `tracing` event.
 //!
 //! The server's resources, resource templates and prompts are the application's:
 //! [`McpSkills::resources`], [`McpSkills::read_resource`], [`McpSkills::prompts`],
