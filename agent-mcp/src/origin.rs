@@ -22,7 +22,7 @@
 //! without a preflight (a form's `POST`, a `no-cors` fetch), so the request would already have
 //! run. Refusing it before anything runs is what MCP's specification asks.
 //!
-//! Behind the refusal, tower-http's `CorsLayer` ([`cors_layer`]) answers the CORS preflights of
+//! Behind the refusal, tower-http's `CorsLayer` answers the CORS preflights of
 //! the origins that passed it, before the bearer check (a preflight carries no token), so a
 //! page of an allowed origin can send the token: methods `GET`, `POST` and `DELETE`, the
 //! headers MCP's transport uses, and `Mcp-Session-Id` and `WWW-Authenticate` readable by the
