@@ -24,7 +24,7 @@ use hyper::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 
 use crate::error::McpError;
-use crate::http::CheckLayer;
+use crate::head_check::CheckLayer;
 
 /// How many random bytes [`generate_token`] draws from the operating system: 256 bits.
 pub const TOKEN_BYTES: usize = agent_bearer::TOKEN_BYTES;

@@ -171,12 +171,10 @@ pub use crate::http_settings::{
 };
 use crate::server::McpServer;
 use crate::sessions::BoundedSessions;
-pub(crate) use check::CheckLayer;
 use endpoint::Endpoint;
 
 mod answers;
 mod body;
-mod check;
 mod endpoint;
 
 /// The largest request head (request line and headers) read; a larger one is answered `431`.

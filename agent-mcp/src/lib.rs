@@ -226,6 +226,7 @@
 pub mod auth;
 pub mod client;
 pub mod error;
+mod head_check;
 pub mod http;
 mod http_settings;
 mod jsonrpc;

@@ -40,7 +40,7 @@ use hyper::Method;
 use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::http::CheckLayer;
+use crate::head_check::CheckLayer;
 
 /// The `Origin` check as a layer of the HTTP server's router (see [`crate::http`]).
 pub(crate) fn layer(origins: Origins) -> CheckLayer {
