@@ -44,6 +44,31 @@ pub(crate) struct ChildrenUsed {
     pub(crate) cost: Cost,
 }
 
+impl ChildrenUsed {
+    /// Adds a child's run (or the part of it since it last suspended), as [`Nesting::report`]
+    /// counts it.
+    fn add(
+        &mut self,
+        child: &str,
+        total: Usage,
+        by_agent: BTreeMap<String, Usage>,
+        steps: usize,
+        cost: Cost,
+    ) {
+        self.total += total;
+        self.cost += cost;
+        self.steps += steps;
+        for (below, usage) in by_agent {
+            let path = if below.is_empty() {
+                child.to_owned()
+            } else {
+                format!("{child} › {below}")
+            };
+            *self.by_agent.entry(path).or_default() += usage;
+        }
+    }
+}
+
 impl Nesting {
     /// Counts a child's run (or the part of it since it last suspended): `total` with its own
     /// children, each agent's own tokens by path below the child (`""` for the child itself), and
@@ -57,32 +82,17 @@ impl Nesting {
         cost: Cost,
     ) {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        used.total += total;
-        used.cost += cost;
-        used.steps += steps;
-        for (below, usage) in by_agent {
-            let path = if below.is_empty() {
-                child.to_owned()
-            } else {
-                format!("{child} › {below}")
-            };
-            *used.by_agent.entry(path).or_default() += usage;
-        }
+        used.add(child, total, by_agent, steps, cost);
     }
 
     /// The reporter this run's skills report their own model calls to: each counts like a child
     /// of one model call, by its source, priced at `prices` (`None`: the built-in table). One
     /// per run, not per call: a skill's context is a clone of the run's.
     pub(crate) fn model_use_reporter(&self, prices: Option<Arc<PriceTable>>) -> ModelUseReporter {
-        let nesting = Nesting {
-            path: Vec::new(),
-            sinks: Vec::new(),
-            used: self.used.clone(),
-            journal: None,
-            tree: Vec::new(),
-        };
+        let used = self.used.clone();
         let reporter = ModelUseReporter::new(move |source: &str, usage: Usage, cost: Cost| {
-            nesting.report(
+            let mut used = used.lock().unwrap_or_else(|p| p.into_inner());
+            used.add(
                 source,
                 usage,
                 BTreeMap::from([(String::new(), usage)]),
