@@ -215,6 +215,7 @@ impl Calls<'_> {
             .iter()
             .map(|(index, waited)| {
                 let metadata = self.registry.metadata(&waited.name);
+                let metadata = metadata.as_ref();
                 PendingCall {
                     call: ToolCall::new(call_id(*index), &waited.name, waited.args.clone()),
                     skill: metadata.map_or_else(|| waited.name.clone(), |m| m.name.to_string()),

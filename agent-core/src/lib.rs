@@ -217,7 +217,9 @@ pub use hook::{
     YesNoRule,
 };
 pub use pending::{Decision, Hop, PendingCall, Resumption, Suspension};
-pub use registry::{CurrentRegistry, DestructiveCalls, Registry, SkillRegistration};
+pub use registry::{
+    CurrentRegistry, DestructiveCalls, LiveSkills, Registry, SkillRegistration, WeakLiveSkills,
+};
 pub use retry::{RetryPolicy, RetryableError, with_retry, with_retry_notify};
 pub use schema::ToolDefinition;
 /// The `schemars` this crate derives JSON Schemas with, re-exported so that a crate of skills

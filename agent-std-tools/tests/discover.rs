@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 #[test]
 fn discover_finds_exactly_the_ten_skills_and_tool_search() {
     let registry = Registry::discover().unwrap();
-    let mut names: Vec<&str> = registry.names().collect();
+    let mut names: Vec<String> = registry.names().collect();
     names.sort_unstable();
     assert_eq!(
         names,
@@ -39,12 +39,8 @@ fn discover_finds_exactly_the_ten_skills_and_tool_search() {
 fn add_all_builds_the_same_registry_by_hand() {
     let mut registry = Registry::new();
     agent_std_tools::add_all(&mut registry);
-    let mut by_hand: Vec<String> = registry.names().map(str::to_owned).collect();
-    let mut discovered: Vec<String> = Registry::discover()
-        .unwrap()
-        .names()
-        .map(str::to_owned)
-        .collect();
+    let mut by_hand: Vec<String> = registry.names().collect();
+    let mut discovered: Vec<String> = Registry::discover().unwrap().names().collect();
     by_hand.sort();
     discovered.sort();
     assert_eq!(by_hand, discovered);

@@ -8,6 +8,7 @@ use futures::{StreamExt, stream};
 use super::Registry;
 #[cfg(doc)]
 use super::destructive::DestructiveCalls;
+use super::live::LiveView;
 use super::prepared::{Decided, Decision, Next, PreparedCall};
 use super::suggest;
 use super::truncate::truncate_output;
@@ -33,6 +34,9 @@ impl Registry {
     ///   with its timeout, and transient failures are retried by its policy or the registry's; a
     ///   panic becomes an error result; the hooks' `after` see the result; a result longer than the
     ///   output budget is cut with a notice.
+    /// - **Live sets.** The skills of the registry's [`LiveSkills`](super::LiveSkills) sets are
+    ///   the ones they have when the batch's calls are looked up, whatever happens to the sets
+    ///   while the calls run.
     /// - **Cancellation.** When `ctx`'s token fires, running calls are dropped and every call not
     ///   finished gets a [`SkillError::Cancelled`] result, so each call is still answered. A skill
     ///   never starts once the token has fired.
@@ -48,10 +52,12 @@ impl Registry {
 
     /// Runs one call through the same steps as [`Registry::run_many`].
     pub async fn run_one(&self, call: &ToolCall, ctx: &SkillContext) -> ToolResult {
-        let prepared = self.prepare(call);
+        let live = self.live();
+        let prepared = self.prepare(call, &live);
         if !self.hooks.is_empty() {
             // Boxed once: a registry without hooks does not carry the hooks' state in its future.
-            return Box::pin(async { self.finish(self.decide(prepared, ctx).await).await }).await;
+            return Box::pin(async { self.finish(self.decide(prepared, &live, ctx).await).await })
+                .await;
         }
         // Without hooks the decision is known (run the skill, or answer an unknown name) and the
         // steps are composed in one flat future: through `decide` and `finish`, one more layer of
@@ -65,14 +71,16 @@ impl Registry {
                     None => self.execute(entry, None, &call.arguments, &ctx).await,
                 }
             }
-            PreparedCall::Unknown(_) => Err(self.unknown_skill(&call.name)),
+            PreparedCall::Unknown(_) => Err(self.unknown_skill(&call.name, &live)),
         };
         self.result(call, called_as, output, ctx)
     }
 
     /// [`Registry::run_many`] for two calls or more: cuts them into batches and runs each.
     async fn run_batches(&self, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
-        let prepared: Vec<PreparedCall<'_>> = calls.iter().map(|call| self.prepare(call)).collect();
+        let live = self.live();
+        let prepared: Vec<PreparedCall<'_>> =
+            calls.iter().map(|call| self.prepare(call, &live)).collect();
         let mut results = Vec::with_capacity(calls.len());
         let together =
             |a: &PreparedCall, b: &PreparedCall| a.is_concurrency_safe() && b.is_concurrency_safe();
@@ -81,7 +89,7 @@ impl Registry {
             // starts; then the batch runs, at most `max_concurrency` at once, results in order.
             let mut running = Vec::with_capacity(batch.len());
             for &call in batch {
-                running.push(self.finish(self.decide(call, ctx).await));
+                running.push(self.finish(self.decide(call, &live, ctx).await));
             }
             let finished = stream::iter(running).buffered(self.settings.max_concurrency);
             results.extend(finished.collect::<Vec<_>>().await);
@@ -91,10 +99,17 @@ impl Registry {
     /// Decides what happens to the call, in a context of its own: an unknown name is answered;
     /// without hooks the skill runs, and validates its arguments as it starts; with hooks, they
     /// decide.
-    async fn decide<'a>(&'a self, call: PreparedCall<'a>, ctx: &SkillContext) -> Decided<'a> {
+    async fn decide<'a>(
+        &'a self,
+        call: PreparedCall<'a>,
+        live: &LiveView,
+        ctx: &SkillContext,
+    ) -> Decided<'a> {
         let ctx = call.context(ctx);
         let decision = match call {
-            PreparedCall::Unknown(call) => Decision::answer(Err(self.unknown_skill(&call.name))),
+            PreparedCall::Unknown(call) => {
+                Decision::answer(Err(self.unknown_skill(&call.name, live)))
+            }
             PreparedCall::Known { call, entry, .. } if self.hooks.is_empty() => {
                 match self.destructive_answer(entry, &call.arguments, &ctx) {
                     Some(error) => Decision::answer(Err(error)),
@@ -157,11 +172,17 @@ impl Registry {
         }
     }
 
-    fn unknown_skill(&self, name: &str) -> SkillError {
+    fn unknown_skill(&self, name: &str, live: &LiveView) -> SkillError {
         suggest::unknown_skill(
             name,
-            self.skills.names_and_aliases(),
-            self.skills.visible_names(),
+            self.skills
+                .names_and_aliases()
+                .chain(live.names_and_aliases()),
+            self.skills.visible_names().chain(
+                live.entries(&self.skills)
+                    .filter(|e| !e.metadata.should_defer)
+                    .map(|e| e.definition.name.as_str()),
+            ),
         )
     }
 }

@@ -46,6 +46,7 @@ mod entry;
 mod execute;
 mod guard;
 mod hooks;
+mod live;
 mod load_skill;
 mod names;
 mod pieces;
@@ -61,6 +62,7 @@ use std::sync::Arc;
 
 pub use current::CurrentRegistry;
 pub use destructive::DestructiveCalls;
+pub use live::{LiveSkills, WeakLiveSkills};
 pub use names::is_valid_name;
 pub use registration::SkillRegistration;
 pub use settings::{DEFAULT_MAX_CONCURRENCY, DEFAULT_OUTPUT_BUDGET};
@@ -74,6 +76,7 @@ use crate::retry::RetryPolicy;
 use crate::schema::ToolDefinition;
 use crate::skill::{DynSkill, SkillMetadata};
 use hooks::Hooks;
+use live::LiveView;
 use settings::Settings;
 use skills::Skills;
 
@@ -86,6 +89,8 @@ pub struct Registry {
     hooks: Hooks,
     /// How calls run.
     settings: Settings,
+    /// The sets whose skills may change while a runtime holds the registry, in the order added.
+    live: Vec<LiveSkills>,
 }
 
 impl Registry {
@@ -118,6 +123,31 @@ impl Registry {
         Ok(self)
     }
 
+    /// Adds a set of skills that may change while a runtime holds the registry (see
+    /// [`LiveSkills`]): each model turn is shown the skills the set has when it starts, and each
+    /// batch of calls runs the ones it has when the batch starts, with the registry's hooks,
+    /// rules, timeouts and output budget like any other skill.
+    ///
+    /// The registry's own skills come first: a skill of the set named like one of them (or like
+    /// one of an earlier set) is neither shown nor called; the other is. A set that holds a
+    /// deferred skill when it is added brings the built-in `tool_search`, which then finds the
+    /// set's deferred skills as they are at each search. In a registry without `tool_search`, a
+    /// set's deferred skills are shown like the others, so none is out of the model's reach.
+    pub fn add_live(&mut self, skills: LiveSkills) -> &mut Self {
+        if skills.snapshot().has_deferred() {
+            self.skills.ensure_tool_search();
+        }
+        self.skills.search_index().add_live(skills.search_index());
+        self.live.push(skills);
+        self
+    }
+
+    /// Whether the registry holds a [`LiveSkills`] set: then its skills may change while a
+    /// runtime holds it.
+    pub fn has_live_skills(&self) -> bool {
+        !self.live.is_empty()
+    }
+
     /// Adds a hook; hooks run in the order they were added (see [`crate::hook`]).
     pub fn with_hook(&mut self, hook: impl SkillHook) -> &mut Self {
         self.hooks.push(Arc::new(hook));
@@ -144,19 +174,32 @@ impl Registry {
         self
     }
 
-    /// Whether a skill has this name or alias.
+    /// Whether a skill has this name or alias (one of a live set's included, as it is now).
     pub fn contains(&self, name_or_alias: &str) -> bool {
-        self.skills.get(name_or_alias).is_some()
+        self.skills.get(name_or_alias).is_some() || self.live().lookup(name_or_alias).is_some()
     }
 
-    /// The metadata of the skill with this name or alias.
-    pub fn metadata(&self, name_or_alias: &str) -> Option<&SkillMetadata> {
-        self.skills.get(name_or_alias).map(|e| &e.metadata)
+    /// The metadata of the skill with this name or alias (one of a live set's included, as it is
+    /// now).
+    pub fn metadata(&self, name_or_alias: &str) -> Option<SkillMetadata> {
+        match self.skills.get(name_or_alias) {
+            Some(entry) => Some(entry.metadata.clone()),
+            None => self
+                .live()
+                .lookup(name_or_alias)
+                .map(|(_, e)| e.metadata.clone()),
+        }
     }
 
-    /// The skill with this name or alias.
-    pub fn get(&self, name_or_alias: &str) -> Option<&Arc<dyn DynSkill>> {
-        self.skills.get(name_or_alias).map(|e| &e.skill)
+    /// The skill with this name or alias (one of a live set's included, as it is now).
+    pub fn get(&self, name_or_alias: &str) -> Option<Arc<dyn DynSkill>> {
+        match self.skills.get(name_or_alias) {
+            Some(entry) => Some(entry.skill.clone()),
+            None => self
+                .live()
+                .lookup(name_or_alias)
+                .map(|(_, e)| e.skill.clone()),
+        }
     }
 
     /// Where the skill with this name or alias was defined, when it was discovered.
@@ -164,34 +207,66 @@ impl Registry {
         self.skills.get(name_or_alias).and_then(|e| e.location)
     }
 
-    /// The names of all skills, deferred ones included, in the order they were added.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    /// The names of all skills, deferred ones included, in the order they were added; then those
+    /// of the live sets, as they are now.
+    pub fn names(&self) -> impl Iterator<Item = String> + '_ {
+        let live = self.live();
+        let live: Vec<String> = live
+            .entries(&self.skills)
+            .map(|e| e.definition.name.clone())
+            .collect();
         self.skills
             .entries()
             .iter()
-            .map(|e| e.definition.name.as_str())
+            .map(|e| e.definition.name.clone())
+            .chain(live)
     }
 
-    /// How many skills there are, deferred ones and the built-in `tool_search` included.
+    /// How many skills there are, deferred ones, the built-in `tool_search` and the live sets'
+    /// (as they are now) included.
     pub fn len(&self) -> usize {
-        self.skills.entries().len()
+        self.skills.entries().len() + self.live().entries(&self.skills).count()
     }
 
     /// Whether there are no skills.
     pub fn is_empty(&self) -> bool {
-        self.skills.entries().is_empty()
+        self.len() == 0
     }
 
-    /// What the model is shown: every skill that is not deferred, in the order added. The schemas
-    /// were generated when the skills were added; this only clones them.
+    /// What the model is shown: every skill that is not deferred, in the order added, then the
+    /// live sets' as they are now. The schemas were generated when the skills were added; this
+    /// only clones them.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.skills.definitions(|_| false)
+        self.definitions_where(|_| false)
     }
 
     /// What the model is shown in `session`: [`Registry::definitions`] plus the deferred skills
     /// `tool_search` loaded in that session.
     pub fn definitions_for(&self, session: &RunScope) -> Vec<ToolDefinition> {
-        self.skills.definitions(|name| session.is_loaded(name))
+        self.definitions_where(|name| session.is_loaded(name))
+    }
+
+    /// The definitions of the skills not deferred, and of the deferred ones `loaded` accepts (a
+    /// live set's all, when there is no `tool_search` to load them).
+    fn definitions_where(&self, loaded: impl Fn(&str) -> bool) -> Vec<ToolDefinition> {
+        let mut definitions = self.skills.definitions(&loaded);
+        if self.live.is_empty() {
+            return definitions;
+        }
+        let searchable = self.skills.get(tool_search::NAME).is_some();
+        let live = self.live();
+        definitions.extend(
+            live.entries(&self.skills)
+                .filter(|e| !e.metadata.should_defer || !searchable || loaded(&e.definition.name))
+                .map(|e| e.definition.clone()),
+        );
+        definitions
+    }
+
+    /// The live sets' skills now.
+    #[inline]
+    fn live(&self) -> LiveView {
+        LiveView::of(&self.live)
     }
 
     /// Adds a skill found at `location` (`None`: added by hand).
@@ -208,6 +283,7 @@ impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
             .field("skills", &self.names().collect::<Vec<_>>())
+            .field("live_sets", &self.live.len())
             .field("hooks", &self.hooks.len())
             .field("max_concurrency", &self.settings.max_concurrency)
             .field("output_budget", &self.settings.output_budget)

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::Registry;
 use super::entry::Entry;
+use super::live::LiveView;
 use crate::call::{SharedStr, ToolCall};
 use crate::context::SkillContext;
 use crate::error::SkillError;
@@ -74,10 +75,19 @@ impl<'a> PreparedCall<'a> {
 }
 
 impl Registry {
-    /// Looks the call's name or alias up.
+    /// Looks the call's name or alias up: among the registry's own skills, then the live sets'
+    /// as `live` has them.
     #[inline]
-    pub(super) fn prepare<'a>(&'a self, call: &'a ToolCall) -> PreparedCall<'a> {
-        match self.skills.lookup(&call.name) {
+    pub(super) fn prepare<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        live: &'a LiveView,
+    ) -> PreparedCall<'a> {
+        match self
+            .skills
+            .lookup(&call.name)
+            .or_else(|| live.lookup(&call.name))
+        {
             Some((called_as, entry)) => PreparedCall::Known {
                 call,
                 called_as,

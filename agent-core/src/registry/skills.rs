@@ -1,12 +1,12 @@
 //! The skills a registry holds, and the index that finds one by its name or an alias.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use super::entry::{Entry, names_of};
 use super::load_skill::{self, LoadSkill};
 use super::names::is_valid_name;
-use super::tool_search::{self, SearchDoc, ToolSearch};
+use super::tool_search::{self, SearchDoc, SearchIndex, ToolSearch};
 use crate::agent_skills::AgentSkill;
 use crate::call::SharedStr;
 use crate::error::{RegistryError, SourceLocation};
@@ -20,13 +20,35 @@ pub(super) struct Skills {
     /// Names and aliases to positions in `entries`; the hasher is fast because the registry
     /// chose the names.
     by_name: HashMap<SharedStr, usize, foldhash::fast::RandomState>,
-    /// What `tool_search` searches (the deferred skills), shared with that built-in skill.
-    search_index: Option<Arc<RwLock<Vec<SearchDoc>>>>,
+    /// What `tool_search` searches (the deferred skills, and the registry's live sets), shared
+    /// with that built-in skill.
+    search_index: Arc<SearchIndex>,
     /// The Agent Skills the built-in `load_skill` offers, sorted by name.
     agent_skills: Arc<[AgentSkill]>,
+    /// Whether these are a live set's skills ([`super::live::LiveSkills`]): then no built-in is
+    /// added; the registry holding the set has them.
+    live: bool,
 }
 
 impl Skills {
+    /// An empty set of a [`super::live::LiveSkills`]: deferred skills bring no `tool_search`.
+    pub(super) fn live() -> Skills {
+        Skills {
+            live: true,
+            ..Skills::default()
+        }
+    }
+
+    /// Whether a skill is deferred.
+    pub(super) fn has_deferred(&self) -> bool {
+        self.entries.iter().any(|e| e.metadata.should_defer)
+    }
+
+    /// What `tool_search` searches.
+    pub(super) fn search_index(&self) -> &Arc<SearchIndex> {
+        &self.search_index
+    }
+
     /// The entry for a name or alias, with the registry's own copy of that name.
     #[inline]
     pub(super) fn lookup(&self, name_or_alias: &str) -> Option<(&SharedStr, &Entry)> {
@@ -88,10 +110,17 @@ impl Skills {
             self.index_for_search(&entry);
         }
         self.push(entry, names);
-        if deferred && !self.by_name.contains_key(tool_search::NAME) {
-            self.add_tool_search();
+        if deferred && !self.live {
+            self.ensure_tool_search();
         }
         Ok(())
+    }
+
+    /// Adds the built-in `tool_search` unless a skill has its name.
+    pub(super) fn ensure_tool_search(&mut self) {
+        if !self.by_name.contains_key(tool_search::NAME) {
+            self.add_tool_search();
+        }
     }
 
     /// Refuses names model APIs reject, a name given twice, and a name another skill of the
@@ -153,12 +182,8 @@ impl Skills {
     }
 
     fn index_for_search(&mut self, entry: &Entry) {
-        let index = self.search_index.get_or_insert_with(Arc::default);
         let doc = SearchDoc::new(&entry.metadata, &entry.definition.description);
-        index
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(doc);
+        self.search_index.add(doc);
     }
 
     /// The Agent Skills offered through `load_skill`.
@@ -197,8 +222,7 @@ impl Skills {
 
     /// Adds the built-in `tool_search`, which searches the deferred skills.
     fn add_tool_search(&mut self) {
-        let index = self.search_index.clone().unwrap_or_default();
-        let entry = Entry::builtin(Arc::new(ToolSearch::new(index)));
+        let entry = Entry::builtin(Arc::new(ToolSearch::new(self.search_index.clone())));
         let names = vec![entry.metadata.name.clone()];
         self.push(entry, names);
     }

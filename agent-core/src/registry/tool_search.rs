@@ -6,7 +6,7 @@
 //! alias, then a word of the search hint, then a word of the description. The best matches (5 by
 //! default) are loaded into the calling session, so the definitions sent next include them.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -96,6 +96,38 @@ fn query_terms(query: &str) -> Vec<String> {
         .collect()
 }
 
+/// What `tool_search` searches: the deferred skills of a registry (or of a live set), and the
+/// indexes of the live sets the registry holds.
+#[derive(Default)]
+pub(crate) struct SearchIndex {
+    docs: RwLock<Vec<SearchDoc>>,
+    live: RwLock<Vec<Arc<SearchIndex>>>,
+}
+
+impl SearchIndex {
+    /// Adds a deferred skill.
+    pub(crate) fn add(&self, doc: SearchDoc) {
+        self.docs
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(doc);
+    }
+
+    /// Puts the documents of `other` in place of these (a live set's new skills).
+    pub(crate) fn replace_with(&self, other: &SearchIndex) {
+        let docs = std::mem::take(&mut *other.docs.write().unwrap_or_else(PoisonError::into_inner));
+        *self.docs.write().unwrap_or_else(PoisonError::into_inner) = docs;
+    }
+
+    /// Searches a live set's index too, from now on.
+    pub(crate) fn add_live(&self, index: Arc<SearchIndex>) {
+        self.live
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(index);
+    }
+}
+
 /// The arguments of `tool_search`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -108,11 +140,11 @@ pub(crate) struct ToolSearchInput {
 
 /// The built-in skill; shares its index with the registry that made it.
 pub(crate) struct ToolSearch {
-    index: Arc<RwLock<Vec<SearchDoc>>>,
+    index: Arc<SearchIndex>,
 }
 
 impl ToolSearch {
-    pub(crate) fn new(index: Arc<RwLock<Vec<SearchDoc>>>) -> Self {
+    pub(crate) fn new(index: Arc<SearchIndex>) -> Self {
         ToolSearch { index }
     }
 }
@@ -147,12 +179,27 @@ impl Skill for ToolSearch {
                 "describe the tool you need in a few words",
             ));
         }
-        let index = self
+        let own = self
             .index
+            .docs
             .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(PoisonError::into_inner);
+        let live = self
+            .index
+            .live
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let sets: Vec<_> = live
+            .iter()
+            .map(|set| set.docs.read().unwrap_or_else(PoisonError::into_inner))
+            .collect();
+        let index: Vec<&SearchDoc> = own
+            .iter()
+            .chain(sets.iter().flat_map(|d| d.iter()))
+            .collect();
         let mut hits: Vec<(u32, &SearchDoc)> = index
             .iter()
+            .copied()
             .map(|doc| (doc.score(&query, &terms), doc))
             .filter(|(score, _)| *score > 0)
             .collect();

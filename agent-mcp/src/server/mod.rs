@@ -266,6 +266,7 @@ impl McpServer {
             .into_iter()
             .map(|definition| {
                 let metadata = self.registry.metadata(&definition.name);
+                let metadata = metadata.as_ref();
                 let read_only = metadata.is_some_and(|m| m.is_read_only);
                 let destructive = metadata.is_none_or(|m| m.is_destructive) && !read_only;
                 let schema = match definition.input_schema {
@@ -301,8 +302,8 @@ impl McpServer {
         let output_schema = self
             .registry
             .metadata(&result.name)
-            .and_then(|m| m.output_schema.as_deref());
-        to_call_tool_result_for(result, output_schema)
+            .and_then(|m| m.output_schema);
+        to_call_tool_result_for(result, output_schema.as_deref())
     }
 
     /// Serves one client on standard input and output until it disconnects: what an MCP client

@@ -269,8 +269,8 @@ impl Drop for SessionTasks {
 fn answer(registry: &Registry, result: &ToolResult) -> CallToolResult {
     let output_schema = registry
         .metadata(&result.name)
-        .and_then(|m| m.output_schema.as_deref());
-    to_call_tool_result_for(result, output_schema)
+        .and_then(|m| m.output_schema);
+    to_call_tool_result_for(result, output_schema.as_deref())
 }
 
 fn refusal(text: String) -> CallToolResponse {

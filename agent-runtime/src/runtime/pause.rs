@@ -69,6 +69,7 @@ pub(super) fn hold(
         match result.output {
             Err(SkillError::ApprovalRequired(reason)) => {
                 let metadata = registry.metadata(&call.name);
+                let metadata = metadata.as_ref();
                 pending.push(PendingCall {
                     call: call.clone(),
                     skill: skill_of(call),

@@ -72,11 +72,13 @@ impl AgentRuntime {
         description: impl Into<String>,
     ) -> SubAgent<Goal> {
         let registry = &self.registry;
+        // A live set may gain any skill later, so a registry with one is taken for neither.
         let all = |flag: fn(&agent_core::SkillMetadata) -> bool| {
-            registry
-                .names()
-                .filter_map(|name| registry.metadata(name))
-                .all(flag)
+            !registry.has_live_skills()
+                && registry
+                    .names()
+                    .filter_map(|name| registry.metadata(&name))
+                    .all(|m| flag(&m))
         };
         let read_only = all(|m| m.is_read_only);
         let concurrency_safe = all(|m| m.is_concurrency_safe);
