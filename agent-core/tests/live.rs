@@ -312,7 +312,7 @@ async fn replacing_while_calls_are_dispatched_gives_each_call_one_set_or_the_oth
         std::thread::spawn(move || {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let answer = if i % 2 == 0 { "two" } else { "one" };
+                let answer = if i.is_multiple_of(2) { "two" } else { "one" };
                 live.replace([named("ask", answer)]);
                 i += 1;
             }

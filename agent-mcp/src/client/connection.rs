@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_core::SkillError;
-use rmcp::model::Tool;
+use rmcp::model::Implementation;
 use rmcp::service::ClientServiceExt;
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -18,15 +18,10 @@ use rmcp::{Peer, RoleClient};
 use tokio::process::Child;
 
 use super::handler::{Handler, Shared};
+use super::limits::CONNECT_TIMEOUT;
 use super::open::OpenCalls;
+use super::watched::Watched;
 use crate::error::McpError;
-
-/// The most items a list of the server's (resources, templates, prompts) is read to; the rest
-/// is not read, with a warning.
-pub const MAX_LISTED: usize = 1000;
-
-/// How long the handshake and the first `tools/list` may take, when connecting and reconnecting.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How a connection was made, to make it again.
 pub(super) enum Source {
@@ -181,6 +176,10 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let lifecycle = handler.shared.handshake.lifecycle();
+    let transport = Watched {
+        inner: transport.into_transport(),
+        announced: handler.shared.follow.counter(),
+    };
     let service = tokio::time::timeout(
         CONNECT_TIMEOUT,
         handler.serve_with_lifecycle(transport, lifecycle),
@@ -268,18 +267,15 @@ impl Connection {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(super) async fn list_tools(&self, live: &Live) -> Result<Vec<Tool>, McpError> {
-        tokio::time::timeout(CONNECT_TIMEOUT, live.service.peer().list_all_tools())
-            .await
-            .map_err(|_| McpError::Timeout {
-                server: self.label.clone(),
-                timeout: CONNECT_TIMEOUT,
-            })?
-            .map_err(|source| McpError::Service {
-                server: self.label.clone(),
-                action: "list its tools",
-                source: Box::new(source),
-            })
+    /// What the server said about itself in the handshake, if anything.
+    pub(super) fn server_info(&self) -> Option<Implementation> {
+        let live = self.lock();
+        live.as_ref()?
+            .service
+            .peer()
+            .peer_info()?
+            .server_info
+            .clone()
     }
 
     /// The peer to send a call to, with the child process to ask about when it fails.

@@ -20,6 +20,7 @@ use rmcp::service::{
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot};
 
+use super::follow::Follow;
 use super::sampling::{Reviewed, Sampling, SamplingRequest, SamplingState, refused};
 use agent_llm::ModelUseReporter;
 
@@ -112,6 +113,8 @@ pub(super) struct Shared {
     pub(super) tools_changed: AtomicBool,
     pub(super) resources_changed: AtomicBool,
     pub(super) prompts_changed: AtomicBool,
+    /// The live sets made of the server's tools, brought up to date when it changes them.
+    pub(super) follow: Follow,
 }
 
 impl Shared {
@@ -130,6 +133,7 @@ impl Shared {
             tools_changed: AtomicBool::new(false),
             resources_changed: AtomicBool::new(false),
             prompts_changed: AtomicBool::new(false),
+            follow: Follow::default(),
         })
     }
 
@@ -283,6 +287,7 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.shared.tools_changed.store(true, Ordering::SeqCst);
+        self.shared.follow.wake();
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {

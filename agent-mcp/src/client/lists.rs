@@ -15,8 +15,8 @@ use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value};
 
 use super::McpSkills;
-use super::connection::{CONNECT_TIMEOUT, MAX_LISTED};
 use super::handler::ListChanges;
+use super::limits::{CONNECT_TIMEOUT, MAX_LISTED};
 use super::skill::describe_content;
 use crate::error::McpError;
 
@@ -27,19 +27,17 @@ impl McpSkills {
     }
 
     /// Reads the tool list again and returns the names of the skills that are new. Skills made
-    /// from then on ([`McpSkills::skills`], [`McpSkills::add_to`]) are of the new list; a
-    /// registry built before keeps the skills it has (one whose tool the server dropped
-    /// answers with the server's error), so a run sees a new tool once its runtime is built
-    /// with a registry made after this.
+    /// from then on ([`McpSkills::skills`]) are of the new list, and the live sets made of this
+    /// server's tools ([`McpSkills::add_to`], [`McpSkills::live_skills`]) have it at once, as
+    /// after the server announced a change.
     pub async fn refresh_tools(&mut self) -> Result<Vec<String>, McpError> {
         self.connection
             .shared
             .tools_changed
             .store(false, Ordering::SeqCst);
         let peer = self.live_peer()?;
-        let tools = self
-            .bounded("list its tools", peer.list_all_tools())
-            .await?;
+        let label = &self.connection.label;
+        let tools = self.connection.shared.follow.refresh(label, &peer).await?;
         let before = self.names();
         self.tools = tools;
         Ok(self

@@ -134,7 +134,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::registry::is_valid_name;
-use agent_core::{DynSkill, Registry};
+use agent_core::{DynSkill, LiveSkills, Registry};
 use rmcp::RoleClient;
 use rmcp::model::{Implementation, Tool};
 use rmcp::transport::IntoTransport;
@@ -143,30 +143,35 @@ use serde_json::Value;
 use crate::error::McpError;
 
 mod call;
+mod changes;
 mod connection;
 mod elicitation;
+mod follow;
 mod handler;
+mod limits;
 mod lists;
+mod make;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod open;
 mod resource_skill;
 mod sampling;
 mod skill;
+mod watched;
 
-pub use connection::{CONNECT_TIMEOUT, MAX_LISTED};
 use connection::{CommandSpec, Connection, Live, Source, connect_http, handshake};
 use handler::{Handler, Shared};
 pub use handler::{Handshake, ListChanges};
+pub use limits::{CONNECT_TIMEOUT, MAX_LISTED};
+use make::Make;
+pub use make::skill_name;
 use open::OpenCalls;
-use skill::McpSkill;
 
 pub use elicitation::{
     ACTION_KEY, ELICITATION_CALL, Elicitation, ElicitationAnswer, MAX_ANSWER_BYTES,
 };
 pub use open::MAX_OPEN_ELICITATIONS;
 pub use resource_skill::MAX_RESOURCE_BYTES;
-use resource_skill::ReadResourceSkill;
 pub use sampling::{
     MAX_SAMPLING_BYTES, MAX_SAMPLING_MESSAGES, SAMPLING_CALL, Sampling, SamplingHook,
     SamplingRequest, SamplingVerdict, sampling_source,
@@ -190,11 +195,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct McpSkills {
     connection: Arc<Connection>,
     tools: Vec<Tool>,
-    prefix: String,
-    call_timeout: Duration,
-    defer: bool,
-    /// The URIs the `read_resource` skill lists, when there is one.
-    resource_skill: Option<Vec<String>>,
+    make: Make,
 }
 
 impl McpSkills {
@@ -290,36 +291,39 @@ impl McpSkills {
             shared,
             open: Mutex::new(OpenCalls::default()),
         });
-        let tools = connection.list_tools(&live).await?;
+        let tools = follow::list_tools(&connection.label, live.service.peer()).await?;
         *connection.lock() = Some(live);
+        changes::spawn_reader(&connection);
         Ok(McpSkills {
             connection,
             tools,
-            prefix: String::new(),
-            call_timeout: DEFAULT_CALL_TIMEOUT,
-            defer: false,
-            resource_skill: None,
+            make: Make {
+                prefix: String::new(),
+                call_timeout: DEFAULT_CALL_TIMEOUT,
+                defer: false,
+                resource_skill: None,
+            },
         })
     }
 
     /// Puts `prefix` in front of every skill's name (`github_` makes `create_issue`
     /// `github_create_issue`), so two servers' tools cannot collide.
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.make.prefix = prefix.into();
         self
     }
 
     /// The time limit of one call; over it, the call fails with [`SkillError::Timeout`](agent_core::SkillError::Timeout) and the
     /// server is told to cancel it.
     pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
-        self.call_timeout = timeout;
+        self.make.call_timeout = timeout;
         self
     }
 
     /// Makes every skill deferred: hidden from the model until `tool_search` loads it (useful for
     /// servers with many tools). `tool_search` also matches the server's name.
     pub fn deferred(mut self, defer: bool) -> Self {
-        self.defer = defer;
+        self.make.defer = defer;
         self
     }
 
@@ -341,7 +345,7 @@ impl McpSkills {
                 .into_iter()
                 .map(|t| t.uri_template.clone()),
         );
-        self.resource_skill = Some(uris);
+        self.make.resource_skill = Some(uris);
         Ok(self)
     }
 
@@ -377,58 +381,49 @@ impl McpSkills {
     /// The names the skills get: each tool's name with the prefix, made valid (and
     /// `read_resource`'s, with [`McpSkills::with_resource_skill`]).
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .tools
-            .iter()
-            .map(|tool| skill_name(&self.prefix, &tool.name))
-            .collect();
-        if self.resource_skill.is_some() {
-            names.push(skill_name(&self.prefix, "read_resource"));
-        }
-        names
+        self.make.names(&self.tools)
     }
 
     /// What the server said about itself in the handshake, if anything.
     pub fn server_info(&self) -> Option<Implementation> {
-        let live = self.connection.lock();
-        live.as_ref()?
-            .service
-            .peer()
-            .peer_info()?
-            .server_info
-            .clone()
+        self.connection.server_info()
     }
 
-    /// One skill for each tool (and `read_resource`, with [`McpSkills::with_resource_skill`]).
+    /// One skill for each tool (and `read_resource`, with [`McpSkills::with_resource_skill`]),
+    /// of the tools listed when connecting (or by [`McpSkills::refresh_tools`]); they do not
+    /// change when the server changes its list. [`McpSkills::add_to`] and
+    /// [`McpSkills::live_skills`] give skills that do.
     pub fn skills(&self) -> Vec<Arc<dyn DynSkill>> {
-        let server = self.server_info().map(|info| info.name).unwrap_or_default();
-        let resource_skill = self.resource_skill.as_ref().map(|uris| {
-            Arc::new(ReadResourceSkill::new(
-                self.connection.clone(),
-                skill_name(&self.prefix, "read_resource"),
-                uris,
-                self.call_timeout,
-            )) as Arc<dyn DynSkill>
-        });
-        self.tools
-            .iter()
-            .map(|tool| {
-                Arc::new(McpSkill::new(
-                    self.connection.clone(),
-                    tool,
-                    skill_name(&self.prefix, &tool.name),
-                    self.call_timeout,
-                    self.defer,
-                    &server,
-                )) as Arc<dyn DynSkill>
-            })
-            .chain(resource_skill)
-            .collect()
+        self.make.skills(&self.connection, &self.tools)
     }
 
-    /// Adds every tool to `registry` and returns the names added, or adds none and says which
-    /// name cannot be added (taken, invalid even after cleaning, or with an input schema that is
-    /// not an object's).
+    /// The skills of [`McpSkills::skills`] as a [`LiveSkills`] set that follows the server's
+    /// tool list: when the server says the list changed (`notifications/tools/list_changed`),
+    /// it is read again and the set's skills replaced (see the [module docs](self)). For a
+    /// registry, [`McpSkills::add_to`] does this and checks the names first.
+    pub fn live_skills(&self) -> Result<LiveSkills, McpError> {
+        let live = LiveSkills::try_new(self.skills())?;
+        let connection = Arc::downgrade(&self.connection);
+        let make = self.make.clone();
+        // Weak both ways: the connection does not keep the set alive, nor the set's maker the
+        // connection (the set's skills do, as long as a registry holds them).
+        self.connection.shared.follow.add(
+            live.downgrade(),
+            Box::new(move |tools| match connection.upgrade() {
+                Some(connection) => make.skills(&connection, tools),
+                None => Vec::new(),
+            }),
+        );
+        Ok(live)
+    }
+
+    /// Adds the server's tools to `registry` as a [`LiveSkills`] set that follows the server's
+    /// tool list ([`McpSkills::live_skills`]), and returns the names added; or adds none and
+    /// says which name cannot be added (taken, invalid even after cleaning, or with an input
+    /// schema that is not an object's). Names are checked against the tools listed now; a tool
+    /// the server adds later under a name the registry already has is not offered (the
+    /// registry's skill keeps the name), and one with a name or schema no registry takes is
+    /// left out with a warning.
     pub fn add_to(&self, registry: &mut Registry) -> Result<Vec<String>, McpError> {
         let skills = self.skills();
         let mut seen = std::collections::HashSet::new();
@@ -449,8 +444,8 @@ impl McpSkills {
                 }
                 .into());
             }
-            // A skill of one's own may replace the built-in `tool_search`; the registry allows it.
-            if (registry.contains(name) && name != "tool_search") || !seen.insert(name.to_owned()) {
+            // The registry's own skills, built-ins included, come before a live set's.
+            if registry.contains(name) || !seen.insert(name.to_owned()) {
                 return Err(agent_core::RegistryError::Duplicate {
                     name: name.to_owned(),
                     first: registry.location(name),
@@ -459,11 +454,8 @@ impl McpSkills {
                 .into());
             }
         }
-        let mut names = Vec::with_capacity(skills.len());
-        for skill in skills {
-            names.push(skill.name().to_owned());
-            registry.try_add_shared(skill)?;
-        }
+        let names = skills.iter().map(|skill| skill.name().to_owned()).collect();
+        registry.add_live(self.live_skills()?);
         Ok(names)
     }
 
@@ -503,11 +495,17 @@ impl McpSkills {
                 });
             }
         };
+        let peer = live.service.peer().clone();
         let old = self.connection.lock().replace(live);
         // Questions asked on the old connection cannot be answered on the new one.
         self.connection.close_open_calls();
         if let Some(old) = old {
             old.shut_down().await;
+        }
+        // The server may have other tools now; the live sets follow it.
+        let follow = &self.connection.shared.follow;
+        if let Err(error) = follow.refresh(&self.connection.label, &peer).await {
+            tracing::warn!(server = self.connection.label, %error, "could not read the tool list after reconnecting");
         }
         Ok(())
     }
@@ -528,29 +526,7 @@ impl std::fmt::Debug for McpSkills {
         f.debug_struct("McpSkills")
             .field("server", &self.connection.label)
             .field("tools", &self.names())
-            .field("call_timeout", &self.call_timeout)
+            .field("call_timeout", &self.make.call_timeout)
             .finish_non_exhaustive()
     }
-}
-
-/// The name a remote tool gets as a skill: `prefix` + `tool`, every character outside
-/// `a-z A-Z 0-9 _ -` replaced by `_`, cut at 64 bytes.
-///
-/// ```
-/// assert_eq!(agent_mcp::skill_name("gh_", "repos.create issue"), "gh_repos_create_issue");
-/// ```
-pub fn skill_name(prefix: &str, tool: &str) -> String {
-    let mut name: String = prefix
-        .chars()
-        .chain(tool.chars())
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    name.truncate(64);
-    name
 }

@@ -11,6 +11,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::Connection;
+use super::follow::FOLLOW_WAIT;
 
 /// One remote tool as a skill.
 pub(super) struct McpSkill {
@@ -115,7 +116,35 @@ impl DynSkill for McpSkill {
         ctx: &SkillContext,
     ) -> Result<SkillOutput, SkillError> {
         let arguments = input.downcast::<Map<String, Value>>()?;
-        self.call(arguments, ctx).await
+        let output = self.call(arguments, ctx).await;
+        self.follow_changes().await;
+        output
+    }
+}
+
+impl McpSkill {
+    /// Puts a change of the tool list the server announced while this call waited in place
+    /// before the call's result goes back (see `follow.rs`).
+    async fn follow_changes(&self) {
+        let follow = &self.connection.shared.follow;
+        if !follow.is_behind() {
+            return;
+        }
+        let Ok((peer, _)) = self.connection.peer() else {
+            return;
+        };
+        let wait = FOLLOW_WAIT.min(self.call_timeout);
+        match tokio::time::timeout(wait, follow.catch_up(&self.connection.label, &peer)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(server = self.connection.label, %error, "could not read the server's changed tool list");
+            }
+            // The handler of the server's notification reads it; the result does not wait.
+            Err(_) => tracing::warn!(
+                server = self.connection.label,
+                "the server's changed tool list was not read within {wait:?}; the result goes back without it"
+            ),
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 
 mod elicitation;
 mod lists;
+mod live;
 mod outside;
 mod sampling;
 

@@ -1,8 +1,10 @@
 """An MCP server on the official Python SDK (PyPI `mcp`), for tests/consume: tools that ask the
 user for input (elicitation, during the call and as a multi-round-trip request), a tool that asks
-the client's model (sampling), resources, a resource template, prompts, and a tool that changes
-the resource and prompt lists and says so. Serves over stdio, or streamable HTTP with `--http PORT`."""
+the client's model (sampling), resources, a resource template, prompts, and tools that change
+the resource, prompt and tool lists and say so (during a call, or on their own after it). Serves
+over stdio, or streamable HTTP with `--http PORT`."""
 
+import asyncio
 import sys
 from typing import Annotated
 
@@ -175,6 +177,36 @@ async def add_note(name: str, text: str, ctx: Context) -> str:
     await ctx.session.send_prompt_list_changed()
     await ctx.session.send_tool_list_changed()
     return f"added {name}"
+
+
+@mcp.tool()
+async def forget_note(name: str, ctx: Context) -> str:
+    """Removes the tool that reads a note; tells the client the tool list changed."""
+    mcp.remove_tool(f"read_{name}")
+    await ctx.session.send_tool_list_changed()
+    return f"forgot {name}"
+
+
+# The changes made after a call answered, kept so that they are not collected before they ran.
+LATER = set()
+
+
+@mcp.tool()
+async def add_note_later(name: str, text: str, ctx: Context) -> str:
+    """Answers at once; a moment later, on its own, adds a tool that reads a new note and tells
+    the client the tool list changed (a change no call of the client's is waiting on)."""
+    session = ctx.session
+
+    async def later() -> None:
+        await asyncio.sleep(0.3)
+        NOTES[name] = text
+        mcp.tool(name=f"read_{name}", description=f"Reads the note {name}.")(lambda: f"the note {name} says: {text}")
+        await session.send_tool_list_changed()
+
+    task = asyncio.get_running_loop().create_task(later())
+    LATER.add(task)
+    task.add_done_callback(LATER.discard)
+    return f"adding {name} soon"
 
 
 if __name__ == "__main__":

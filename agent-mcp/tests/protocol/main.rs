@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod changing;
 mod consume;
 mod serve;
 mod typed_outputs;

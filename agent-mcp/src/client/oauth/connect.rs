@@ -13,8 +13,9 @@ use rmcp::transport::auth::{
 };
 
 use super::super::McpSkills;
-use super::super::connection::{CONNECT_TIMEOUT, Live, Reconnect, Source, http_config};
+use super::super::connection::{Live, Reconnect, Source, http_config};
 use super::super::handler::{Handler, Shared as Client};
+use super::super::limits::CONNECT_TIMEOUT;
 use super::error::OAuthError;
 use crate::error::McpError;
 

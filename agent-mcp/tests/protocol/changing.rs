@@ -1,0 +1,163 @@
+//! A server written with rmcp that changes its tool list in the ways a client must survive: it
+//! floods the client with announcements, lists tools no registry takes, or never answers the
+//! list it announced. The call that saw the change still comes back, in bounded time, and the
+//! registry keeps what it can take.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agent_core::{Registry, SkillContext, ToolCall};
+use agent_mcp::McpSkills;
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{Value, json};
+
+/// What the server's second and later `tools/list` answer.
+#[derive(Clone, Copy)]
+enum Later {
+    /// Never: the request hangs.
+    Hang,
+    /// Tools of which only `kept` can be a skill.
+    Bad,
+}
+
+/// A server whose tool `grow` announces a change of the tool list `announcements` times before
+/// it answers; it counts the lists it is asked for.
+#[derive(Clone)]
+struct Shifty {
+    later: Later,
+    announcements: usize,
+    lists: Arc<AtomicUsize>,
+}
+
+fn tool(name: &str, schema: Value) -> Tool {
+    Tool::new(
+        name.to_owned(),
+        "A tool.",
+        schema.as_object().unwrap().clone(),
+    )
+}
+
+impl rmcp::ServerHandler for Shifty {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let object = json!({"type": "object"});
+        let grow = tool("grow", object.clone());
+        if self.lists.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Ok(ListToolsResult::with_all_items(vec![grow]));
+        }
+        match self.later {
+            Later::Hang => std::future::pending().await,
+            Later::Bad => Ok(ListToolsResult::with_all_items(vec![
+                grow,
+                tool("not an object", object.clone()),
+                tool("takes_a_string", json!({"type": "string"})),
+                tool("kept", object.clone()),
+                tool("kept", object),
+            ])),
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        _: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        for _ in 0..self.announcements {
+            context.peer.notify_tool_list_changed().await.unwrap();
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text("grown")]).into())
+    }
+}
+
+async fn shifty(later: Later, announcements: usize) -> (McpSkills, Arc<AtomicUsize>) {
+    let lists = Arc::new(AtomicUsize::new(0));
+    let server = Shifty {
+        later,
+        announcements,
+        lists: lists.clone(),
+    };
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let skills = McpSkills::connect_transport("shifty", client_end)
+        .await
+        .expect("connects");
+    (skills, lists)
+}
+
+fn registry_of(skills: &McpSkills) -> Registry {
+    let mut registry = Registry::new();
+    registry.destructive_calls(agent_core::DestructiveCalls::Allow);
+    skills.add_to(&mut registry).unwrap();
+    registry
+}
+
+async fn grow(registry: &Registry) -> String {
+    let result = registry
+        .run_one(
+            &ToolCall::new("g", "grow", json!({})),
+            &SkillContext::default(),
+        )
+        .await;
+    assert!(!result.is_error(), "{}", result.content());
+    result.content().into_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_list_the_server_announces_and_never_sends_does_not_hold_the_call_past_five_seconds() {
+    let (skills, _) = shifty(Later::Hang, 1).await;
+    let registry = registry_of(&skills);
+    let started = tokio::time::Instant::now();
+    assert_eq!(grow(&registry).await, "grown");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(5) && waited < Duration::from_secs(6),
+        "the call waited {waited:?} for the list (the time is the test's clock, paused)"
+    );
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["grow"], "unchanged");
+}
+
+#[tokio::test]
+async fn tools_no_registry_takes_are_left_out_and_the_rest_are_offered() {
+    let (skills, _) = shifty(Later::Bad, 1).await;
+    let registry = registry_of(&skills);
+    grow(&registry).await;
+    let names: Vec<String> = registry.definitions().into_iter().map(|d| d.name).collect();
+    // `not an object` becomes `not_an_object` (a valid name); a string input and a second
+    // `kept` are left out.
+    assert_eq!(names, ["grow", "not_an_object", "kept"]);
+}
+
+#[tokio::test]
+async fn a_flood_of_announcements_is_read_once_or_twice_not_once_each() {
+    let (skills, lists) = shifty(Later::Bad, 1_000).await;
+    let registry = registry_of(&skills);
+    grow(&registry).await;
+    assert!(registry.contains("kept"), "the change is in place");
+    // Give the background reader, woken by the announcements, time to read if it would.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let reads = lists.load(Ordering::SeqCst) - 1;
+    eprintln!("1000 announcements, {reads} reads of the list");
+    assert!((1..=2).contains(&reads), "{reads} reads");
+}
