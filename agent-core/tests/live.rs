@@ -100,8 +100,14 @@ async fn a_registry_behind_an_arc_shows_and_runs_what_its_live_set_has_now() {
         registry.run_one(&call("1", "old"), &ctx).await.content(),
         "from old"
     );
+    let version = registry.live_version();
 
     assert!(live.replace([named("new", "from new")]).is_empty());
+    assert_eq!(
+        registry.live_version(),
+        version + 1,
+        "a replacement is seen"
+    );
     assert_eq!(names(&registry), ["echo", "new"]);
     assert_eq!(
         registry.run_one(&call("2", "new"), &ctx).await.content(),

@@ -189,8 +189,10 @@
 //! [`McpSkills::resources`], [`McpSkills::read_resource`], [`McpSkills::prompts`],
 //! [`McpSkills::get_prompt`]; [`McpSkills::with_resource_skill`] offers the model a
 //! `read_resource` skill too. A server's `list_changed` notifications are seen in
-//! [`McpSkills::changes`]; [`McpSkills::refresh_tools`] reads the tools again, for registries
-//! made after it. See [`client`] for all of it.
+//! [`McpSkills::changes`]. Its tools follow its `tools/list_changed` while a runtime holds the
+//! registry: [`McpSkills::add_to`] adds them as a live set ([`agent_core::LiveSkills`]), read
+//! again when the server announces a change, so the model is offered the new list from its next
+//! turn. See [`client`] for all of it.
 //!
 //! # Dependencies, and why
 //!

@@ -39,6 +39,7 @@
 //! assert_eq!(registry.definitions()[0].name, "shout");
 //! ```
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use super::entry::Entry;
@@ -69,6 +70,8 @@ struct Inner {
     /// What `tool_search` searches of them (their deferred skills); the same index for the
     /// set's life, so a registry finds it once.
     search: Arc<SearchIndex>,
+    /// How many times the skills were put in place.
+    version: AtomicU64,
 }
 
 impl LiveSkills {
@@ -115,6 +118,14 @@ impl LiveSkills {
             .unwrap_or_else(PoisonError::into_inner);
         self.inner.search.replace_with(set.search_index());
         *current = Arc::new(set);
+        self.inner.version.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many times the skills were replaced (or set when the set was made): a number that
+    /// changes whenever the skills may have, for whoever must tell others (an MCP server tells
+    /// its clients the tool list changed).
+    pub fn version(&self) -> u64 {
+        self.inner.version.load(Ordering::SeqCst)
     }
 
     /// The names of the set's skills now, in the order they were given.

@@ -37,6 +37,10 @@
 //! Skills defined with `#[skill]` are found with [`Registry::discover`]; skills written by hand are
 //! added with [`Registry::add`]. How calls run (batches, hooks, retries, timeouts, cancellation,
 //! truncation) is described on [`Registry::run_many`].
+//!
+//! A registry does not change once a runtime holds it (behind an `Arc`), except for the sets of
+//! skills added with [`Registry::add_live`] ([`LiveSkills`]), whose owner may replace their
+//! skills at any time: an MCP server's tools follow its list that way.
 
 mod current;
 mod destructive;
@@ -146,6 +150,15 @@ impl Registry {
     /// runtime holds it.
     pub fn has_live_skills(&self) -> bool {
         !self.live.is_empty()
+    }
+
+    /// A number that changes whenever one of the registry's [`LiveSkills`] sets is replaced
+    /// (the sum of their [`LiveSkills::version`]s); 0 without live sets. Compared before and
+    /// after something ran, it says whether the skills may have changed meanwhile.
+    pub fn live_version(&self) -> u64 {
+        self.live
+            .iter()
+            .fold(0, |sum, set| sum.wrapping_add(set.version()))
     }
 
     /// Adds a hook; hooks run in the order they were added (see [`crate::hook`]).

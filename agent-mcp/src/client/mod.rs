@@ -123,11 +123,40 @@
 //! description and gives at most [`MAX_RESOURCE_BYTES`] of text.
 //!
 //! The server's `notifications/{tools,resources,prompts}/list_changed` set
-//! [`McpSkills::changes`]; reading a list clears its flag. [`McpSkills::refresh_tools`] reads the
-//! tools again: skills made after it (a registry built with [`McpSkills::add_to`] then, so the
-//! next run's runtime) have the new tools. A registry is fixed once a runtime holds it, so a
-//! runtime built before does not see them; its skill of a tool the server removed answers with
-//! the server's error.
+//! [`McpSkills::changes`]; reading a list clears its flag.
+//!
+//! # A tool list that changes while a run uses it
+//!
+//! [`McpSkills::add_to`] adds the tools as a [`LiveSkills`] set, which the registry reads anew
+//! at each model turn and each batch of calls, so a runtime that holds the registry follows the
+//! server: when the server announces `notifications/tools/list_changed`, the list is read again
+//! and the set's skills are replaced. The model is offered the new tools from its next turn,
+//! can call them, and is no longer offered the ones the server removed (a call of one gets the
+//! registry's unknown-skill error, naming the tools it has).
+//!
+//! - **In place before the answer.** The announcements are counted as the transport reads them,
+//!   in the order the server sent its messages. A call of the server's tools that ends after the
+//!   count grew (a tool that changed the list, then answered) waits for the list to be read
+//!   before its result goes back, so the model's very next turn has the change: at most 5
+//!   seconds (or the call's time limit, if shorter); past that the result goes back and the change
+//!   follows. Over streamable HTTP this holds for announcements sent on the call's own response
+//!   stream, which is where the Python SDK sends those made during a call.
+//! - **Made on the server's own.** An announcement no call waits on wakes the connection's
+//!   reader, which reads the list 100 ms later: a burst of announcements is read once (a
+//!   thousand sent during one call were read once in the test), and at most one read runs at a
+//!   time, each within [`CONNECT_TIMEOUT`]. A failed read leaves the set as it was until the next
+//!   announcement.
+//! - **Names.** A new tool whose name the registry already has (a skill of its own, or of an
+//!   earlier set) is not offered; the registry's keeps the name. A tool no registry can take (a
+//!   name given twice, an input schema that is not an object's) is left out with a warning, and
+//!   the rest are put in place.
+//! - **Reconnecting** ([`McpSkills::reconnect`]) reads the list on the new connection, and
+//!   [`McpSkills::refresh_tools`] reads it when the application asks; both update the sets too.
+//! - **Nothing kept alive.** The connection follows its sets through weak handles: dropping the
+//!   registries (and this value) still stops a child process.
+//!
+//! [`McpSkills::skills`] gives plain skills of the list as read last, which do not change; a
+//! registry made of them keeps them (a tool the server removed answers with the server's error).
 
 use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
@@ -468,7 +497,10 @@ impl McpSkills {
 
     /// Connects again the way the first connection was made (a new child process, or a new HTTP
     /// session) and closes the old connection. The skills made before use the new one. The tool
-    /// list is not read again: tools the server no longer has answer with its error.
+    /// list is read again for the live sets ([`McpSkills::add_to`]), which then offer what the
+    /// new connection has (a failed read leaves them as they were, with a warning); plain skills
+    /// ([`McpSkills::skills`]) stay as they are, and one the server no longer has answers with its
+    /// error.
     pub async fn reconnect(&self) -> Result<(), McpError> {
         let live = match &self.connection.source {
             Source::Command(spec) => {

@@ -58,6 +58,7 @@ impl ServerHandler for McpServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(context.id.to_string(), request.name.as_ref(), arguments);
         let loaded_before = self.ctx.scope().loaded().len();
+        let live_before = self.registry.live_version();
         let client = ConnectedClient::new(
             context.peer.clone(),
             context.id.clone(),
@@ -83,9 +84,9 @@ impl ServerHandler for McpServer {
             result = self.registry.run_one(&call, &ctx) => result,
             () = context.ct.cancelled() => ToolResult::new(&call, Err(SkillError::Cancelled)),
         };
-        if self.ctx.scope().loaded().len() > loaded_before
-            && let Err(error) = context.peer.notify_tool_list_changed().await
-        {
+        let changed = self.ctx.scope().loaded().len() > loaded_before
+            || self.registry.live_version() != live_before;
+        if changed && let Err(error) = context.peer.notify_tool_list_changed().await {
             tracing::debug!(%error, "could not send notifications/tools/list_changed");
         }
         Ok(self.answer(&result).into())

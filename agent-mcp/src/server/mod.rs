@@ -16,7 +16,10 @@
 //! - `tools/list` answers the definitions of the connection's session
 //!   ([`Registry::definitions_for`]): deferred skills appear once `tool_search` loaded them, and
 //!   the call that loaded them is followed by `notifications/tools/list_changed` (the server
-//!   advertises `tools.listChanged`).
+//!   advertises `tools.listChanged`). So is a call during which one of the registry's
+//!   [`LiveSkills`](agent_core::LiveSkills) sets changed (a proxied server's tool that changed
+//!   its server's list, say); a set that changes between calls is seen at the next
+//!   `tools/list`, without a notification.
 //! - Each tool is annotated from the skill's flags: `readOnlyHint` from `is_read_only`,
 //!   `destructiveHint` from `is_destructive` (always `false` for a read-only skill, whose other
 //!   hints the spec ignores).

@@ -161,3 +161,96 @@ async fn a_flood_of_announcements_is_read_once_or_twice_not_once_each() {
     eprintln!("1000 announcements, {reads} reads of the list");
     assert!((1..=2).contains(&reads), "{reads} reads");
 }
+
+/// A skill that puts `to` in place of a live set's skills when called.
+struct Swap {
+    name: &'static str,
+    live: agent_core::LiveSkills,
+    to: Vec<Arc<dyn agent_core::DynSkill>>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+#[agent_core::async_trait]
+impl agent_core::Skill for Swap {
+    type Input = Nothing;
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "Changes the live skills."
+    }
+    fn is_read_only(&self) -> bool {
+        true
+    }
+    async fn run(
+        &self,
+        _: Nothing,
+        _: &SkillContext,
+    ) -> Result<agent_core::SkillOutput, agent_core::SkillError> {
+        assert!(self.live.replace(self.to.clone()).is_empty());
+        Ok("swapped".into())
+    }
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct Counter(Arc<AtomicUsize>, Arc<tokio::sync::Notify>);
+
+impl rmcp::ClientHandler for Counter {
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        self.1.notify_one();
+    }
+}
+
+#[tokio::test]
+async fn a_served_registry_whose_live_set_changed_during_a_call_tells_the_client() {
+    let live = agent_core::LiveSkills::default();
+    // `extra` changes a set no registry holds: nothing the client is shown.
+    let extra = Swap {
+        name: "extra",
+        live: agent_core::LiveSkills::default(),
+        to: Vec::new(),
+    };
+    let mut registry = Registry::new();
+    registry.add(Swap {
+        name: "swap",
+        live: live.clone(),
+        to: vec![Arc::new(extra)],
+    });
+    registry.add_live(live);
+    let server = agent_mcp::McpServer::new(Arc::new(registry)).context(SkillContext::new("."));
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let counter = Counter::default();
+    let client = counter.clone().serve(client_end).await.unwrap();
+    let names = |tools: Vec<Tool>| {
+        tools
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    let call = |name: &'static str| {
+        CallToolRequestParams::new(name).with_arguments(serde_json::Map::new())
+    };
+    assert_eq!(names(client.list_all_tools().await.unwrap()), ["swap"]);
+
+    client.call_tool(call("swap")).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), counter.1.notified())
+        .await
+        .expect("notifications/tools/list_changed arrives");
+    assert_eq!(
+        names(client.list_all_tools().await.unwrap()),
+        ["swap", "extra"]
+    );
+
+    // A call during which the registry's sets did not change sends none.
+    client.call_tool(call("extra")).await.unwrap();
+    client.list_all_tools().await.unwrap();
+    assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+}

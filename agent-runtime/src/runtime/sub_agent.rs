@@ -65,7 +65,8 @@ impl AgentRuntime {
     /// This runtime as a skill named `name` (what the parent's model calls) and described by
     /// `description` (what it reads about it). Its input is a [`Goal`]; its output the child's
     /// last text. It is read-only, and may run beside other calls, when every skill of its own
-    /// registry may.
+    /// registry may; a registry with a [`LiveSkills`](agent_core::LiveSkills) set may gain any
+    /// skill later, so it is neither.
     pub fn into_skill(
         self,
         name: impl Into<String>,
