@@ -1,43 +1,5 @@
 //! [`LiveSkills`]: skills that may change while a runtime holds the registry, such as an MCP
 //! server's tools after the server said its list changed.
-//!
-//! A [`Registry`](super::Registry) is fixed once a runtime holds it (behind an `Arc`, shared by
-//! every call). A live set is the one part of it that is read anew: a registry given one with
-//! [`Registry::add_live`](super::Registry::add_live) shows the model the set's skills as they are
-//! when each model turn starts, and dispatches each batch of calls to the skills the set has when
-//! the batch starts. Whoever owns the set (`agent-mcp`, or the application) replaces its skills
-//! with [`LiveSkills::replace`]; nothing else changes.
-//!
-//! ```
-//! use agent_core::registry::LiveSkills;
-//! use agent_core::{async_trait, DynSkill, Registry, Skill, SkillContext, SkillError, SkillOutput};
-//! use std::sync::Arc;
-//! # use agent_core::{schemars, serde};
-//! # #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! # #[serde(crate = "agent_core::serde")]
-//! # #[schemars(crate = "agent_core::schemars")]
-//! # struct Input { text: String }
-//! # struct Shout;
-//! # #[async_trait]
-//! # impl Skill for Shout {
-//! #     type Input = Input;
-//! #     fn name(&self) -> &str { "shout" }
-//! #     fn description(&self) -> &str { "Upper-case the text." }
-//! #     async fn run(&self, input: Input, _: &SkillContext) -> Result<SkillOutput, SkillError> {
-//! #         Ok(input.text.to_uppercase().into())
-//! #     }
-//! # }
-//!
-//! let live = LiveSkills::default();
-//! let mut registry = Registry::new();
-//! registry.add_live(live.clone());
-//! assert!(registry.definitions().is_empty());
-//!
-//! // Later, while a runtime holds the registry:
-//! let refused = live.replace([Arc::new(Shout) as Arc<dyn DynSkill>]);
-//! assert!(refused.is_empty());
-//! assert_eq!(registry.definitions()[0].name, "shout");
-//! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
@@ -49,7 +11,45 @@ use crate::call::SharedStr;
 use crate::error::RegistryError;
 use crate::skill::DynSkill;
 
-/// Skills that may change while a runtime holds the registry. See the [module docs](self).
+/// Skills that may change while a runtime holds the registry.
+///
+/// A [`Registry`](super::Registry) is fixed once a runtime holds it (behind an `Arc`, shared by
+/// every call). A live set is the one part of it that is read anew: a registry given one with
+/// [`Registry::add_live`](super::Registry::add_live) shows the model the set's skills as they are
+/// when each model turn starts, and dispatches each batch of calls to the skills the set has when
+/// the batch starts. Whoever owns the set (`agent-mcp`, or the application) replaces its skills
+/// with [`LiveSkills::replace`]; nothing else changes.
+///
+/// ```
+/// use agent_core::registry::LiveSkills;
+/// use agent_core::{async_trait, DynSkill, Registry, Skill, SkillContext, SkillError, SkillOutput};
+/// use std::sync::Arc;
+/// # use agent_core::{schemars, serde};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # #[serde(crate = "agent_core::serde")]
+/// # #[schemars(crate = "agent_core::schemars")]
+/// # struct Input { text: String }
+/// # struct Shout;
+/// # #[async_trait]
+/// # impl Skill for Shout {
+/// #     type Input = Input;
+/// #     fn name(&self) -> &str { "shout" }
+/// #     fn description(&self) -> &str { "Upper-case the text." }
+/// #     async fn run(&self, input: Input, _: &SkillContext) -> Result<SkillOutput, SkillError> {
+/// #         Ok(input.text.to_uppercase().into())
+/// #     }
+/// # }
+///
+/// let live = LiveSkills::default();
+/// let mut registry = Registry::new();
+/// registry.add_live(live.clone());
+/// assert!(registry.definitions().is_empty());
+///
+/// // Later, while a runtime holds the registry:
+/// let refused = live.replace([Arc::new(Shout) as Arc<dyn DynSkill>]);
+/// assert!(refused.is_empty());
+/// assert_eq!(registry.definitions()[0].name, "shout");
+/// ```
 ///
 /// Cloning gives another handle to the same set. A registry keeps the handle it was given; the
 /// owner of the set keeps one to replace the skills, or a [`WeakLiveSkills`] when the skills
