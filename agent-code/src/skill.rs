@@ -77,7 +77,10 @@ impl CodeMode for Registry {
 impl RunCode {
     /// `run_code` over the skills `registry` has now, with the default limits. Its description
     /// declares each skill as a function; the calls themselves go to the registry of the run the
-    /// program runs in.
+    /// program runs in. A live set's skills ([`agent_core::LiveSkills`], an MCP server's tools)
+    /// are declared as the set has them now: a skill the set gains later is offered to the model
+    /// but is not a function of the programs, and a call of one it lost fails like any unknown
+    /// skill.
     pub fn over(registry: &Registry) -> Self {
         let definitions = registry.definitions();
         let names = definitions

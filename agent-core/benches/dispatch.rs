@@ -8,7 +8,8 @@
 //! - `Registry::run_many` with one call: no hooks, three hooks that proceed (each implements
 //!   `before` as an `async fn`; `after` is left to its default), three hooks that only look at the
 //!   result (each implements `after`; `before` is left to its default), three `PermissionGate`s
-//!   that allow the call;
+//!   that allow the call; no hooks, with the skill in a live set (`Registry::add_live`), so the
+//!   lookup misses the registry's own skills and finds it in the set's snapshot;
 //! - the same tool behind rmcp's `ToolRouter::call`, the dispatcher an rmcp server runs for every
 //!   `tools/call`. Its API takes the arguments and a request context by value, so each call clones
 //!   both, as a server builds them from each request.
@@ -135,6 +136,8 @@ fn dispatch(c: &mut Criterion) {
         .with_hook(Look)
         .with_hook(Look)
         .with_hook(Look);
+    let mut live = Registry::new();
+    live.add_live(agent_core::LiveSkills::try_new([std::sync::Arc::new(Add) as _]).unwrap());
     let mut gated = Registry::new();
     gated
         .add(Add)
@@ -156,7 +159,7 @@ fn dispatch(c: &mut Criterion) {
     };
 
     // Every path gives the same answer before its time counts.
-    for registry in [&plain, &hooked, &looked, &gated] {
+    for registry in [&plain, &hooked, &looked, &gated, &live] {
         let results = rt.block_on(registry.run_many(&calls, &ctx));
         assert_eq!(results[0].content(), "42");
     }
@@ -212,6 +215,10 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("run_many, 3 permission gates", |b| {
         b.to_async(&rt)
             .iter(|| async { black_box(gated.run_many(black_box(&calls), &ctx).await) })
+    });
+    group.bench_function("run_many, no hooks, skill in a live set", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(live.run_many(black_box(&calls), &ctx).await) })
     });
     group.bench_function("rmcp ToolRouter::call", |b| {
         b.to_async(&rt).iter(|| async {
