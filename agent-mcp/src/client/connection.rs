@@ -176,9 +176,11 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let lifecycle = handler.shared.handshake.lifecycle();
+    let (tools, resources) = handler.shared.follow.counters();
     let transport = Watched {
         inner: transport.into_transport(),
-        announced: handler.shared.follow.counter(),
+        tools,
+        resources,
     };
     let service = tokio::time::timeout(
         CONNECT_TIMEOUT,

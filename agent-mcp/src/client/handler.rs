@@ -292,6 +292,7 @@ impl ClientHandler for Handler {
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.shared.resources_changed.store(true, Ordering::SeqCst);
+        self.shared.follow.wake();
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 
 use agent_llm::Message;
 use rmcp::model::{
-    GetPromptRequestParams, PaginatedRequestParams, Prompt, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Role,
+    GetPromptRequestParams, Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResult,
+    Resource, ResourceTemplate, Role,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::McpSkills;
 use super::handler::ListChanges;
-use super::limits::{CONNECT_TIMEOUT, MAX_LISTED};
+use super::pages::{bounded, read_pages};
 use super::skill::describe_content;
 use crate::error::McpError;
 
@@ -54,7 +54,8 @@ impl McpSkills {
             .resources_changed
             .store(false, Ordering::SeqCst);
         let peer = self.live_peer()?;
-        self.read_pages(
+        read_pages(
+            &self.connection.label,
             ("list its resources", "resources"),
             |params| peer.list_resources(params),
             |page| (page.resources, page.next_cursor),
@@ -65,7 +66,8 @@ impl McpSkills {
     /// The server's resource templates (URIs with `{placeholders}`; at most [`MAX_LISTED`]).
     pub async fn resource_templates(&self) -> Result<Vec<ResourceTemplate>, McpError> {
         let peer = self.live_peer()?;
-        self.read_pages(
+        read_pages(
+            &self.connection.label,
             ("list its resource templates", "resource templates"),
             |params| peer.list_resource_templates(params),
             |page| (page.resource_templates, page.next_cursor),
@@ -77,7 +79,8 @@ impl McpSkills {
     /// sent it: text contents and base64 blobs.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
         let peer = self.live_peer()?;
-        self.bounded(
+        bounded(
+            &self.connection.label,
             "read the resource",
             peer.read_resource(ReadResourceRequestParams::new(uri)),
         )
@@ -91,7 +94,8 @@ impl McpSkills {
             .prompts_changed
             .store(false, Ordering::SeqCst);
         let peer = self.live_peer()?;
-        self.read_pages(
+        read_pages(
+            &self.connection.label,
             ("list its prompts", "prompts"),
             |params| peer.list_prompts(params),
             |page| (page.prompts, page.next_cursor),
@@ -108,16 +112,16 @@ impl McpSkills {
         arguments: Map<String, Value>,
     ) -> Result<Vec<Message>, McpError> {
         let peer = self.live_peer()?;
-        let result = self
-            .bounded(
-                "get the prompt",
-                peer.get_prompt(GetPromptRequestParams::new(name).with_arguments(arguments)),
-            )
-            .await?;
+        let result = bounded(
+            &self.connection.label,
+            "get the prompt",
+            peer.get_prompt(GetPromptRequestParams::new(name).with_arguments(arguments)),
+        )
+        .await?;
         Ok(result.messages.iter().map(prompt_message).collect())
     }
 
-    fn live_peer(&self) -> Result<Peer<RoleClient>, McpError> {
+    pub(super) fn live_peer(&self) -> Result<Peer<RoleClient>, McpError> {
         let live = self.connection.lock();
         match live.as_ref() {
             Some(live) => Ok(live.service.peer().clone()),
@@ -127,67 +131,6 @@ impl McpSkills {
                 source: Box::new(ServiceError::TransportClosed),
             }),
         }
-    }
-
-    /// One request, within [`CONNECT_TIMEOUT`].
-    async fn bounded<T>(
-        &self,
-        action: &'static str,
-        request: impl Future<Output = Result<T, ServiceError>>,
-    ) -> Result<T, McpError> {
-        let server = || self.connection.label.clone();
-        tokio::time::timeout(CONNECT_TIMEOUT, request)
-            .await
-            .map_err(|_| McpError::Timeout {
-                server: server(),
-                timeout: CONNECT_TIMEOUT,
-            })?
-            .map_err(|source| McpError::Service {
-                server: server(),
-                action,
-                source: Box::new(source),
-            })
-    }
-
-    /// A list read page by page, each page within [`CONNECT_TIMEOUT`], to its end or to
-    /// [`MAX_LISTED`] items: `fetch` asks for the page after a cursor, `split` takes a page's
-    /// items and the next cursor; `action` names the request in errors, `what` the items.
-    async fn read_pages<T, Page, Fut>(
-        &self,
-        (action, what): (&'static str, &str),
-        fetch: impl Fn(Option<PaginatedRequestParams>) -> Fut,
-        split: impl Fn(Page) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>, McpError>
-    where
-        Fut: Future<Output = Result<Page, ServiceError>>,
-    {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = PaginatedRequestParams::default().with_cursor(cursor);
-            let page = self.bounded(action, fetch(Some(params))).await?;
-            let (items, next) = split(page);
-            all.extend(items);
-            cursor = next;
-            if self.full(&mut all, cursor.is_some(), what) {
-                return Ok(all);
-            }
-        }
-    }
-
-    /// Whether a list is read to its end or to [`MAX_LISTED`] (then cut there, with a warning).
-    fn full<T>(&self, all: &mut Vec<T>, more: bool, what: &str) -> bool {
-        if all.len() >= MAX_LISTED {
-            if all.len() > MAX_LISTED || more {
-                tracing::warn!(
-                    server = self.connection.label,
-                    "the server lists more than {MAX_LISTED} {what}; the rest were not read"
-                );
-            }
-            all.truncate(MAX_LISTED);
-            return true;
-        }
-        !more
     }
 }
 

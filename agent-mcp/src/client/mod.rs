@@ -150,6 +150,10 @@
 //!   earlier set) is not offered; the registry's keeps the name. A tool no registry can take (a
 //!   name given twice, an input schema that is not an object's) is left out with a warning, and
 //!   the rest are put in place.
+//! - **Resources.** The `read_resource` skill of [`McpSkills::with_resource_skill`] lists the
+//!   server's resources in its description; a `notifications/resources/list_changed` reads them
+//!   again the same way (counted in the transport, in place before the answer of the call that
+//!   announced it), so the model's next turn is shown the new list.
 //! - **Reconnecting** ([`McpSkills::reconnect`]) reads the list on the new connection, and
 //!   [`McpSkills::refresh_tools`] reads it when the application asks; both update the sets too.
 //! - **Nothing kept alive.** The connection follows its sets through weak handles: dropping the
@@ -183,6 +187,7 @@ mod make;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod open;
+mod pages;
 mod resource_skill;
 mod sampling;
 mod skill;
@@ -362,18 +367,12 @@ impl McpSkills {
     /// cut, saying so) and a description of binary contents. Off by default: a server's
     /// resources are the application's to offer.
     pub async fn with_resource_skill(mut self) -> Result<Self, McpError> {
-        let mut uris: Vec<String> = self
-            .resources()
-            .await?
-            .into_iter()
-            .map(|r| r.uri.clone())
-            .collect();
-        uris.extend(
-            self.resource_templates()
-                .await?
-                .into_iter()
-                .map(|t| t.uri_template.clone()),
-        );
+        self.connection
+            .shared
+            .resources_changed
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        let peer = self.live_peer()?;
+        let uris = pages::resource_uris(&self.connection.label, &peer).await?;
         self.make.resource_skill = Some(uris);
         Ok(self)
     }
@@ -431,19 +430,29 @@ impl McpSkills {
     /// it is read again and the set's skills replaced (see the [module docs](self)). For a
     /// registry, [`McpSkills::add_to`] does this and checks the names first.
     pub fn live_skills(&self) -> Result<LiveSkills, McpError> {
-        let live = LiveSkills::try_new(self.skills())?;
         let connection = Arc::downgrade(&self.connection);
         let make = self.make.clone();
+        let uris = make.resource_skill.clone();
         // Weak both ways: the connection does not keep the set alive, nor the set's maker the
         // connection (the set's skills do, as long as a registry holds them).
-        self.connection.shared.follow.add(
-            live.downgrade(),
-            Box::new(move |tools| match connection.upgrade() {
-                Some(connection) => make.skills(&connection, tools),
-                None => Vec::new(),
-            }),
-        );
-        Ok(live)
+        let skills = move |tools: &[Tool], uris: &[String]| {
+            let Some(connection) = connection.upgrade() else {
+                return Vec::new();
+            };
+            let mut make = make.clone();
+            if let Some(listed) = &mut make.resource_skill {
+                *listed = uris.to_vec();
+            }
+            make.skills(&connection, tools)
+        };
+        let follow = &self.connection.shared.follow;
+        let uris = uris.as_deref().unwrap_or_default();
+        Ok(follow.follow(
+            &self.tools,
+            uris,
+            self.make.resource_skill.is_some(),
+            Box::new(skills),
+        )?)
     }
 
     /// Adds the server's tools to `registry` as a [`LiveSkills`] set that follows the server's

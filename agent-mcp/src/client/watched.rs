@@ -1,7 +1,8 @@
-//! A transport that counts the server's `notifications/tools/list_changed` as they are read, in
-//! the order the server sent its messages: before rmcp hands the notification to the handler
-//! (on a task of its own) and before any answer read after it. A call that sees the count
-//! grow while it waited knows the server changed its tools before answering it.
+//! A transport that counts the server's `notifications/tools/list_changed` and
+//! `notifications/resources/list_changed` as they are read, in the order the server sent its
+//! messages: before rmcp hands the notification to the handler (on a task of its own) and before
+//! any answer read after it. A call that sees a count grow while it waited knows the server
+//! changed that list before answering it.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -12,10 +13,12 @@ use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-/// `inner`, counting the tool-list changes it reads in `announced`.
+/// `inner`, counting the tool-list changes it reads in `tools` and the resource-list changes
+/// in `resources`.
 pub(super) struct Watched<T> {
     pub(super) inner: T,
-    pub(super) announced: Arc<AtomicU64>,
+    pub(super) tools: Arc<AtomicU64>,
+    pub(super) resources: Arc<AtomicU64>,
 }
 
 impl<T> Transport<RoleClient> for Watched<T>
@@ -37,13 +40,16 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(notification)) = &message
-            && matches!(
-                notification.notification,
-                ServerNotification::ToolListChangedNotification(_)
-            )
-        {
-            self.announced.fetch_add(1, Ordering::SeqCst);
+        if let Some(JsonRpcMessage::Notification(notification)) = &message {
+            match notification.notification {
+                ServerNotification::ToolListChangedNotification(_) => {
+                    self.tools.fetch_add(1, Ordering::SeqCst);
+                }
+                ServerNotification::ResourceListChangedNotification(_) => {
+                    self.resources.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => {}
+            }
         }
         message
     }

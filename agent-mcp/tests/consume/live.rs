@@ -1,6 +1,7 @@
 //! A server that changes its tools while a runtime holds the registry: the tools it adds are
-//! offered and called in the same run, the ones it removes are no longer offered, and a change it
-//! makes on its own (no call waiting) reaches the registry too. The sets follow the server
+//! offered and called in the same run, the ones it removes are no longer offered, a resource it
+//! adds is listed by the `read_resource` skill, and a change it makes on its own (no call
+//! waiting) reaches the registry too. The sets follow the server
 //! without keeping its process alive.
 
 use std::sync::Arc;
@@ -101,6 +102,40 @@ async fn a_tool_the_server_adds_during_a_run_is_offered_and_called_in_that_run_o
 async fn a_tool_the_server_adds_during_a_run_is_offered_and_called_in_that_run_over_http() {
     let http = http_server().await;
     add_call_remove(&http.skills).await;
+}
+
+#[tokio::test]
+async fn the_read_resource_skill_lists_a_resource_the_server_adds_from_the_next_turn() {
+    let skills = server().await.with_resource_skill().await.unwrap();
+    let model = MockProvider::new([
+        call(
+            "a",
+            "add_note",
+            json!({"name": "groceries", "text": "milk"}),
+        ),
+        MockReply::text("Done."),
+    ]);
+    let runtime = AgentRuntime::new(model.clone(), registry_of(&skills));
+    runtime.run("Note milk.").await.unwrap();
+    let description = |turn: usize| {
+        model.requests()[turn]
+            .tools
+            .iter()
+            .find(|t| t.name == "read_resource")
+            .map(|t| t.description.clone())
+            .unwrap()
+    };
+    assert!(
+        description(0).contains("notes://index"),
+        "{}",
+        description(0)
+    );
+    assert!(!description(0).contains("notes://fixed/groceries"));
+    assert!(
+        description(1).contains("notes://fixed/groceries"),
+        "the server's new resource is listed from the next turn: {}",
+        description(1)
+    );
 }
 
 #[tokio::test]
