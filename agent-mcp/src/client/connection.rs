@@ -176,12 +176,7 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let lifecycle = handler.shared.handshake.lifecycle();
-    let (tools, resources) = handler.shared.follow.counters();
-    let transport = Watched {
-        inner: transport.into_transport(),
-        tools,
-        resources,
-    };
+    let transport = Watched::new(transport.into_transport(), handler.shared.follow.counters());
     let service = tokio::time::timeout(
         CONNECT_TIMEOUT,
         handler.serve_with_lifecycle(transport, lifecycle),

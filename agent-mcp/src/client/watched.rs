@@ -16,9 +16,20 @@ use rmcp::transport::Transport;
 /// `inner`, counting the tool-list changes it reads in `tools` and the resource-list changes
 /// in `resources`.
 pub(super) struct Watched<T> {
-    pub(super) inner: T,
-    pub(super) tools: Arc<AtomicU64>,
-    pub(super) resources: Arc<AtomicU64>,
+    inner: T,
+    tools: Arc<AtomicU64>,
+    resources: Arc<AtomicU64>,
+}
+
+impl<T> Watched<T> {
+    /// `inner`, counting in `(tools, resources)` (the connection's `Follow::counters`).
+    pub(super) fn new(inner: T, (tools, resources): (Arc<AtomicU64>, Arc<AtomicU64>)) -> Self {
+        Watched {
+            inner,
+            tools,
+            resources,
+        }
+    }
 }
 
 impl<T> Transport<RoleClient> for Watched<T>

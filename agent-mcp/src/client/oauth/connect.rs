@@ -5,17 +5,18 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, CredentialRefreshGuard, CredentialStore,
     StoredCredentials,
 };
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
+use rmcp::{RoleClient, ServiceExt};
 
 use super::super::McpSkills;
 use super::super::connection::{Live, Reconnect, Source, http_config};
 use super::super::handler::{Handler, Shared as Client};
 use super::super::limits::CONNECT_TIMEOUT;
+use super::super::watched::Watched;
 use super::error::OAuthError;
 use crate::error::McpError;
 
@@ -106,6 +107,10 @@ impl OAuthConnection {
     async fn open(&self, label: &str, handler: Handler) -> Result<Live, OAuthError> {
         let transport =
             StreamableHttpClientTransport::with_client(self.client.clone(), http_config(&self.url));
+        let transport = Watched::new(
+            IntoTransport::<RoleClient, _, _>::into_transport(transport),
+            handler.shared.follow.counters(),
+        );
         let service = tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport))
             .await
             .map_err(|_| McpError::Timeout {
