@@ -25,6 +25,8 @@ enum Later {
     Hang,
     /// Tools of which only `kept` can be a skill.
     Bad,
+    /// A JSON-RPC error.
+    Fail,
 }
 
 /// A server whose tool `grow` announces a change of the tool list `announcements` times before
@@ -66,6 +68,7 @@ impl rmcp::ServerHandler for Shifty {
         }
         match self.later {
             Later::Hang => std::future::pending().await,
+            Later::Fail => Err(ErrorData::internal_error("the list is not ready", None)),
             Later::Bad => Ok(ListToolsResult::with_all_items(vec![
                 grow,
                 tool("not an object", object.clone()),
@@ -136,6 +139,20 @@ async fn a_list_the_server_announces_and_never_sends_does_not_hold_the_call_past
         "the call waited {waited:?} for the list (the time is the test's clock, paused)"
     );
     assert_eq!(registry.names().collect::<Vec<_>>(), ["grow"], "unchanged");
+}
+
+#[tokio::test]
+async fn a_list_the_server_fails_to_send_leaves_the_tools_as_they_were() {
+    let (skills, lists) = shifty(Later::Fail, 1).await;
+    let registry = registry_of(&skills);
+    assert_eq!(
+        grow(&registry).await,
+        "grown",
+        "the call's own result is unharmed"
+    );
+    assert_eq!(lists.load(Ordering::SeqCst), 2, "the list was asked for");
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["grow"]);
+    assert_eq!(grow(&registry).await, "grown", "and the tool still works");
 }
 
 #[tokio::test]
