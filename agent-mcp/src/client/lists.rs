@@ -47,7 +47,7 @@ impl McpSkills {
             .collect())
     }
 
-    /// The server's resources (at most [`MAX_LISTED`]).
+    /// The server's resources (at most [`MAX_LISTED`](super::MAX_LISTED)).
     pub async fn resources(&self) -> Result<Vec<Resource>, McpError> {
         self.connection
             .shared
@@ -63,7 +63,7 @@ impl McpSkills {
         .await
     }
 
-    /// The server's resource templates (URIs with `{placeholders}`; at most [`MAX_LISTED`]).
+    /// The server's resource templates (URIs with `{placeholders}`; at most [`MAX_LISTED`](super::MAX_LISTED)).
     pub async fn resource_templates(&self) -> Result<Vec<ResourceTemplate>, McpError> {
         let peer = self.live_peer()?;
         read_pages(
@@ -87,7 +87,7 @@ impl McpSkills {
         .await
     }
 
-    /// The server's prompts (at most [`MAX_LISTED`]).
+    /// The server's prompts (at most [`MAX_LISTED`](super::MAX_LISTED)).
     pub async fn prompts(&self) -> Result<Vec<Prompt>, McpError> {
         self.connection
             .shared
