@@ -13,13 +13,7 @@ use agent_runtime::{
 };
 use serde_json::json;
 
-fn usage(input: u64, output: u64) -> Usage {
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        ..Usage::default()
-    }
-}
+use super::usage;
 
 /// Look a word up.
 ///

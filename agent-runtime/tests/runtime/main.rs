@@ -16,3 +16,14 @@ mod pause;
 mod sessions;
 mod tree_budgets;
 mod typed_runs;
+
+use agent_llm::Usage;
+
+/// A model call's usage of `input` and `output` tokens.
+fn usage(input: u64, output: u64) -> Usage {
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        ..Usage::default()
+    }
+}

@@ -5,19 +5,12 @@
 
 use agent_core::{Registry, SkillContext, SkillError, ToolCall, skill};
 use agent_llm::{
-    Cost, MockProvider, MockReply, ModelPrice, ModelUseReporter, PriceTable, Usage,
-    report_model_use,
+    Cost, MockProvider, MockReply, ModelPrice, ModelUseReporter, PriceTable, report_model_use,
 };
 use agent_runtime::{AgentRuntime, Budget, FinishReason};
 use serde_json::json;
 
-fn usage(input: u64, output: u64) -> Usage {
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        ..Usage::default()
-    }
-}
+use super::usage;
 
 /// Summarize a text with a model of the skill's own (here: says it used 1,000 + 200 tokens of
 /// `wren-1`, or of `model` when given).

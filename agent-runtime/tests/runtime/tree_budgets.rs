@@ -8,13 +8,7 @@ use agent_llm::{MockProvider, MockReply, Usage};
 use agent_runtime::{AgentRuntime, Budget, Decision, FinishReason, RunState, TreeBudget};
 use serde_json::json;
 
-fn usage(input: u64, output: u64) -> Usage {
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        ..Usage::default()
-    }
-}
+use super::usage;
 
 /// Look a word up.
 ///
