@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use agent_core::{Registry, SkillError, skill};
 use agent_mcp::McpServer;
-use raw_http::{ACCEPT, HANG_GUARD, call_body, initialize_body, post, send};
+use raw_http::{ACCEPT, HANG_GUARD, call_body, initialize_body, post, send, until_closed};
 use rmcp::transport::StreamableHttpServerConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -42,16 +42,6 @@ fn server() -> McpServer {
     let mut registry = Registry::new();
     registry.add(SmuggledSkill);
     McpServer::new(registry).bearer_token(TOKEN)
-}
-
-/// Everything the server sends until it closes the connection; fails the test if it does not.
-async fn until_closed(stream: &mut TcpStream) -> String {
-    let mut raw = Vec::new();
-    tokio::time::timeout(HANG_GUARD, stream.read_to_end(&mut raw))
-        .await
-        .expect("the server closes the connection")
-        .ok();
-    String::from_utf8_lossy(&raw).into_owned()
 }
 
 #[tokio::test]

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use agent_core::{Registry, SkillError, skill};
 use agent_mcp::{McpError, McpServer, McpSkills};
-use raw_http::{HANG_GUARD, call_body, call_tool, initialize_body, post, send};
+use raw_http::{HANG_GUARD, call_body, call_tool, initialize_body, post, send, until_closed};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -98,16 +98,6 @@ async fn initialize(server: &Running) -> raw_http::Reply {
         &post(&server.host(), &[BEARER], &initialize_body()),
     )
     .await
-}
-
-/// Reads until the server closes the connection; fails the test if it does not.
-async fn until_closed(stream: &mut TcpStream) -> String {
-    let mut raw = Vec::new();
-    tokio::time::timeout(HANG_GUARD, stream.read_to_end(&mut raw))
-        .await
-        .expect("the server closes the connection")
-        .ok();
-    String::from_utf8_lossy(&raw).into_owned()
 }
 
 // --- Authentication ---------------------------------------------------------------------------

@@ -90,6 +90,16 @@ pub async fn send(addr: SocketAddr, request: &str) -> Reply {
     parse(&raw)
 }
 
+/// Everything the server sends until it closes the connection; fails the test if it does not.
+pub async fn until_closed(stream: &mut TcpStream) -> String {
+    let mut raw = Vec::new();
+    tokio::time::timeout(HANG_GUARD, stream.read_to_end(&mut raw))
+        .await
+        .expect("the server closes the connection")
+        .ok();
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
 /// Parses a whole HTTP/1.1 response.
 pub fn parse(raw: &[u8]) -> Reply {
     let text = String::from_utf8_lossy(raw);
