@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::McpSkills;
 use super::handler::ListChanges;
-use super::pages::{bounded, read_pages};
+use super::pages::{self, bounded, read_pages};
 use super::skill::describe_content;
 use crate::error::McpError;
 
@@ -54,25 +54,14 @@ impl McpSkills {
             .resources_changed
             .store(false, Ordering::SeqCst);
         let peer = self.live_peer()?;
-        read_pages(
-            &self.connection.label,
-            ("list its resources", "resources"),
-            |params| peer.list_resources(params),
-            |page| (page.resources, page.next_cursor),
-        )
-        .await
+        pages::resources(&self.connection.label, &peer).await
     }
 
-    /// The server's resource templates (URIs with `{placeholders}`; at most [`MAX_LISTED`](super::MAX_LISTED)).
+    /// The server's resource templates (URIs with `{placeholders}`; at most
+    /// [`MAX_LISTED`](super::MAX_LISTED)).
     pub async fn resource_templates(&self) -> Result<Vec<ResourceTemplate>, McpError> {
         let peer = self.live_peer()?;
-        read_pages(
-            &self.connection.label,
-            ("list its resource templates", "resource templates"),
-            |params| peer.list_resource_templates(params),
-            |page| (page.resource_templates, page.next_cursor),
-        )
-        .await
+        pages::resource_templates(&self.connection.label, &peer).await
     }
 
     /// Reads the resource at `uri` (one listed, or a template's URI filled in), as the server

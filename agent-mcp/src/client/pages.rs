@@ -2,7 +2,7 @@
 //! to its end or to [`MAX_LISTED`] items. Used by the application's reads (`lists.rs`) and by
 //! the live sets' (`follow.rs`).
 
-use rmcp::model::PaginatedRequestParams;
+use rmcp::model::{PaginatedRequestParams, Resource, ResourceTemplate};
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
 
@@ -70,29 +70,46 @@ fn full<T>(label: &str, all: &mut Vec<T>, more: bool, what: &str) -> bool {
     !more
 }
 
+/// The server's resources (at most [`MAX_LISTED`]).
+pub(super) async fn resources(
+    label: &str,
+    peer: &Peer<RoleClient>,
+) -> Result<Vec<Resource>, McpError> {
+    read_pages(
+        label,
+        ("list its resources", "resources"),
+        |params| peer.list_resources(params),
+        |page| (page.resources, page.next_cursor),
+    )
+    .await
+}
+
+/// The server's resource templates (at most [`MAX_LISTED`]).
+pub(super) async fn resource_templates(
+    label: &str,
+    peer: &Peer<RoleClient>,
+) -> Result<Vec<ResourceTemplate>, McpError> {
+    read_pages(
+        label,
+        ("list its resource templates", "resource templates"),
+        |params| peer.list_resource_templates(params),
+        |page| (page.resource_templates, page.next_cursor),
+    )
+    .await
+}
+
 /// The URIs of the server's resources, then its resource templates': what the `read_resource`
 /// skill lists.
 pub(super) async fn resource_uris(
     label: &str,
     peer: &Peer<RoleClient>,
 ) -> Result<Vec<String>, McpError> {
-    let mut uris = read_pages(
-        label,
-        ("list its resources", "resources"),
-        |params| peer.list_resources(params),
-        |page| (page.resources, page.next_cursor),
-    )
-    .await?
-    .into_iter()
-    .map(|r| r.uri.clone())
-    .collect::<Vec<String>>();
-    let templates = read_pages(
-        label,
-        ("list its resource templates", "resource templates"),
-        |params| peer.list_resource_templates(params),
-        |page| (page.resource_templates, page.next_cursor),
-    )
-    .await?;
+    let mut uris: Vec<String> = resources(label, peer)
+        .await?
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    let templates = resource_templates(label, peer).await?;
     uris.extend(templates.into_iter().map(|t| t.uri_template.clone()));
     Ok(uris)
 }
