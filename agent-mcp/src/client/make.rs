@@ -38,18 +38,19 @@ impl Make {
         names
     }
 
-    /// One skill for each of `tools` (and `read_resource`, when there is one), calling through
-    /// `connection`.
+    /// One skill for each of `tools` (and `read_resource`, when there is one, listing
+    /// `uris`), calling through `connection`.
     pub(super) fn skills(
         &self,
         connection: &Arc<Connection>,
         tools: &[Tool],
+        uris: &[String],
     ) -> Vec<Arc<dyn DynSkill>> {
         let server = connection
             .server_info()
             .map(|info| info.name)
             .unwrap_or_default();
-        let resource_skill = self.resource_skill.as_ref().map(|uris| {
+        let resource_skill = self.resource_skill.is_some().then(|| {
             Arc::new(ReadResourceSkill::new(
                 connection.clone(),
                 skill_name(&self.prefix, READ_RESOURCE),

@@ -422,7 +422,8 @@ impl McpSkills {
     /// change when the server changes its list. [`McpSkills::add_to`] and
     /// [`McpSkills::live_skills`] give skills that do.
     pub fn skills(&self) -> Vec<Arc<dyn DynSkill>> {
-        self.make.skills(&self.connection, &self.tools)
+        self.make
+            .skills(&self.connection, &self.tools, self.resource_uris())
     }
 
     /// The skills of [`McpSkills::skills`] as a [`LiveSkills`] set that follows the server's
@@ -432,27 +433,26 @@ impl McpSkills {
     pub fn live_skills(&self) -> Result<LiveSkills, McpError> {
         let connection = Arc::downgrade(&self.connection);
         let make = self.make.clone();
-        let uris = make.resource_skill.clone();
         // Weak both ways: the connection does not keep the set alive, nor the set's maker the
         // connection (the set's skills do, as long as a registry holds them).
-        let skills = move |tools: &[Tool], uris: &[String]| {
-            let Some(connection) = connection.upgrade() else {
-                return Vec::new();
-            };
-            let mut make = make.clone();
-            if let Some(listed) = &mut make.resource_skill {
-                *listed = uris.to_vec();
-            }
-            make.skills(&connection, tools)
+        let skills = move |tools: &[Tool], uris: &[String]| match connection.upgrade() {
+            Some(connection) => make.skills(&connection, tools, uris),
+            None => Vec::new(),
         };
         let follow = &self.connection.shared.follow;
-        let uris = uris.as_deref().unwrap_or_default();
+        let resources = self.make.resource_skill.is_some();
         Ok(follow.follow(
             &self.tools,
-            uris,
-            self.make.resource_skill.is_some(),
+            self.resource_uris(),
+            resources,
             Box::new(skills),
         )?)
+    }
+
+    /// The resource URIs `read_resource` lists, as read by [`McpSkills::with_resource_skill`]
+    /// (none without it).
+    fn resource_uris(&self) -> &[String] {
+        self.make.resource_skill.as_deref().unwrap_or_default()
     }
 
     /// Adds the server's tools to `registry` as a [`LiveSkills`] set that follows the server's
