@@ -145,10 +145,16 @@ impl Calls<'_> {
                     return self.done(index, &name, args, Err(error));
                 }
                 Some(Decision::Edit(edited)) => {
-                    self.ctx.scope().approve(&call_id(index));
                     run_with = edited.clone();
+                    self.ctx
+                        .scope()
+                        .approve(&call_id(index), &self.skill_of(&name), &run_with);
                 }
-                Some(Decision::Approve) => self.ctx.scope().approve(&call_id(index)),
+                Some(Decision::Approve) => {
+                    self.ctx
+                        .scope()
+                        .approve(&call_id(index), &self.skill_of(&name), &run_with)
+                }
                 None => {}
             }
         }
@@ -167,6 +173,13 @@ impl Calls<'_> {
             )),
             Err(error) => self.done(index, &name, args, Err(error.to_string())),
         }
+    }
+
+    /// The skill `name` stands for (its own name, where the program used an alias).
+    fn skill_of(&self, name: &str) -> String {
+        self.registry
+            .metadata(name)
+            .map_or_else(|| name.to_owned(), |m| m.name.to_string())
     }
 
     /// Runs call `index` through the registry, beside other concurrency-safe calls or alone.
@@ -211,22 +224,31 @@ impl Calls<'_> {
 
     /// The pending calls of a program that waits: one per call waiting for a person.
     pub(crate) fn pending(&self, waiting: &BTreeMap<usize, Waiting>) -> Vec<PendingCall> {
-        waiting
-            .iter()
-            .map(|(index, waited)| {
-                let metadata = self.registry.metadata(&waited.name);
-                let metadata = metadata.as_ref();
-                PendingCall {
-                    call: ToolCall::new(call_id(*index), &waited.name, waited.args.clone()),
-                    skill: metadata.map_or_else(|| waited.name.clone(), |m| m.name.to_string()),
-                    is_read_only: metadata.is_some_and(|m| m.is_read_only),
-                    is_destructive: metadata.is_some_and(|m| m.is_destructive),
-                    reason: waited.reason.clone(),
-                    via: Vec::new(),
-                }
-            })
-            .collect()
+        pending_calls(self.registry, waiting)
     }
+}
+
+/// The calls of a program that wait for a person, as the run shows them: what the program
+/// suspends with, and what a resumption's digests are checked against.
+pub(crate) fn pending_calls(
+    registry: &Registry,
+    waiting: &BTreeMap<usize, Waiting>,
+) -> Vec<PendingCall> {
+    waiting
+        .iter()
+        .map(|(index, waited)| {
+            let metadata = registry.metadata(&waited.name);
+            let metadata = metadata.as_ref();
+            PendingCall {
+                call: ToolCall::new(call_id(*index), &waited.name, waited.args.clone()),
+                skill: metadata.map_or_else(|| waited.name.clone(), |m| m.name.to_string()),
+                is_read_only: metadata.is_some_and(|m| m.is_read_only),
+                is_destructive: metadata.is_some_and(|m| m.is_destructive),
+                reason: waited.reason.clone(),
+                via: Vec::new(),
+            }
+        })
+        .collect()
 }
 
 fn other_path(index: usize, before: &str, now: &str) -> String {

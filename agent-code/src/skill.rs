@@ -341,12 +341,16 @@ impl Skill for RunCode {
         let registry = registry.clone();
         let (before, decisions) = match ctx.take_resumption() {
             None => (Kept::default(), BTreeMap::new()),
-            Some(resumption) => {
-                let kept: Kept = serde_json::from_value(resumption.state).map_err(|e| {
+            Some(mut resumption) => {
+                let state = std::mem::take(&mut resumption.state);
+                let kept: Kept = serde_json::from_value(state).map_err(|e| {
                     SkillError::tool(format!(
                         "the paused program's record does not read back: {e}"
                     ))
                 })?;
+                // What waits in the kept record must be what the person was shown.
+                let waiting = crate::calls::pending_calls(&registry, &kept.waiting);
+                resumption.check(&waiting).map_err(SkillError::tool)?;
                 let mut decisions = BTreeMap::new();
                 for (id, decision) in resumption.decisions {
                     let Some(index) = index_of(&id).filter(|i| kept.waiting.contains_key(i)) else {

@@ -70,6 +70,7 @@ async fn each_call_of_a_program_is_a_step_and_a_replay_runs_only_what_did_not_co
     assert_eq!(
         *journal.names.lock().unwrap(),
         [
+            "run id",
             "step 1: model",
             "step 0: tool read_note (p1/c1)",
             "step 0: tool read_note (p1/c2)",
@@ -79,8 +80,9 @@ async fn each_call_of_a_program_is_a_step_and_a_replay_runs_only_what_did_not_co
     );
     assert_eq!((ran.count("read_note"), ran.count("add")), (2, 1));
 
-    // The process died after the second read: the first three entries survive.
-    journal.entries.lock().unwrap().truncate(3);
+    // The process died after the second read: the first four entries (the run's id, the model
+    // call, the two reads) survive.
+    journal.entries.lock().unwrap().truncate(4);
     journal.names.lock().unwrap().clear();
     journal.next.store(0, Ordering::SeqCst);
     let provider = MockProvider::new([MockReply::text("done again")]);

@@ -19,10 +19,12 @@
 //! call id, which the registry sets per call.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::shared_str::SharedStr;
@@ -34,6 +36,11 @@ type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 pub struct SkillContext {
     shared: Arc<Shared>,
     call_id: Option<SharedStr>,
+    /// Whether a person approved this very call (set per call by the registry, from the
+    /// scope's grant for the call's id, skill and arguments).
+    approved: bool,
+    /// This call's idempotency key (set per call by the registry).
+    key: Option<SharedStr>,
 }
 
 /// Everything clones of a context share; copied on write by the builder methods.
@@ -63,6 +70,8 @@ impl SkillContext {
                 extensions: Extensions::new(),
             }),
             call_id: None,
+            approved: false,
+            key: None,
         }
     }
 
@@ -95,9 +104,67 @@ impl SkillContext {
     }
 
     /// Sets the id of the tool call being answered (the registry does this for every call).
+    /// A context made this way is not approved: only the registry, which checks the call
+    /// against the person's decision, makes an approved one.
     pub fn with_call_id(mut self, call_id: impl Into<SharedStr>) -> Self {
         self.call_id = Some(call_id.into());
+        self.approved = false;
+        self.key = None;
         self
+    }
+
+    /// The context of one call about to run: `call_id`, approved when the scope holds a grant
+    /// for exactly this call (its id, `skill` and `arguments`). The grant is taken either way:
+    /// it answers one call, once.
+    ///
+    /// Its idempotency key is the one the run gave the call, or, for a call made from inside
+    /// another (a program's call, under the program's context), derived from the outer call's
+    /// key and this call's id.
+    pub(crate) fn for_call(&self, call_id: SharedStr, skill: &str, arguments: &Value) -> Self {
+        let scope = &self.shared.scope;
+        let approved = scope.take_grant(&call_id, skill, arguments);
+        let key = match self.key.as_deref() {
+            Some(outer) => Some(
+                crate::digest::idempotency_key(&[b"inner", outer.as_bytes(), call_id.as_bytes()])
+                    .into(),
+            ),
+            None => scope.take_key(&call_id),
+        };
+        SkillContext {
+            shared: self.shared.clone(),
+            call_id: Some(call_id),
+            approved,
+            key,
+        }
+    }
+
+    /// This call's idempotency key: the same for every attempt of the call — the registry's
+    /// retries, a paused run continued in another process, a durable run replayed after a crash,
+    /// a program replayed after its pause — and different for every other call, even one the
+    /// model gave the same id (it is derived from the run, the call's place in it and the calls
+    /// it was made inside, never from the model's id alone). `None` outside an agent run (a
+    /// registry used directly, without a runtime).
+    ///
+    /// Hand it to what the call changes, so a repeat is harmless: as the `Idempotency-Key`
+    /// header of an HTTP API that deduplicates by it, or as a unique key of the row a database
+    /// insert writes.
+    ///
+    /// ```
+    /// use agent_core::{skill, SkillContext, SkillError};
+    ///
+    /// /// Charge a customer.
+    /// ///
+    /// /// # Arguments
+    /// /// * `cents` - The amount.
+    /// #[skill(destructive, register = false)]
+    /// async fn charge(ctx: &SkillContext, cents: u64) -> Result<String, SkillError> {
+    ///     let key = ctx.idempotency_key().unwrap_or_default();
+    ///     // e.g. http.post(url).header("Idempotency-Key", key).json(&body)
+    ///     Ok(format!("charged {cents} with key {key}"))
+    /// }
+    /// ```
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// The id of the tool call being answered, inside a skill; `None` outside a call.
@@ -125,10 +192,12 @@ impl SkillContext {
     /// Whether a person approved the call being answered, after the run paused on it. A skill
     /// that asks for approval itself (returning [`SkillError::ApprovalRequired`](
     /// crate::SkillError::ApprovalRequired)) checks this when it runs again.
+    ///
+    /// An approval is for one call: the one the run paused on, with the skill and the
+    /// arguments the person was shown (or the arguments of their edit). It is true for that
+    /// call when it runs, once; any later call, whatever its id, asks again.
     pub fn is_approved(&self) -> bool {
-        self.call_id
-            .as_deref()
-            .is_some_and(|id| self.shared.scope.is_approved(id))
+        self.approved
     }
 
     /// What the call being answered gets back when it suspended
@@ -161,6 +230,7 @@ impl std::fmt::Debug for SkillContext {
         f.debug_struct("SkillContext")
             .field("workspace_root", &self.shared.workspace_root)
             .field("call_id", &self.call_id)
+            .field("approved", &self.approved)
             .field("cancelled", &self.is_cancelled())
             .field("extensions", &self.shared.extensions.len())
             .finish_non_exhaustive()
@@ -172,11 +242,38 @@ impl std::fmt::Debug for SkillContext {
 #[derive(Clone, Default, Debug)]
 pub struct RunScope {
     loaded: Arc<Mutex<BTreeSet<String>>>,
-    /// Calls a person approved after the run paused on them (by call id): a hook's
-    /// [`HookVerdict::Ask`](crate::HookVerdict::Ask) lets them through.
-    approved: Arc<Mutex<BTreeSet<String>>>,
+    /// Calls a person approved after the run paused on them, by call id, each bound to the
+    /// skill and the digest of the arguments that may run: taken by the call they answer
+    /// ([`SkillContext::is_approved`]), once.
+    grants: Arc<Mutex<BTreeMap<String, Grant>>>,
+    /// Whether `grants` may hold any: a call in a scope without decisions (nearly every call)
+    /// does not take the lock.
+    granted: Arc<AtomicBool>,
+    /// The idempotency keys of the calls about to run, by call id, in call order (a turn may
+    /// repeat an id: each call takes the next key).
+    keys: Arc<Mutex<BTreeMap<String, std::collections::VecDeque<SharedStr>>>>,
+    /// Whether `keys` may hold any.
+    keyed: Arc<AtomicBool>,
     /// What suspended calls get back when the run continues (by call id).
-    resumptions: Arc<Mutex<std::collections::BTreeMap<String, crate::pending::Resumption>>>,
+    resumptions: Arc<Mutex<BTreeMap<String, crate::pending::Resumption>>>,
+}
+
+/// What an approval lets run: one skill with one set of arguments (their digest).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Grant {
+    skill: String,
+    arguments: String,
+}
+
+impl Grant {
+    fn new(skill: &str, arguments: &Value) -> Self {
+        let mut canonical = Vec::new();
+        crate::digest::canonical_json(arguments, &mut canonical);
+        Grant {
+            skill: skill.to_owned(),
+            arguments: crate::digest::sha256_hex(&[&canonical]),
+        }
+    }
 }
 
 impl RunScope {
@@ -200,17 +297,67 @@ impl RunScope {
         self.lock().iter().cloned().collect()
     }
 
-    /// Marks the call `call_id` as approved by a person (the runtime does this when a paused run
-    /// is resumed with an approval). Plumbing between agent-core and agent-runtime, not an API: a
-    /// skill or hook has no reason to call it.
+    /// Lets the next call with id `call_id` through the hooks that ask, if it is to `skill`
+    /// (its own name, not an alias) with exactly `arguments` (the runtime does this when a
+    /// paused run is continued with an approval or an edit). The grant is taken by the first
+    /// call with that id the registry runs in this scope, whether it matches or not, and
+    /// [`RunScope::clear_decisions`] drops the grants no call took. Plumbing between agent-core
+    /// and the runtimes, not an API: a skill or hook has no reason to call it.
     #[doc(hidden)]
-    pub fn approve(&self, call_id: &str) {
-        lock(&self.approved).insert(call_id.to_owned());
+    pub fn approve(&self, call_id: &str, skill: &str, arguments: &Value) {
+        lock_map(&self.grants).insert(call_id.to_owned(), Grant::new(skill, arguments));
+        self.granted.store(true, Ordering::Release);
     }
 
-    /// Whether the call `call_id` was approved by a person.
-    pub fn is_approved(&self, call_id: &str) -> bool {
-        lock(&self.approved).contains(call_id)
+    /// Takes the grant for `call_id`: whether it was for `skill` with `arguments`.
+    fn take_grant(&self, call_id: &str, skill: &str, arguments: &Value) -> bool {
+        if !self.granted.load(Ordering::Acquire) {
+            return false;
+        }
+        let Some(grant) = lock_map(&self.grants).remove(call_id) else {
+            return false;
+        };
+        grant == Grant::new(skill, arguments)
+    }
+
+    /// Gives the next call with id `call_id` the idempotency key `key` (the runtime does this
+    /// for each call of a turn before it runs). Plumbing, not an API.
+    #[doc(hidden)]
+    pub fn give_key(&self, call_id: &str, key: impl Into<SharedStr>) {
+        lock_map(&self.keys)
+            .entry(call_id.to_owned())
+            .or_default()
+            .push_back(key.into());
+        self.keyed.store(true, Ordering::Release);
+    }
+
+    /// Takes the next key given for `call_id`.
+    fn take_key(&self, call_id: &str) -> Option<SharedStr> {
+        if !self.keyed.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut keys = lock_map(&self.keys);
+        let queue = keys.get_mut(call_id)?;
+        let key = queue.pop_front();
+        if queue.is_empty() {
+            keys.remove(call_id);
+        }
+        key
+    }
+
+    /// Drops the grants, resumptions and keys no call took (the runtime does this when a turn's
+    /// calls are done): a decision answers the calls of the turn it was made for, never a later
+    /// one with a reused id. Plumbing, not an API.
+    #[doc(hidden)]
+    pub fn clear_decisions(&self) {
+        let mut grants = lock_map(&self.grants);
+        grants.clear();
+        self.granted.store(false, Ordering::Release);
+        drop(grants);
+        lock_map(&self.resumptions).clear();
+        let mut keys = lock_map(&self.keys);
+        keys.clear();
+        self.keyed.store(false, Ordering::Release);
     }
 
     /// Hands the suspended call `call_id` what it needs to go on (the runtime does this when a
@@ -218,18 +365,12 @@ impl RunScope {
     /// API.
     #[doc(hidden)]
     pub fn resume(&self, call_id: &str, resumption: crate::pending::Resumption) {
-        self.resumptions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(call_id.to_owned(), resumption);
+        lock_map(&self.resumptions).insert(call_id.to_owned(), resumption);
     }
 
     /// Takes what the suspended call `call_id` gets back, once: `None` when it is not resuming.
     pub fn take_resumption(&self, call_id: &str) -> Option<crate::pending::Resumption> {
-        self.resumptions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(call_id)
+        lock_map(&self.resumptions).remove(call_id)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
@@ -241,6 +382,11 @@ impl RunScope {
 /// keep using.
 fn lock(set: &Mutex<BTreeSet<String>>) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Locks one of a scope's maps, as [`lock`] does its sets.
+fn lock_map<V>(map: &Mutex<BTreeMap<String, V>>) -> std::sync::MutexGuard<'_, BTreeMap<String, V>> {
+    map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

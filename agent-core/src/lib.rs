@@ -55,6 +55,7 @@
 pub mod agent_skills;
 pub mod call;
 pub mod context;
+pub mod digest;
 pub mod error;
 pub mod hook;
 mod macro_support;
@@ -216,7 +217,7 @@ pub use hook::{
     HookFuture, HookVerdict, Permission, PermissionGate, PermissionRule, SkillHook, ThreeWayRule,
     YesNoRule,
 };
-pub use pending::{Decision, Hop, PendingCall, Resumption, Suspension};
+pub use pending::{CallRef, Decision, Hop, PendingCall, Resumption, Suspension};
 pub use registry::{
     CurrentRegistry, DestructiveCalls, LiveSkills, Registry, SkillRegistration, WeakLiveSkills,
 };

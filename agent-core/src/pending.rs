@@ -67,6 +67,36 @@ impl PendingCall {
         path
     }
 
+    /// The digest of this call as a person sees it: SHA-256 over its id ([`PendingCall::id`]),
+    /// the skills on its way and its own ([`PendingCall::path`]'s parts), and its arguments in
+    /// canonical form (keys sorted), as 64 hex digits. A decision made with it
+    /// ([`CallRef::seen`]) answers this call only: a state whose call differs in any of these
+    /// is refused, so a page that showed one version and posts a decision cannot approve
+    /// another.
+    pub fn digest(&self) -> String {
+        let mut arguments = Vec::new();
+        crate::digest::canonical_json(&self.call.arguments, &mut arguments);
+        let mut path = Vec::new();
+        for hop in &self.via {
+            path.push(hop.skill.as_bytes());
+        }
+        path.push(self.skill.as_bytes());
+        let id = self.id();
+        let path = path.join(&0u8);
+        crate::digest::sha256_hex(&[id.as_bytes(), &path, &arguments])
+    }
+
+    /// This call as the run one level in sees it: without its outermost hop. `None` for a call
+    /// of the run itself.
+    pub fn within(&self) -> Option<PendingCall> {
+        let mut inner = self.clone();
+        if inner.via.is_empty() {
+            return None;
+        }
+        inner.via.remove(0);
+        Some(inner)
+    }
+
     /// This call as seen one run further out: made inside the outer call `call_id` to `skill`.
     pub fn inside(mut self, call_id: &str, skill: &str) -> Self {
         self.via.insert(
@@ -77,6 +107,76 @@ impl PendingCall {
             },
         );
         self
+    }
+}
+
+/// Which pending call a decision answers: its id ([`PendingCall::id`]), and, when the decision
+/// was made on a call a person was shown, that call's [`PendingCall::digest`]. A plain id (`"c1"`)
+/// converts into one without a digest; a `&PendingCall` into one with its digest, which is what
+/// a user interface should send back:
+///
+/// ```
+/// use agent_core::pending::{CallRef, Decision, PendingCall};
+/// use agent_core::ToolCall;
+/// use serde_json::json;
+///
+/// let shown = PendingCall {
+///     call: ToolCall::new("c1", "transfer", json!({"to": "alice", "cents": 100})),
+///     skill: "transfer".into(),
+///     is_read_only: false,
+///     is_destructive: true,
+///     reason: "moves money".into(),
+///     via: Vec::new(),
+/// };
+/// let answer: (CallRef, Decision) = (CallRef::from(&shown), Decision::Approve);
+/// assert_eq!(answer.0.id, "c1");
+/// assert_eq!(answer.0.seen.as_deref(), Some(shown.digest().as_str()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRef {
+    /// The pending call's id (`c1`, `p1/c1`).
+    pub id: String,
+    /// The digest of the call the decision was made on; checked against the call that would
+    /// run before anything does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<String>,
+}
+
+impl CallRef {
+    /// A reference to the call `id` as the person saw it (`digest`: its
+    /// [`PendingCall::digest`]).
+    pub fn seen(id: impl Into<String>, digest: impl Into<String>) -> Self {
+        CallRef {
+            id: id.into(),
+            seen: Some(digest.into()),
+        }
+    }
+}
+
+impl From<&str> for CallRef {
+    fn from(id: &str) -> Self {
+        CallRef {
+            id: id.to_owned(),
+            seen: None,
+        }
+    }
+}
+
+impl From<String> for CallRef {
+    fn from(id: String) -> Self {
+        CallRef { id, seen: None }
+    }
+}
+
+impl From<&String> for CallRef {
+    fn from(id: &String) -> Self {
+        CallRef::from(id.as_str())
+    }
+}
+
+impl From<&PendingCall> for CallRef {
+    fn from(call: &PendingCall) -> Self {
+        CallRef::seen(call.id(), call.digest())
     }
 }
 
@@ -117,4 +217,59 @@ pub struct Resumption {
     pub state: Value,
     /// The decisions about its pending calls.
     pub decisions: Vec<(String, Decision)>,
+    /// The [`PendingCall::digest`] of each pending call as the outer run showed it (seen from
+    /// inside: [`PendingCall::within`]), by the inner run's id. A skill that resumes checks its
+    /// own pending calls against them ([`Resumption::check`]) before anything runs, so an inner
+    /// state edited while it waited cannot run another call than the person saw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<(String, String)>,
+}
+
+impl Resumption {
+    /// The decisions as [`CallRef`]s carrying the digests the outer run showed, for
+    /// continuing an inner run.
+    pub fn call_refs(&self) -> Vec<(CallRef, Decision)> {
+        self.decisions
+            .iter()
+            .map(|(id, decision)| {
+                let seen = self
+                    .seen
+                    .iter()
+                    .find(|(seen_id, _)| seen_id == id)
+                    .map(|(_, digest)| digest.clone());
+                (
+                    CallRef {
+                        id: id.clone(),
+                        seen,
+                    },
+                    decision.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Checks the calls an inner run or program says wait against what the outer run showed:
+    /// each has a digest here and it matches. An error names the first that differs.
+    pub fn check(&self, pending: &[PendingCall]) -> Result<(), String> {
+        for call in pending {
+            let id = call.id();
+            match self.seen.iter().find(|(seen_id, _)| *seen_id == id) {
+                Some((_, digest)) if *digest == call.digest() => {}
+                Some(_) => {
+                    return Err(format!(
+                        "the call `{id}` is not the one the person decided on (its skill or \
+                         arguments changed while it waited): refused, nothing ran"
+                    ));
+                }
+                None if self.seen.is_empty() => {}
+                None => {
+                    return Err(format!(
+                        "the call `{id}` was not among the calls the person decided on: \
+                         refused, nothing ran"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }

@@ -508,14 +508,65 @@ async fn a_permission_gate_is_the_policy_and_the_default_stands_aside() {
 }
 
 #[tokio::test]
-async fn a_call_a_person_approved_runs() {
+async fn a_call_a_person_approved_runs_once() {
     let runs = Arc::new(AtomicUsize::new(0));
     let registry = shredder_by_default(&runs);
     let ctx = SkillContext::default();
-    ctx.scope().approve("call_1");
+    ctx.scope()
+        .approve("call_1", "shred_file", &shred("a").arguments);
     let result = registry.run_one(&shred("a"), &ctx).await;
     assert!(result.output.is_ok(), "{:?}", result.output);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // The same call again, same id and arguments: the approval was used up.
+    let again = registry.run_one(&shred("a"), &ctx).await;
+    assert!(
+        matches!(again.output, Err(SkillError::ApprovalRequired(_))),
+        "{:?}",
+        again.output
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_approval_does_not_run_another_call_with_the_same_id() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = shredder_by_default(&runs);
+    let ctx = SkillContext::default();
+    // Approved: shred_file(a). Asked next: shred_file(b), under the same id.
+    ctx.scope()
+        .approve("call_1", "shred_file", &shred("a").arguments);
+    let other = registry.run_one(&shred("b"), &ctx).await;
+    assert!(
+        matches!(other.output, Err(SkillError::ApprovalRequired(_))),
+        "{:?}",
+        other.output
+    );
+    // Nor is the grant left for the approved call after a mismatch took it: it answered one call.
+    let approved = registry.run_one(&shred("a"), &ctx).await;
+    assert!(matches!(
+        approved.output,
+        Err(SkillError::ApprovalRequired(_))
+    ));
+    // A grant for another skill does not let this one through either.
+    ctx.scope()
+        .approve("call_1", "wipe_disk", &shred("a").arguments);
+    let wrong_skill = registry.run_one(&shred("a"), &ctx).await;
+    assert!(matches!(
+        wrong_skill.output,
+        Err(SkillError::ApprovalRequired(_))
+    ));
+    // Keys in another order are the same arguments.
+    let mut reordered = shred("a");
+    reordered.arguments = serde_json::from_str(&reordered.arguments.to_string()).unwrap();
+    ctx.scope()
+        .approve("call_1", "shred_file", &reordered.arguments);
+    ctx.scope().clear_decisions();
+    let cleared = registry.run_one(&shred("a"), &ctx).await;
+    assert!(matches!(
+        cleared.output,
+        Err(SkillError::ApprovalRequired(_))
+    ));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

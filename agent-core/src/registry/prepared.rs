@@ -38,10 +38,12 @@ impl<'a> PreparedCall<'a> {
         }
     }
 
-    /// The context the call runs in: `ctx` with the call's id.
+    /// The context the call runs in: `ctx` with the call's id, approved when a person's
+    /// decision granted exactly this call (its id, skill and arguments); the grant is used up.
     #[inline]
     pub(super) fn context(self, ctx: &SkillContext) -> SkillContext {
-        ctx.clone().with_call_id(self.call().id.clone())
+        let call = self.call();
+        ctx.for_call(call.id.clone(), self.skill_name(), &call.arguments)
     }
 
     /// Whether the call may run together with other concurrency-safe calls. A call of an unknown

@@ -15,7 +15,7 @@ use super::record::ToolRecord;
 use super::state::{Next, RunState};
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::error::SkillError;
-use agent_core::pending::{Decision, PendingCall, Resumption};
+use agent_core::pending::{CallRef, Decision, PendingCall, Resumption};
 use agent_core::registry::Registry;
 use agent_llm::message::Message;
 
@@ -107,23 +107,23 @@ pub(super) fn hold(
 
 /// Turns a paused state into the turn to finish with these decisions: approved and edited calls
 /// will run (once, through the hooks, which let an approved call through where they asked),
-/// denied ones are answered with the reason. Checked first, against the state and `registry`:
-/// every pending call has exactly one decision, every decision names a pending call whose skill
-/// the registry has; otherwise [`AgentError::Resume`] and the state is unchanged.
+/// denied ones are answered with the reason. Checked first, against the state and `registry`
+/// ([`check`]); otherwise [`AgentError::Resume`] and the state is unchanged.
 pub(super) fn decide(
     state: &mut RunState,
-    decisions: Vec<(String, Decision)>,
+    decisions: Vec<(CallRef, Decision)>,
     registry: &Registry,
 ) -> Result<(), AgentError> {
     let mut map = HashMap::new();
-    for (id, decision) in decisions {
-        if map.insert(id.clone(), decision).is_some() {
+    for (call, decision) in decisions {
+        let id = call.id.clone();
+        if map.insert(id.clone(), (call.seen, decision)).is_some() {
             return Err(AgentError::Resume(format!(
                 "two decisions for the call `{id}`: give one"
             )));
         }
     }
-    check_decisions(state, &map, registry)?;
+    check(state, &map, registry)?;
     let Next::Decisions {
         pending,
         mut done,
@@ -137,17 +137,26 @@ pub(super) fn decide(
     let mut resume: Vec<(String, Resumption)> = Vec::new();
     for waiting in pending {
         let id = waiting.id();
-        let decision = map
+        let (_, decision) = map
             .remove(&id)
             .expect("checked: every pending call has a decision");
         if let Some(outer) = waiting.via.first() {
-            // A call inside a suspended one: its decision goes to that call, which runs again.
+            // A call inside a suspended one: its decision goes to that call, which runs again,
+            // with the digest of the call as this run showed it (seen from inside), which the
+            // inner run checks its own copy against.
             let inner_id = id[outer.call_id.len() + 1..].to_owned();
+            let seen = waiting
+                .within()
+                .expect("a call inside another has a hop")
+                .digest();
             match resume
                 .iter_mut()
                 .find(|(call_id, _)| *call_id == outer.call_id)
             {
-                Some((_, resumption)) => resumption.decisions.push((inner_id, decision)),
+                Some((_, resumption)) => {
+                    resumption.seen.push((inner_id.clone(), seen));
+                    resumption.decisions.push((inner_id, decision));
+                }
                 None => {
                     let state = suspended
                         .iter()
@@ -158,6 +167,7 @@ pub(super) fn decide(
                         outer.call_id.clone(),
                         Resumption {
                             state,
+                            seen: vec![(inner_id.clone(), seen)],
                             decisions: vec![(inner_id, decision)],
                         },
                     ));
@@ -184,13 +194,43 @@ pub(super) fn decide(
     Ok(())
 }
 
-/// Checks the decisions against the pending calls before anything runs.
-fn check_decisions(
-    state: &RunState,
-    decisions: &HashMap<String, Decision>,
-    registry: &Registry,
-) -> Result<(), AgentError> {
-    let ids: Vec<String> = state.pending().iter().map(PendingCall::id).collect();
+/// The decisions by call id: the digest each was made on, if any, and the decision.
+type Decisions = HashMap<String, (Option<String>, Decision)>;
+
+/// Checks the paused state and the decisions before anything runs:
+///
+/// - the state waits for decisions, its pending ids are distinct, and so are the ids of the
+///   calls in its transcript's last message (a state with the same id twice is malformed);
+/// - every pending call has exactly one decision, and every decision names a pending call;
+/// - a decision made on a digest ([`CallRef::seen`]) answers a call with that digest;
+/// - each pending call is the transcript's: the call of the run with its id (itself, or the
+///   outer call it was made inside) is in the last message, to the same skill, and a call of the
+///   run itself has the same name and arguments there as in the pending list, which is what a
+///   person is shown, so the copy that runs is the copy they saw;
+/// - the registry has each of those skills.
+fn check(state: &RunState, decisions: &Decisions, registry: &Registry) -> Result<(), AgentError> {
+    let Next::Decisions { pending, .. } = &state.next else {
+        return Err(AgentError::Resume(
+            "the run is not waiting for a decision: there is nothing to approve or deny".into(),
+        ));
+    };
+    let ids: Vec<String> = pending.iter().map(PendingCall::id).collect();
+    if let Some(twice) = first_repeated(ids.iter().map(String::as_str)) {
+        return Err(AgentError::Resume(format!(
+            "the state lists the pending call `{twice}` twice: it is malformed (edited?), and \
+             nothing ran"
+        )));
+    }
+    let calls: &[ToolCall] = state
+        .transcript
+        .last()
+        .map_or(&[][..], |last| &last.tool_calls[..]);
+    if let Some(twice) = first_repeated(calls.iter().map(|c| &*c.id)) {
+        return Err(AgentError::Resume(format!(
+            "the state's last message has two calls with the id `{twice}`: it is malformed \
+             (edited?), and nothing ran"
+        )));
+    }
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let missing: Vec<&str> = ids
         .iter()
@@ -228,36 +268,52 @@ fn check_decisions(
             quoted(&ids)
         )));
     }
-    // The call of this run each pending call belongs to: itself, or the outer call it was made
-    // inside.
-    let own = |p: &PendingCall| match p.via.first() {
-        Some(outer) => (outer.call_id.clone(), outer.skill.clone()),
-        None => (p.call.id.to_string(), p.call.name.clone()),
-    };
-    if let Some((id, name)) = state
-        .pending()
-        .iter()
-        .map(own)
-        .find(|(_, name)| !registry.contains(name))
-    {
-        return Err(AgentError::Resume(format!(
-            "the pending call `{id}` is to `{name}`, which this runtime's registry does not have"
-        )));
-    }
-    let own_ids: Vec<String> = state.pending().iter().map(|p| own(p).0).collect();
-    match state.transcript.last() {
-        Some(last)
-            if last
-                .tool_calls
-                .iter()
-                .any(|c| own_ids.iter().any(|id| *id == *c.id)) =>
+    for waiting in pending {
+        let id = waiting.id();
+        if let Some((Some(seen), _)) = decisions.get(&id)
+            && *seen != waiting.digest()
         {
-            Ok(())
+            return Err(AgentError::Resume(format!(
+                "the decision for `{id}` was made on another version of the call than the one \
+                 waiting (its digest differs): show the person the call again; nothing ran"
+            )));
         }
-        _ => Err(AgentError::Resume(
-            "the state's transcript does not end with the calls it says are pending".into(),
-        )),
+        // The call of this run the pending call belongs to: itself, or the outer call it was
+        // made inside.
+        let (own_id, own_skill) = match waiting.via.first() {
+            Some(outer) => (outer.call_id.as_str(), outer.skill.as_str()),
+            None => (&*waiting.call.id, waiting.skill.as_str()),
+        };
+        let Some(call) = calls.iter().find(|c| *c.id == *own_id) else {
+            return Err(AgentError::Resume(format!(
+                "the state's transcript does not end with the call `{own_id}` it says is \
+                 pending: refused (edited?), nothing ran"
+            )));
+        };
+        let Some(metadata) = registry.metadata(&call.name) else {
+            return Err(AgentError::Resume(format!(
+                "the pending call `{own_id}` is to `{}`, which this runtime's registry does not \
+                 have",
+                call.name
+            )));
+        };
+        let same = *metadata.name == *own_skill
+            && (!waiting.via.is_empty()
+                || (call.name == waiting.call.name && call.arguments == waiting.call.arguments));
+        if !same {
+            return Err(AgentError::Resume(format!(
+                "the pending call `{id}` differs between the state's pending list and its \
+                 transcript (skill or arguments): the state was edited; refused, nothing ran"
+            )));
+        }
     }
+    Ok(())
+}
+
+/// The first item that appears twice.
+fn first_repeated<'a>(items: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    items.into_iter().find(|item| !seen.insert(*item))
 }
 
 fn quoted(ids: &[&str]) -> String {

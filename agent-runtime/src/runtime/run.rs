@@ -303,10 +303,17 @@ impl<'a, E: Effects> Run<'a, E> {
             for (call, answer) in to_run.iter_mut().zip(&mut answers) {
                 match approved.iter().find(|(id, _)| *id == *call.id) {
                     Some((id, edit)) => {
-                        self.ctx.scope().approve(id);
                         if let Some(arguments) = edit {
                             call.arguments = arguments.clone();
                         }
+                        // The grant is for this call: its id, its skill, the arguments that
+                        // run; used once, by it.
+                        let skill = self
+                            .rt
+                            .registry
+                            .metadata(&call.name)
+                            .map_or_else(|| call.name.clone(), |m| m.name.to_string());
+                        self.ctx.scope().approve(id, &skill, &call.arguments);
                     }
                     None if answer.is_none() => {
                         let not_run = "not run: no result was kept";
@@ -327,6 +334,8 @@ impl<'a, E: Effects> Run<'a, E> {
         let (mut results, ending) = self
             .answer(edited.as_deref().unwrap_or(&calls), answers)
             .await;
+        // Decisions answer this turn's calls: whatever no call took is gone before the next.
+        self.ctx.scope().clear_decisions();
         for ability in &self.abilities {
             ability.after_calls(&mut self.state);
         }
@@ -372,6 +381,7 @@ impl<'a, E: Effects> Run<'a, E> {
             ending = ending.or(ended);
         }
         let step = self.state.steps;
+        self.give_keys(calls, &answers);
         if answers.iter().all(Option::is_none) {
             return (self.effects.calls(step, calls, &self.ctx).await, ending);
         }
@@ -394,10 +404,31 @@ impl<'a, E: Effects> Run<'a, E> {
         (answers.into_iter().flatten().collect(), ending)
     }
 
+    /// Gives each call of the turn that will run its idempotency key: the run's id, the step
+    /// and the call's place in the turn, so every attempt of it has the same key (a resumed
+    /// turn's calls keep their places) and no other call has it, whatever id the model gave.
+    fn give_keys(&self, calls: &[ToolCall], answers: &[Option<ToolResult>]) {
+        let (run, step) = (self.state.run_id.as_bytes(), self.state.steps.to_string());
+        for (index, call) in calls.iter().enumerate() {
+            if answers.get(index).is_some_and(Option::is_some) {
+                continue;
+            }
+            let index = index.to_string();
+            let key = agent_core::digest::idempotency_key(&[
+                b"call",
+                run,
+                step.as_bytes(),
+                index.as_bytes(),
+            ]);
+            self.ctx.scope().give_key(&call.id, key);
+        }
+    }
+
     /// Holds the turn on its calls that wait for a decision: reports the others' results and
     /// which calls wait; the run stops with its state.
     fn hold(&mut self, calls: &[ToolCall], results: Vec<ToolResult>, cut_off: Option<Message>) {
         let step = self.state.steps;
+        self.state.pause_id = Some(super::admit::random_id());
         let (next, done) = pause::hold(&self.rt.registry, calls, results, cut_off);
         self.state.next = next;
         for result in &done {

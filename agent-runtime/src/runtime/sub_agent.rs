@@ -190,6 +190,7 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         let mut child = self.runtime.clone();
         child.path = path;
         child.cancellation = ctx.cancellation().child_token();
+        child.parent_key = ctx.idempotency_key().map(str::to_owned);
         if let Some(parent) = parent {
             child.journal = parent.journal.clone().or(child.journal);
             child.tree = parent.tree.clone();
@@ -202,8 +203,10 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         }
         // What the child had used when it suspended was counted then: only the rest is new.
         let (request, before) = match ctx.take_resumption() {
-            Some(resumption) => {
-                let state: RunState = serde_json::from_value(resumption.state).map_err(|e| {
+            Some(mut resumption) => {
+                let decisions = resumption.call_refs();
+                let kept = std::mem::take(&mut resumption.state);
+                let state: RunState = serde_json::from_value(kept).map_err(|e| {
                     SkillError::tool(format!(
                         "cannot continue `{}`: its kept state does not read back: {e}",
                         self.name
@@ -215,7 +218,7 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
                     agents: state.agents.clone(),
                     steps: state.steps + state.agent_steps,
                 };
-                (child.continue_paused(state, resumption.decisions), before)
+                (child.continue_paused(state, decisions), before)
             }
             None => (child.run((self.goal)(input)), Used::default()),
         };
