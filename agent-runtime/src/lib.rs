@@ -33,12 +33,15 @@ pub mod trace;
 
 pub use event::{AgentEvent, EventSink};
 pub use runtime::{
-    AgentError, AgentRuntime, Budget, Decision, FINAL_ANSWER_TOOL, FinishReason, Goal, Hop,
-    InnerCalls, OutputMode, OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome, RunRequest,
-    RunState, SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome,
-    TypedRunRequest,
+    AgentError, AgentRuntime, Budget, CallRef, Decision, FINAL_ANSWER_TOOL, FinishReason, Goal,
+    Hop, InnerCalls, OutputMode, OutputType, PendingCall, RUN_STATE_VERSION, RunOutcome,
+    RunRequest, RunState, SealError, StateKeys, SubAgent, TranscriptFilter, TranscriptLimit,
+    TreeBudget, TypedOutcome, TypedRunRequest,
 };
+
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 #[cfg(feature = "redb")]
 pub use session::RedbSessionStore;
-pub use session::{LoadedSession, MemorySessionStore, SessionRecord, SessionStore, StoreError};
+pub use session::{
+    LoadedSession, MemorySessionStore, PauseClaims, SessionRecord, SessionStore, StoreError,
+};

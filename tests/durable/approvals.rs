@@ -139,10 +139,23 @@ async fn a_paused_run_waits_across_a_restart_and_a_decision_sent_through_ingress
             .contains("no call waits for a decision under `c9`; waiting: `c2`"),
         "{refused}"
     );
+    // A decision made on another version of the call (a stale page, a later call under the
+    // same id) is refused by its digest, and sends nothing.
+    let digest = pending[0]["digest"].as_str().unwrap().to_owned();
+    assert_eq!(digest.len(), 64, "{digest}");
+    let (status, refused) = restate
+        .ingress(
+            "/Agent/approve/decide",
+            Some(json!({"c2": {"decision": "approve", "digest": "0".repeat(64)}})),
+        )
+        .await;
+    assert!(status >= 400, "{status} {refused}");
+    assert!(refused.to_string().contains("digest differs"), "{refused}");
+    assert_eq!(logged(work.path()), ["wrote a"], "nothing ran on it");
     let (status, decided) = restate
         .ingress(
             "/Agent/approve/decide",
-            Some(json!({"c2": {"decision": "approve"}})),
+            Some(json!({"c2": {"decision": "approve", "digest": digest}})),
         )
         .await;
     assert_eq!((status, decided), (200, json!(["c2"])));

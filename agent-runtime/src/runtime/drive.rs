@@ -7,11 +7,13 @@ use tracing::Instrument;
 
 use super::AgentRuntime;
 use super::ability::Ability;
+use super::admit;
 use super::answer::TypedAnswer;
 use super::cost_budget::CostBudget;
 use super::effects::{Direct, Effects};
 use super::finish;
 use super::handoff::{self, Handoffs};
+use super::journal::{JournalStep, StepResult};
 use super::journaled::Journaled;
 use super::nesting::{ChildUsage, Nesting};
 use super::outcome::{AgentError, RunOutcome};
@@ -53,6 +55,9 @@ pub(super) async fn drive(
     output: Option<OutputType>,
 ) -> Result<RunOutcome, AgentError> {
     let mut active = handoff::active(rt, &state.handoffs)?;
+    if state.run_id.is_empty() {
+        state.run_id = run_id(rt).await?;
+    }
     loop {
         let (next, finish, answer) = run_agent(&active, state, output.clone()).await?;
         state = next;
@@ -70,7 +75,40 @@ pub(super) async fn drive(
             state.turn_closed = false;
             continue;
         }
+        if state.is_paused() {
+            // Sealed as it leaves: after the last change `outcome` makes to it.
+            state.turn_closed = true;
+            admit::leave(rt, &mut state)?;
+        }
         return Ok(outcome(state, finish, answer));
+    }
+}
+
+/// A new run's id: derived from the outer call's idempotency key for a run nested in a call
+/// (the same on every attempt of that call); in a durable run, random and journaled (a replay
+/// reads it back); otherwise random.
+async fn run_id(rt: &AgentRuntime) -> Result<String, AgentError> {
+    if let Some(key) = &rt.parent_key {
+        return Ok(agent_core::digest::idempotency_key(&[
+            b"run",
+            key.as_bytes(),
+        ]));
+    }
+    let Some(journal) = rt.journal.as_deref() else {
+        return Ok(admit::random_id());
+    };
+    let made = Box::pin(async { StepResult::Done(admit::random_id().into()) });
+    let value = journal
+        .step(JournalStep::RunId, made)
+        .await
+        .map_err(|error| {
+            AgentError::Resume(format!("the journal failed at the run id: {error}"))
+        })?;
+    match value {
+        serde_json::Value::String(id) if !id.is_empty() => Ok(id),
+        other => Err(AgentError::Resume(format!(
+            "the journal's run id does not read back as an id: {other}"
+        ))),
     }
 }
 

@@ -11,6 +11,7 @@
 //! The session's id is the run's `gen_ai.conversation.id` on its spans.
 
 use super::AgentRuntime;
+use super::admit;
 use super::drive;
 use super::outcome::{AgentError, RunOutcome};
 use super::output::OutputType;
@@ -19,7 +20,7 @@ use super::reason::FinishReason;
 use super::state::RunState;
 use crate::session::{LoadedSession, SessionRecord, SessionStore};
 use crate::trace::CONVERSATION;
-use agent_core::pending::Decision;
+use agent_core::pending::{CallRef, Decision};
 use agent_llm::message::Message;
 
 /// What a session can start with.
@@ -27,7 +28,7 @@ pub(super) enum SessionStart {
     /// The session's next message.
     Goal(String),
     /// Decisions for its paused run.
-    Decide(Vec<(String, Decision)>),
+    Decide(Vec<(CallRef, Decision)>),
 }
 
 /// Runs `start` in session `id` of `store`.
@@ -38,7 +39,10 @@ pub(super) async fn send(
     start: SessionStart,
     output: Option<OutputType>,
 ) -> Result<RunOutcome, AgentError> {
-    let loaded = store.load(id).await?;
+    let mut loaded = store.load(id).await?;
+    if let Some(loaded) = &mut loaded {
+        admit::check_record(rt, id, &mut loaded.data)?;
+    }
     match start {
         SessionStart::Goal(goal) => {
             let version = loaded.as_ref().map(|l| l.version);
@@ -57,7 +61,7 @@ pub(super) async fn send(
             transcript.push(Message::user(goal));
             let run = drive::fresh(rt, transcript, rt.plan_mode, output);
             let outcome = CONVERSATION.scope(id.to_owned(), run).await?;
-            save(store, id, &outcome, version).await?;
+            save(rt, store, id, &outcome, version).await?;
             Ok(outcome)
         }
         SessionStart::Decide(decisions) => {
@@ -74,36 +78,43 @@ pub(super) async fn send(
                     "session `{id}` has no run waiting for a decision"
                 )));
             };
+            admit::check(rt, &mut state)?;
             pause::check_output(&state, output.is_some())?;
-            let claim = SessionRecord {
+            let mut claim = SessionRecord {
                 transcript: state.transcript.clone(),
                 paused: None,
+                seal: None,
             };
+            admit::seal_record(rt, id, &mut claim)?;
             let active = super::handoff::active(rt, &state.handoffs)?;
             pause::decide(&mut state, decisions, &active.registry)?;
+            admit::claim(rt, &state).await?;
             let claimed = store.save(id, &claim, Some(version)).await?;
             let outcome = CONVERSATION
                 .scope(id.to_owned(), drive::drive(rt, state, output))
                 .await?;
-            save(store, id, &outcome, Some(claimed)).await?;
+            save(rt, store, id, &outcome, Some(claimed)).await?;
             Ok(outcome)
         }
     }
 }
 
 async fn save(
+    rt: &AgentRuntime,
     store: &dyn SessionStore,
     id: &str,
     outcome: &RunOutcome,
     version: Option<u64>,
 ) -> Result<u64, AgentError> {
-    let data = SessionRecord {
+    let mut data = SessionRecord {
         transcript: outcome.transcript.clone(),
         paused: match outcome.finish {
             FinishReason::AwaitingApproval { .. } => outcome.state.as_deref().cloned(),
             _ => None,
         },
+        seal: None,
     };
+    admit::seal_record(rt, id, &mut data)?;
     Ok(store.save(id, &data, version).await?)
 }
 

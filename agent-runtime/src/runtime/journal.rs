@@ -28,6 +28,9 @@ pub enum JournalStep {
         /// The step it comes before.
         step: usize,
     },
+    /// The run's id, made once when a durable run starts (its calls' idempotency keys derive
+    /// from it), so a replay makes the same keys.
+    RunId,
     /// One tool call of step `step`.
     Tool {
         /// The step.
@@ -42,6 +45,7 @@ pub enum JournalStep {
 impl std::fmt::Display for JournalStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            JournalStep::RunId => write!(f, "run id"),
             JournalStep::Model { step } => write!(f, "step {step}: model"),
             JournalStep::Compaction { step } => write!(f, "step {step}: compaction"),
             JournalStep::Tool {

@@ -382,8 +382,8 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 2);
         assert_eq!(
             journal.entries.lock().unwrap().len(),
-            4,
-            "2 model calls, 2 tool calls"
+            5,
+            "the run's id, 2 model calls, 2 tool calls"
         );
 
         // Another attempt at the same run: everything comes from the journal.
@@ -402,8 +402,9 @@ mod tests {
         let (journal, runs) = (Arc::new(Memory::default()), Arc::new(AtomicUsize::new(0)));
         let (first, _) = runtime(two_bumps(), &runs, &journal);
         first.run("bump twice").await.unwrap();
-        // The attempt died after the first call's result was recorded.
-        journal.entries.lock().unwrap().truncate(2);
+        // The attempt died after the first call's result was recorded (after the run's id and
+        // the first model call).
+        journal.entries.lock().unwrap().truncate(3);
         journal.next.store(0, Ordering::SeqCst);
         runs.store(1, Ordering::SeqCst);
         let (again, provider) = runtime(
@@ -467,14 +468,14 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 2);
         assert_eq!(
             journal.entries.lock().unwrap().len(),
-            6,
-            "the parent's 2 model calls, the child's 2 model calls and 2 tool calls; the call to \
-             the child is no step of its own"
+            7,
+            "the run's id, the parent's 2 model calls, the child's 2 model calls and 2 tool calls; \
+             the call to the child is no step of its own, and the child's id derives from its key"
         );
 
-        // The attempt died in the middle of the child: after the parent's first model call, the
-        // child's first model call and its first bump.
-        journal.entries.lock().unwrap().truncate(3);
+        // The attempt died in the middle of the child: after the run's id, the parent's first
+        // model call, the child's first model call and its first bump.
+        journal.entries.lock().unwrap().truncate(4);
         journal.next.store(0, Ordering::SeqCst);
         runs.store(1, Ordering::SeqCst);
         let (again, child_model) = parent_of_a_bumping_child(
@@ -491,7 +492,7 @@ mod tests {
             1,
             "the child's first turn was not asked again"
         );
-        assert_eq!(journal.entries.lock().unwrap().len(), 6);
+        assert_eq!(journal.entries.lock().unwrap().len(), 7);
     }
 
     /// A skill that says it asked a model (500 + 50 tokens), counting its runs.

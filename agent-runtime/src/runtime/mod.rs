@@ -80,6 +80,7 @@
 //!   [`Budget::OutputRetries`]. The modes are described on [`OutputMode`].
 
 mod ability;
+mod admit;
 mod answer;
 mod compaction;
 mod cost_budget;
@@ -101,6 +102,7 @@ mod reason;
 mod record;
 mod repair;
 mod run;
+mod seal;
 mod settings;
 mod spans;
 mod start;
@@ -109,12 +111,13 @@ mod sub_agent;
 mod tree_budget;
 mod typed;
 
-pub use agent_core::pending::{Decision, Hop, PendingCall};
+pub use agent_core::pending::{CallRef, Decision, Hop, PendingCall};
 pub use inner::InnerCalls;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::{AgentError, RunOutcome};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use reason::{Budget, FinishReason, TranscriptLimit};
+pub use seal::{MIN_KEY_LEN, Seal, SealError, StateKeys};
 pub use settings::{AgentRuntime, TranscriptFilter};
 pub use start::{RunRequest, TypedRunRequest};
 pub use state::{RUN_STATE_VERSION, RunState};

@@ -66,4 +66,9 @@ pub enum AgentError {
     /// first.
     #[error(transparent)]
     Session(#[from] StoreError),
+    /// A state or session record that came back to a runtime that seals them
+    /// ([`AgentRuntime::seal_states`](super::AgentRuntime::seal_states)) is not sealed, is sealed
+    /// with a key the runtime does not accept, or was changed. Nothing ran, nothing was saved.
+    #[error("refused a state that does not pass its seal check: {0}")]
+    Sealed(#[from] super::seal::SealError),
 }

@@ -17,6 +17,8 @@ use super::guards::DenialCount;
 use super::journal::Journal;
 use super::output::OutputMode;
 use super::reason::TranscriptLimit;
+use super::seal::StateKeys;
+use crate::session::PauseClaims;
 
 /// Runs agents: a provider, a registry and settings. Built in one expression; cheap to clone.
 /// See the [module docs](crate::runtime).
@@ -60,6 +62,13 @@ pub struct AgentRuntime {
     pub(super) prices: Option<Arc<PriceTable>>,
     /// The most a run's calls may cost ([`AgentRuntime::max_cost`]).
     pub(super) max_cost: Option<Usd>,
+    /// The keys states that leave are sealed with ([`AgentRuntime::seal_states`]).
+    pub(super) state_keys: Option<Arc<StateKeys>>,
+    /// Where continued pauses are recorded ([`AgentRuntime::pause_claims`]).
+    pub(super) claims: Option<Arc<dyn PauseClaims>>,
+    /// When this runtime runs as another's skill: the idempotency key of that call, which a
+    /// new run's id derives from, so a replay of the outer call makes the same inner keys.
+    pub(super) parent_key: Option<String>,
 }
 
 /// What of the transcript the agent handed to sees ([`AgentRuntime::handoff_filtered`]).
@@ -117,6 +126,9 @@ impl AgentRuntime {
             tree: Vec::new(),
             prices: None,
             max_cost: None,
+            state_keys: None,
+            claims: None,
+            parent_key: None,
         }
     }
 
@@ -269,6 +281,33 @@ impl AgentRuntime {
     /// `agent-restate` gives each Restate invocation its own.
     pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// Seals every state that leaves this runtime (a paused run's [`RunState`](super::RunState),
+    /// a session's record) with `keys`' current key, and checks every one that comes back
+    /// ([`AgentRuntime::continue_paused`](super::AgentRuntime::continue_paused), [`AgentRuntime::
+    /// decide`](super::AgentRuntime::decide), a session's [`run`](super::AgentRuntime::run))
+    /// before anything runs: one that was changed, sealed with a key not in `keys`, or not
+    /// sealed is refused with [`AgentError::Sealed`](super::AgentError::Sealed), and nothing
+    /// runs or is saved. See [`StateKeys`] for rotation.
+    ///
+    /// Without keys (the default) a state is trusted as it comes back, checked only for
+    /// consistency (its pending calls against its transcript): keep it where nobody else can
+    /// write.
+    pub fn seal_states(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(Arc::new(keys));
+        self
+    }
+
+    /// Records every paused state continued through this runtime in `claims`, after the
+    /// state's checks and before anything runs, and refuses a state whose pause was continued
+    /// before ([`AgentError::Resume`](super::AgentError::Resume)): the same state continued
+    /// twice, in two processes or from a copy, runs its approved calls once. A session's pause
+    /// is claimed by the session's version check already; this is for states kept elsewhere.
+    /// See [`PauseClaims`] for what it cannot see.
+    pub fn pause_claims(mut self, claims: Arc<dyn PauseClaims>) -> Self {
+        self.claims = Some(claims);
         self
     }
 

@@ -191,6 +191,7 @@ pub(super) fn failed(span: &Span, error: &AgentError) {
         AgentError::Config(_) => "config".into(),
         AgentError::Resume(_) => "resume".into(),
         AgentError::Session(_) => "session".into(),
+        AgentError::Sealed(_) => "sealed".into(),
     };
     span.record("error.type", kind);
     span.record("otel.status_code", "ERROR");

@@ -51,6 +51,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::AgentRuntime;
+use super::admit;
 use super::drive;
 use super::in_session::{self, SessionStart};
 use super::outcome::{AgentError, RunOutcome};
@@ -59,7 +60,7 @@ use super::pause;
 use super::state::RunState;
 use super::typed::TypedOutcome;
 use crate::session::SessionStore;
-use agent_core::pending::Decision;
+use agent_core::pending::{CallRef, Decision};
 use agent_llm::message::Message;
 
 /// Where a run starts.
@@ -71,9 +72,9 @@ enum Start {
     /// A plan to carry out: the conversation that ended with it.
     ApprovePlan(Vec<Message>),
     /// A paused run and the decisions that continue it.
-    Paused(Box<RunState>, Vec<(String, Decision)>),
+    Paused(Box<RunState>, Vec<(CallRef, Decision)>),
     /// Decisions for the session's paused run.
-    Decide(Vec<(String, Decision)>),
+    Decide(Vec<(CallRef, Decision)>),
 }
 
 /// A run about to start: awaited, it runs to its [`RunOutcome`]. See the [module
@@ -94,9 +95,9 @@ pub struct TypedRunRequest<'r, T> {
     output: PhantomData<fn() -> T>,
 }
 
-fn decisions<I: Into<String>>(
+fn decisions<I: Into<CallRef>>(
     decisions: impl IntoIterator<Item = (I, Decision)>,
-) -> Vec<(String, Decision)> {
+) -> Vec<(CallRef, Decision)> {
     decisions
         .into_iter()
         .map(|(id, decision)| (id.into(), decision))
@@ -188,7 +189,7 @@ impl AgentRuntime {
     /// assert_eq!(done.final_text.as_deref(), Some("Deleted."));
     /// # }
     /// ```
-    pub fn continue_paused<I: Into<String>>(
+    pub fn continue_paused<I: Into<CallRef>>(
         &self,
         state: RunState,
         decisions: impl IntoIterator<Item = (I, Decision)>,
@@ -199,7 +200,7 @@ impl AgentRuntime {
     /// A run that continues a session's paused run with a decision for each pending call, as
     /// [`AgentRuntime::continue_paused`] does with a state in hand. Give the session with
     /// [`RunRequest::in_session`]; without one the request fails with [`AgentError::Config`].
-    pub fn decide<I: Into<String>>(
+    pub fn decide<I: Into<CallRef>>(
         &self,
         decisions: impl IntoIterator<Item = (I, Decision)>,
     ) -> RunRequest<'_> {
@@ -277,9 +278,11 @@ impl<'r> RunRequest<'r> {
                 drive::fresh(rt, approved(transcript), false, output).await
             }
             Start::Paused(mut state, decisions) => {
+                admit::check(rt, &mut state)?;
                 let active = super::handoff::active(rt, &state.handoffs)?;
                 pause::decide(&mut state, decisions, &active.registry)?;
                 pause::check_output(&state, output.is_some())?;
+                admit::claim(rt, &state).await?;
                 drive::drive(rt, *state, output).await
             }
             Start::Decide(_) => Err(AgentError::Config(

@@ -16,10 +16,12 @@ use super::record::ToolRecord;
 use agent_core::pending::{PendingCall, Resumption};
 use agent_llm::message::{Message, Usage};
 
-/// The format version of [`RunState`] this build writes. Version 3 adds calls that suspended
-/// (nested agents' pauses) and children's usage; this build reads versions 2 and 3 (a version 2
-/// state has neither). Version 2 is the whole run (version 1 was a snapshot taken at a pause).
-pub const RUN_STATE_VERSION: u32 = 3;
+/// The format version of [`RunState`] this build writes. Version 4 adds the run's id, the pause's
+/// id and the seal; version 3 added calls that suspended (nested agents' pauses) and children's
+/// usage; this build reads versions 2 to 4, and refuses a state whose label claims an older
+/// version than its content has (a version 2 state has none of version 3's fields). Version 2 is
+/// the whole run (version 1 was a snapshot taken at a pause).
+pub const RUN_STATE_VERSION: u32 = 4;
 
 /// The oldest format version this build reads.
 const OLDEST_READ: u32 = 2;
@@ -47,6 +49,17 @@ const OLDEST_READ: u32 = 2;
 pub struct RunState {
     /// Written first, read first: a state of another version is refused before anything else.
     version: Version,
+    /// This run's id: 128 random bits, made when the run starts (or, for a run nested in a
+    /// call, derived from that call's idempotency key). Calls' idempotency keys derive from it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) run_id: String,
+    /// While paused: this pause's id, new at every pause, which a [`PauseClaims`](
+    /// crate::PauseClaims) records when the state is continued, so it continues once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pause_id: Option<String>,
+    /// The seal of a state that left a runtime with [`StateKeys`](crate::StateKeys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) seal: Option<super::seal::Seal>,
     /// The conversation so far. While paused, it ends with the assistant message whose calls
     /// wait (their results not yet in).
     pub transcript: Vec<Message>,
@@ -142,7 +155,10 @@ impl RunState {
     /// A run about to ask the model about `transcript`.
     pub(crate) fn new(transcript: Vec<Message>, plan_mode: bool) -> Self {
         RunState {
-            version: Version,
+            version: Version(RUN_STATE_VERSION),
+            run_id: String::new(),
+            pause_id: None,
+            seal: None,
             transcript,
             usage: Usage::default(),
             cost: agent_llm::Cost::default(),
@@ -184,11 +200,62 @@ impl RunState {
     pub fn is_paused(&self) -> bool {
         matches!(self.next, Next::Decisions { .. })
     }
+
+    /// This pause's id (new at every pause; `None` unless paused): what a
+    /// [`PauseClaims`](crate::PauseClaims) records so the state continues once.
+    pub fn pause_id(&self) -> Option<&str> {
+        self.pause_id.as_deref()
+    }
+
+    /// Whether the state carries a seal ([`StateKeys`](crate::StateKeys)). Whether the seal is
+    /// good is checked by the runtime that continues it.
+    pub fn is_sealed(&self) -> bool {
+        self.seal.is_some()
+    }
+
+    /// The format version this state was read as (or [`RUN_STATE_VERSION`] for one made here).
+    pub fn format_version(&self) -> u32 {
+        self.version.0
+    }
+
+    /// Checks that the state's content fits the version its label names: a state labelled
+    /// older than the fields it holds (a downgrade, or an edit) is refused.
+    pub(crate) fn check_format(&self) -> Result<(), String> {
+        let version = self.version.0;
+        let newer = |what: &str, since: u32| {
+            Err(format!(
+                "the state is labelled format version {version} but holds {what}, which \
+                 version {since} added: it is malformed or was edited; refused"
+            ))
+        };
+        if version < 4 {
+            if !self.run_id.is_empty() {
+                return newer("a run id", 4);
+            }
+            if self.pause_id.is_some() {
+                return newer("a pause id", 4);
+            }
+            if self.seal.is_some() {
+                return newer("a seal", 4);
+            }
+        }
+        if version < 3 {
+            if !self.agents.is_empty() || self.agent_steps > 0 {
+                return newer("the usage of nested agents", 3);
+            }
+            if let Next::Decisions { suspended, .. } = &self.next
+                && !suspended.is_empty()
+            {
+                return newer("suspended calls", 3);
+            }
+        }
+        Ok(())
+    }
 }
 
-/// The format version, checked as it is read.
+/// The format version, checked as it is read: the version read, written as this build's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Version;
+struct Version(u32);
 
 impl Serialize for Version {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -200,7 +267,7 @@ impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let version = u32::deserialize(deserializer)?;
         if (OLDEST_READ..=RUN_STATE_VERSION).contains(&version) {
-            Ok(Version)
+            Ok(Version(version))
         } else {
             Err(de::Error::custom(format!(
                 "this run state has format version {version}, and this build of agent-runtime \

@@ -25,11 +25,13 @@
 //! newer version is refused with [`StoreError::Conflict`], so of two runs of one session that
 //! race, one is kept and the other is told, never silently lost.
 
+mod claims;
 pub(crate) mod error;
 #[cfg(feature = "redb")]
 mod redb;
 mod store;
 
+pub use self::claims::PauseClaims;
 pub use self::error::StoreError;
 #[cfg(feature = "redb")]
 pub use self::redb::RedbSessionStore;

@@ -10,11 +10,15 @@ use ::redb::{Database, DatabaseError, ReadableTable, TableDefinition, TableError
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use super::claims::PauseClaims;
 use super::error::StoreError;
 use super::store::{LoadedSession, SessionRecord, SessionStore, next_version};
 
 /// Session id → the session's version and data, as JSON.
 const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
+
+/// Pause id → when it was claimed (seconds since the Unix epoch): [`PauseClaims`].
+const CLAIMED: TableDefinition<&str, u64> = TableDefinition::new("claimed pauses");
 
 /// Sessions in a redb file, shared by the processes of one machine.
 ///
@@ -133,6 +137,42 @@ impl RedbSessionStore {
         // Dropped without commit on any error above: nothing is written.
         write.commit().map_err(|e| backend(&self.path, e))?;
         Ok(version)
+    }
+}
+
+impl RedbSessionStore {
+    fn claim_now(&self, pause_id: &str) -> Result<bool, StoreError> {
+        let db = self.database(true)?.expect("created");
+        let write = db.begin_write().map_err(|e| backend(&self.path, e))?;
+        let first = {
+            let mut table = write
+                .open_table(CLAIMED)
+                .map_err(|e| backend(&self.path, e))?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let before = table
+                .insert(pause_id, now)
+                .map_err(|e| backend(&self.path, e))?;
+            before.is_none()
+        };
+        if !first {
+            // Claimed before: leave the record as it was.
+            return Ok(false);
+        }
+        write.commit().map_err(|e| backend(&self.path, e))?;
+        Ok(true)
+    }
+}
+
+/// Claims are kept in the same file, in a table of their own, in one write transaction each, so
+/// processes that share the file claim each pause once. Restoring an old copy of the file
+/// restores its claims too: keep the claims of states kept in this file in another file.
+#[async_trait]
+impl PauseClaims for RedbSessionStore {
+    async fn claim(&self, pause_id: &str) -> Result<bool, StoreError> {
+        let (store, id) = (self.clone(), pause_id.to_owned());
+        blocking(move || store.claim_now(&id)).await
     }
 }
 

@@ -19,6 +19,10 @@ pub struct SessionRecord {
     pub transcript: Vec<Message>,
     /// The run paused for approval, if the session's last run did.
     pub paused: Option<RunState>,
+    /// The seal a runtime with [`StateKeys`](crate::StateKeys) puts on what it saves, over the
+    /// session's id and the two fields above; checked when it loads the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<crate::runtime::Seal>,
 }
 
 /// A session as loaded: its data and the version to name when saving it back.
@@ -50,9 +54,20 @@ pub trait SessionStore: Send + Sync {
 
 /// A [`SessionStore`] in memory, for tests and for processes that keep their sessions to
 /// themselves. [`RedbSessionStore`](super::RedbSessionStore) keeps them on disk.
+///
+/// It is also a [`PauseClaims`](super::PauseClaims) for the states of one process.
 #[derive(Debug, Default)]
 pub struct MemorySessionStore {
     sessions: Mutex<HashMap<String, (u64, SessionRecord)>>,
+    claimed: Mutex<std::collections::HashSet<String>>,
+}
+
+#[async_trait]
+impl super::PauseClaims for MemorySessionStore {
+    async fn claim(&self, pause_id: &str) -> Result<bool, StoreError> {
+        let mut claimed = self.claimed.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(claimed.insert(pause_id.to_owned()))
+    }
 }
 
 #[async_trait]

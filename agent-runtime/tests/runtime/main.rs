@@ -15,6 +15,7 @@ mod model_use;
 mod pause;
 mod sessions;
 mod tree_budgets;
+mod trust;
 mod typed_runs;
 
 use agent_llm::Usage;

@@ -422,10 +422,13 @@ async fn a_paused_state_written_in_format_2_still_continues() {
     ]);
     let runtime = AgentRuntime::new(mock, registry());
     let (_, state) = paused(&runtime).await;
-    // What a build of format 2 wrote: the same fields, without those format 3 added.
+    // What a build of format 2 wrote: the same fields, without those formats 3 and 4 added.
     let mut value = serde_json::to_value(&state).unwrap();
-    assert_eq!(value["version"], json!(3));
+    assert_eq!(value["version"], json!(4));
     value["version"] = json!(2);
+    let object = value.as_object_mut().unwrap();
+    object.remove("run_id");
+    object.remove("pause_id");
     let old: RunState = serde_json::from_value(value).unwrap();
     let done = runtime
         .continue_paused(old, [("c1", Decision::Approve)])

@@ -107,7 +107,7 @@ async fn a_paused_session_is_resumed_by_id(store: &dyn SessionStore) {
 async fn of_two_writers_one_wins_and_the_other_is_told(store: Arc<dyn SessionStore>) {
     let data = |text: &str| SessionRecord {
         transcript: vec![agent_llm::Message::user(text)],
-        paused: None,
+        ..Default::default()
     };
     let v1 = store.save("race", &data("start"), None).await.unwrap();
     let racers: Vec<_> = (0..8)
@@ -334,7 +334,7 @@ async fn a_redb_files_size_is_a_fixed_layout_plus_what_the_sessions_hold() {
     let store = RedbSessionStore::open(&path);
     let tiny = |text: &str| agent_runtime::SessionRecord {
         transcript: vec![agent_llm::Message::user(text)],
-        paused: None,
+        ..Default::default()
     };
     store.save("first", &tiny("hello"), None).await.unwrap();
     let one = std::fs::metadata(&path).unwrap();

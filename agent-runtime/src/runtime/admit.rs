@@ -1,0 +1,90 @@
+//! A state that comes back to the runtime, checked before anything runs: its format (a label
+//! that claims an older version than its content is refused), its seal when the runtime seals
+//! ([`seal.rs`](super::seal)), and, once the decisions are checked too, its claim when the
+//! runtime keeps [`PauseClaims`](crate::PauseClaims). States leave through [`leave`]: a new
+//! pause id, and the seal.
+
+use super::AgentRuntime;
+use super::outcome::AgentError;
+use super::seal;
+use super::state::RunState;
+use crate::session::SessionRecord;
+
+/// Checks a state that came back: its format, then its seal.
+pub(super) fn check(rt: &AgentRuntime, state: &mut RunState) -> Result<(), AgentError> {
+    state.check_format().map_err(AgentError::Resume)?;
+    if let Some(keys) = &rt.state_keys {
+        seal::check(state, keys)?;
+    }
+    Ok(())
+}
+
+/// Claims the state's pause, when the runtime keeps claims: the last check before anything runs.
+pub(super) async fn claim(rt: &AgentRuntime, state: &RunState) -> Result<(), AgentError> {
+    let Some(claims) = &rt.claims else {
+        return Ok(());
+    };
+    let Some(pause_id) = state.pause_id() else {
+        return Err(AgentError::Resume(
+            "the state has no pause id (it was made by an older build), and this runtime \
+             continues each pause once: continue it with a runtime without pause claims"
+                .into(),
+        ));
+    };
+    if claims.claim(pause_id).await? {
+        Ok(())
+    } else {
+        Err(AgentError::Resume(format!(
+            "the pause `{pause_id}` was continued already: a paused state continues once, and \
+             nothing ran"
+        )))
+    }
+}
+
+/// A paused state about to leave: sealed, when the runtime seals. (Its pause id was given when
+/// it paused.)
+pub(super) fn leave(rt: &AgentRuntime, state: &mut RunState) -> Result<(), AgentError> {
+    if let Some(keys) = &rt.state_keys {
+        seal::seal(state, keys)?;
+    }
+    Ok(())
+}
+
+/// Checks a session's record as it is loaded, when the runtime seals.
+pub(super) fn check_record(
+    rt: &AgentRuntime,
+    id: &str,
+    record: &mut SessionRecord,
+) -> Result<(), AgentError> {
+    if let Some(keys) = &rt.state_keys {
+        seal::check_record(id, record, keys)?;
+    }
+    Ok(())
+}
+
+/// Seals a session's record as it is saved, when the runtime seals.
+pub(super) fn seal_record(
+    rt: &AgentRuntime,
+    id: &str,
+    record: &mut SessionRecord,
+) -> Result<(), AgentError> {
+    if let Some(keys) = &rt.state_keys {
+        seal::seal_record(id, record, keys)?;
+    }
+    Ok(())
+}
+
+/// 128 random bits from the operating system, as 32 hex digits: a run's or a pause's id.
+pub(super) fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    // The OS's random source does not fail on the platforms Rust supports; should it, the
+    // time and an address still make an id no other run has.
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes.copy_from_slice(&now.to_le_bytes());
+        bytes[0] ^= (&bytes as *const _ as usize) as u8;
+    }
+    agent_core::digest::hex(&bytes)
+}
