@@ -23,10 +23,15 @@
 //! with a decision for every pending call, or — when exactly one call waits — a text part that is
 //! `approve` (or `yes`), or `deny` (or `no`), optionally followed by `:` and a reason. Anything
 //! else is refused with `InvalidParams` and the task keeps waiting.
+//!
+//! Each listed call carries its `digest` ([`PendingCall::digest`]); a data part may send them
+//! back, `"digests": {"c1": "<digest>"}`, and a decision sent with a digest answers that call
+//! only: the run refuses it when the call waiting differs (a later call under a reused id, an
+//! edited state), and nothing runs. A eugene client always sends them.
 
 use serde_json::{Value, json};
 
-use agent_runtime::{Decision, PendingCall};
+use agent_runtime::{CallRef, Decision, PendingCall};
 
 use crate::types::{Message, Part};
 
@@ -61,6 +66,7 @@ pub fn input_required_message(pending: &[PendingCall]) -> Message {
                 "reason": p.reason,
                 "readOnly": p.is_read_only,
                 "destructive": p.is_destructive,
+                "digest": p.digest(),
             })
         })
         .collect();
@@ -78,7 +84,7 @@ pub fn input_required_message(pending: &[PendingCall]) -> Message {
 pub fn read_decisions(
     message: &Message,
     pending: &[PendingCall],
-) -> Result<Vec<(String, Decision)>, String> {
+) -> Result<Vec<(CallRef, Decision)>, String> {
     // Calls inside a nested agent are named by their path of ids (`p1/c1`).
     let ids: Vec<String> = pending.iter().map(PendingCall::id).collect();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -86,14 +92,30 @@ pub fn read_decisions(
         .parts
         .iter()
         .filter_map(|p| p.data.as_ref())
-        .find_map(|d| d.get("decisions"));
-    if let Some(decisions) = data {
-        return from_data(decisions, &ids);
+        .find(|d| d.get("decisions").is_some());
+    if let Some(data) = data {
+        let decisions = from_data(&data["decisions"], &ids)?;
+        let digests = match data.get("digests") {
+            None => serde_json::Map::new(),
+            Some(Value::Object(digests)) => digests.clone(),
+            Some(_) => return Err("`digests` must be an object from call id to digest".into()),
+        };
+        return decisions
+            .into_iter()
+            .map(|(id, decision)| {
+                let call = match digests.get(&id) {
+                    None => CallRef::from(id),
+                    Some(Value::String(digest)) => CallRef::seen(id, digest.clone()),
+                    Some(_) => return Err(format!("the digest for `{id}` must be a string")),
+                };
+                Ok((call, decision))
+            })
+            .collect();
     }
     let text = message.text();
     if ids.len() == 1 {
         if let Some(decision) = from_text(&text) {
-            return Ok(vec![(ids[0].to_owned(), decision)]);
+            return Ok(vec![(CallRef::from(ids[0]), decision)]);
         }
         return Err(format!(
             "the task waits for a decision on the call `{}`: answer `approve`, `deny: <reason>`, \
@@ -216,11 +238,25 @@ mod tests {
         let one = pending(&["c1"]);
         assert_eq!(
             read_decisions(&Message::user_text("Approve"), &one).unwrap(),
-            vec![("c1".to_owned(), Decision::Approve)]
+            vec![(CallRef::from("c1"), Decision::Approve)]
         );
         assert_eq!(
             read_decisions(&Message::user_text("deny: not now"), &one).unwrap(),
-            vec![("c1".to_owned(), Decision::Deny("not now".into()))]
+            vec![(CallRef::from("c1"), Decision::Deny("not now".into()))]
+        );
+        let digest = one[0].digest();
+        let seen = read_decisions(
+            &data(json!({"decisions": {"c1": "approve"}, "digests": {"c1": digest}})),
+            &one,
+        )
+        .unwrap();
+        assert_eq!(seen[0].0, CallRef::seen("c1", one[0].digest()));
+        assert!(
+            read_decisions(
+                &data(json!({"decisions": {"c1": "approve"}, "digests": {"c1": 7}})),
+                &one
+            )
+            .is_err()
         );
         assert!(read_decisions(&Message::user_text("maybe"), &one).is_err());
         let two = pending(&["c1", "c2"]);
@@ -248,5 +284,9 @@ mod tests {
         assert!(message.text().contains("`c1`"));
         let data = message.parts[1].data.as_ref().unwrap();
         assert_eq!(data["pendingCalls"][0]["id"], "c1");
+        assert_eq!(
+            data["pendingCalls"][0]["digest"],
+            pending(&["c1"])[0].digest()
+        );
     }
 }

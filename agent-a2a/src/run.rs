@@ -39,7 +39,10 @@ pub(crate) enum Start {
     /// A conversation whose last message is the user's.
     Conversation(Vec<agent_llm::Message>),
     /// A paused run and the decisions that continue it.
-    Paused(Box<agent_runtime::RunState>, Vec<(String, Decision)>),
+    Paused(
+        Box<agent_runtime::RunState>,
+        Vec<(agent_runtime::CallRef, Decision)>,
+    ),
 }
 
 /// What a run needs from the server.

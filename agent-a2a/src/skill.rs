@@ -186,6 +186,17 @@ impl RemoteAgentSkill {
                 "the remote task's kept state does not read back: {e}"
             ))
         })?;
+        // What the person decided on must be what the remote listed when the task paused.
+        for (id, local, _) in &state.digests {
+            if let Some((_, seen)) = resumption.seen.iter().find(|(seen_id, _)| seen_id == id)
+                && seen != local
+            {
+                return Err(SkillError::tool(format!(
+                    "the decision for `{id}` was made on another version of the call than the \
+                     remote task waits on (its digest differs): refused, nothing was sent"
+                )));
+            }
+        }
         let mut message = if state.eugene {
             let decisions: serde_json::Map<String, Value> = resumption
                 .decisions
@@ -199,9 +210,16 @@ impl RemoteAgentSkill {
                     (id.clone(), value)
                 })
                 .collect();
+            let digests: serde_json::Map<String, Value> = state
+                .digests
+                .iter()
+                .filter_map(|(id, _, remote)| Some((id.clone(), Value::String(remote.clone()?))))
+                .collect();
             Message::new(
                 Role::User,
-                vec![Part::data(json!({"decisions": decisions}))],
+                vec![Part::data(
+                    json!({"decisions": decisions, "digests": digests}),
+                )],
             )
         } else {
             let text = match resumption.decisions.first().map(|(_, d)| d) {
@@ -229,6 +247,11 @@ struct Kept {
     context_id: String,
     /// The remote listed its pending calls as a eugene agent does (`pendingCalls`).
     eugene: bool,
+    /// For each pending call: its id, the digest of the call as this run shows it, and the
+    /// digest the remote listed for it (sent back with the decision, so the remote checks its
+    /// own copy).
+    #[serde(default)]
+    digests: Vec<(String, String, Option<String>)>,
 }
 
 /// The suspension of a call whose remote task waits for input: its pending calls, or one
@@ -244,10 +267,12 @@ fn suspended(skill: &str, task: &crate::types::Task, text: &str) -> SkillError {
                 .find_map(|p| p.data.as_ref()?.get("pendingCalls"))
         })
         .and_then(Value::as_array);
+    let mut remote_digests = Vec::new();
     let pending: Vec<PendingCall> = match listed {
         Some(calls) => calls
             .iter()
             .map(|c| {
+                remote_digests.push(c.get("digest").and_then(Value::as_str).map(str::to_owned));
                 let field = |name: &str| c.get(name).and_then(Value::as_str).unwrap_or_default();
                 let flag = |name: &str| c.get(name).and_then(Value::as_bool).unwrap_or(false);
                 PendingCall {
@@ -273,10 +298,22 @@ fn suspended(skill: &str, task: &crate::types::Task, text: &str) -> SkillError {
             via: Vec::new(),
         }],
     };
+    let digests = pending
+        .iter()
+        .enumerate()
+        .map(|(at, p)| {
+            (
+                p.id(),
+                p.digest(),
+                remote_digests.get(at).cloned().flatten(),
+            )
+        })
+        .collect();
     let state = json!(Kept {
         task_id: task.id.clone(),
         context_id: task.context_id.clone(),
         eugene: listed.is_some(),
+        digests,
     });
     SkillError::Suspended(Box::new(Suspension { pending, state }))
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use agent_core::CancellationToken;
 use agent_llm::Message;
 use agent_runtime::{
-    AgentError, AgentRuntime, Decision, FinishReason, OutputType, RunOutcome, RunRequest,
+    AgentError, AgentRuntime, CallRef, Decision, FinishReason, OutputType, RunOutcome, RunRequest,
 };
 use restate_sdk::prelude::*;
 use serde_json::Value;
@@ -102,7 +102,7 @@ impl AgentObject {
     async fn decide(
         &self,
         ctx: SharedObjectContext<'_>,
-        decisions: Json<BTreeMap<String, Decision>>,
+        decisions: Json<BTreeMap<String, Value>>,
     ) -> HandlerResult<Json<Vec<String>>> {
         let waiting = pending_of(&ctx).await?;
         let decisions = decisions.into_inner();
@@ -128,13 +128,40 @@ impl AgentObject {
             )
             .into());
         }
-        let mut decided = Vec::new();
+        // Every decision is read, and every digest sent checked, before any is sent on: a
+        // decision made on another call than the one waiting under its id (a later call that
+        // reused the id, an edited one) answers nothing.
+        let mut sending = Vec::new();
         for approval in &waiting {
             let id = approval.pending.id();
-            if let Some(decision) = decisions.get(&id) {
-                ctx.resolve_awakeable(&approval.awakeable, Json(decision.clone()));
-                decided.push(id);
+            let Some(sent) = decisions.get(&id) else {
+                continue;
+            };
+            let (decision, digest) = split_decision(sent).map_err(|error| {
+                TerminalError::new_with_code(400, format!("the decision for `{id}`: {error}"))
+            })?;
+            if let Some(digest) = &digest
+                && *digest != approval.pending.digest()
+            {
+                return Err(TerminalError::new_with_code(
+                    409,
+                    format!(
+                        "the call waiting under `{id}` is not the one the decision was made on \
+                         (its digest differs): read `pending` again; nothing was sent"
+                    ),
+                )
+                .into());
             }
+            sending.push((approval, id, decision, digest));
+        }
+        let mut decided = Vec::new();
+        for (approval, id, decision, digest) in sending {
+            let mut value = serde_json::to_value(&decision).unwrap_or(Value::Null);
+            if let (Some(digest), Some(object)) = (digest, value.as_object_mut()) {
+                object.insert("digest".into(), Value::String(digest));
+            }
+            ctx.resolve_awakeable(&approval.awakeable, Json(value));
+            decided.push(id);
         }
         Ok(Json(decided))
     }
@@ -222,7 +249,7 @@ async fn wait_for_decisions(
     ctx: &ObjectContext<'_>,
     gate: &EventGate,
     outcome: &mut RunOutcome,
-) -> Result<Vec<(String, Decision)>, TerminalError> {
+) -> Result<Vec<(CallRef, Decision)>, TerminalError> {
     mark(ctx, gate, "run paused").await?;
     let FinishReason::AwaitingApproval { pending } = &outcome.finish else {
         return Ok(Vec::new());
@@ -233,6 +260,7 @@ async fn wait_for_decisions(
         let (awakeable, answer) = ctx.awakeable::<Json<Value>>();
         waiting.push(Approval {
             id: call.id(),
+            digest: call.digest(),
             pending: call.clone(),
             awakeable,
         });
@@ -242,19 +270,39 @@ async fn wait_for_decisions(
     let mut decisions = Vec::new();
     for (approval, answer) in waiting.iter().zip(answers) {
         let Json(value) = answer.await?;
-        decisions.push((approval.pending.id(), read_decision(value)));
+        let (decision, digest) = read_decision(value);
+        let id = approval.pending.id();
+        let call = match digest {
+            Some(digest) => CallRef::seen(id, digest),
+            None => CallRef::from(id),
+        };
+        decisions.push((call, decision));
     }
     ctx.clear(PENDING);
     Ok(decisions)
 }
 
-/// A decision as sent; one that does not read as a [`Decision`] (an awakeable resolved by hand
-/// with something else) denies the call: nothing runs on a decision nobody can read.
-fn read_decision(value: Value) -> Decision {
-    serde_json::from_value(value.clone()).unwrap_or_else(|error| {
-        Decision::Deny(format!(
+/// A decision as sent, and the digest sent with it (`"digest"` beside `"decision"`), if any.
+fn split_decision(sent: &Value) -> Result<(Decision, Option<String>), String> {
+    let mut value = sent.clone();
+    let digest = match value.as_object_mut().and_then(|o| o.remove("digest")) {
+        None => None,
+        Some(Value::String(digest)) => Some(digest),
+        Some(other) => return Err(format!("`digest` is a string, not {other}")),
+    };
+    let decision = serde_json::from_value(value).map_err(|error| error.to_string())?;
+    Ok((decision, digest))
+}
+
+/// A decision as an awakeable carried it; one that does not read as a [`Decision`] (an
+/// awakeable resolved by hand with something else) denies the call: nothing runs on a decision
+/// nobody can read. A digest sent with it binds it to the call it was made on.
+fn read_decision(value: Value) -> (Decision, Option<String>) {
+    split_decision(&value).unwrap_or_else(|error| {
+        let deny = Decision::Deny(format!(
             "the decision sent ({value}) could not be read ({error}), so the call was not run"
-        ))
+        ));
+        (deny, None)
     })
 }
 

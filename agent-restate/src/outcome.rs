@@ -49,4 +49,8 @@ pub struct Approval {
     pub pending: PendingCall,
     /// The id of the Restate awakeable the run waits on for this call.
     pub awakeable: String,
+    /// The call's [`PendingCall::digest`]: send it back with the decision (`"digest"` beside
+    /// `"decision"`) so the decision answers this call only, not a later one under the same id.
+    #[serde(default)]
+    pub digest: String,
 }

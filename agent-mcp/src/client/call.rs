@@ -367,15 +367,27 @@ impl McpSkill {
     async fn resume(
         &self,
         _arguments: &Map<String, Value>,
-        resumption: Resumption,
+        mut resumption: Resumption,
         model_use: Option<&ModelUseReporter>,
     ) -> Result<Step, SkillError> {
         let label = &self.connection.label;
-        let kept: Kept = serde_json::from_value(resumption.state).map_err(|e| {
+        let state = std::mem::take(&mut resumption.state);
+        let kept: Kept = serde_json::from_value(state).map_err(|e| {
             SkillError::tool(format!(
                 "cannot continue the call to the MCP server {label}: its kept state does not read back ({e})"
             ))
         })?;
+        // The questions kept must be the ones the person answered (as the run showed them).
+        let (skill, server) = (&self.metadata.name, label);
+        let shown: Vec<PendingCall> = match &kept {
+            Kept::Open { question, .. } => vec![question.pending(OPEN_QUESTION, skill, server)],
+            Kept::InputRequired { asked, .. } => asked
+                .iter()
+                .map(|(id, (_, question))| question.pending(id, skill, server))
+                .collect(),
+            Kept::Sampling { .. } => Vec::new(),
+        };
+        resumption.check(&shown).map_err(SkillError::tool)?;
         let decision_for = |id: &str| {
             resumption
                 .decisions
