@@ -15,16 +15,20 @@
 //! `127.0.0.1:11434`); `AGENT_MODEL` picks the model. Kill this process at any point (`kill -9`)
 //! and start it again: Restate replays the run's journal into it, and the run goes on where it was.
 //!
-//! Four skills: `write_note` writes `notes/NAME.md` in the workspace, `publish` (destructive, so
-//! it asks for approval) marks one published, `scribe`, a second agent used as a skill, which
+//! Five skills: `write_note` writes `notes/NAME.md` in the workspace (idempotent: writing the same
+//! note again changes nothing, so a durable run runs it again after a crash), `publish`
+//! (destructive, so it asks for approval) marks one published, `charge` posts a charge to the
+//! payments API `--payments URL` names, with the call's idempotency key as the `Idempotency-Key`
+//! header (`--no-key` leaves it out, to show the duplicate a repeat then makes), `scribe`, a second agent used as a skill, which
 //! writes and publishes notes with its own `write_note` and `publish` (its model and tool calls
 //! are steps of the run's journal too, and its `publish` waits for a decision as well, sent for
 //! the call's path id, e.g. `p1/c2`), and `run_code` (code mode), whose JavaScript programs call
 //! the other three, each call a step of the journal. `write_note` and `publish` log what they did
 //! to `notes/log`, one line each, so a run shows on disk what ran how often. `--events FILE` appends the run's events to FILE, one
 //! line each, with this process's id. `--hold NAME` makes `write_note` for NAME log
-//! `started NAME`, then wait until `notes/NAME.go` exists before it writes: a way to kill the
-//! process in the middle of a batch of calls (the tests do). `--typed` makes every run end with a
+//! `started NAME`, then wait until `notes/NAME.go` exists before it writes (and `publish` for
+//! NAME log `started publishing NAME` and wait the same): a way to kill the process in the middle
+//! of a batch of calls, or of a call (the tests do). `--typed` makes every run end with a
 //! `Summary` (`{"written": [...], "summary": "..."}`), in the outcome's `output`. With
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` set, the runs' spans are exported there over OTLP (agent-otel,
 //! read from the standard `OTEL_*` variables).
@@ -61,6 +65,19 @@ struct Args {
     /// Every run ends with a `Summary` (the outcome's `output`).
     #[arg(long)]
     typed: bool,
+    /// The payments API `charge` posts to (`POST URL/charges`); without it `charge` fails.
+    #[arg(long)]
+    payments: Option<String>,
+    /// `charge` sends no `Idempotency-Key` (to show what a repeat does without one).
+    #[arg(long)]
+    no_key: bool,
+}
+
+/// Where `charge` sends its charges, and whether with the call's idempotency key.
+struct Payments {
+    url: String,
+    client: reqwest::Client,
+    send_key: bool,
 }
 
 /// What a typed run ends with (`--typed`).
@@ -81,7 +98,7 @@ struct Hold(String);
 /// # Arguments
 /// * `name` - The note's name: letters, digits, `-` and `_`.
 /// * `text` - What the note says.
-#[skill(register = false)]
+#[skill(idempotent, register = false)]
 async fn write_note(ctx: &SkillContext, name: String, text: String) -> Result<String, SkillError> {
     check_name(&name)?;
     let notes = ctx.workspace_root().join("notes");
@@ -97,6 +114,38 @@ async fn write_note(ctx: &SkillContext, name: String, text: String) -> Result<St
     Ok(format!("wrote notes/{name}.md ({} bytes)", text.len()))
 }
 
+/// Charge a customer through the payments API.
+///
+/// # Arguments
+/// * `to` - Who is charged.
+/// * `cents` - How much, in cents.
+#[skill(idempotent, register = false)]
+async fn charge(ctx: &SkillContext, to: String, cents: u64) -> Result<String, SkillError> {
+    let Some(payments) = ctx.extension::<Payments>() else {
+        return Err(SkillError::tool(
+            "no payments API is configured (--payments URL)",
+        ));
+    };
+    let mut request = payments
+        .client
+        .post(format!("{}/charges", payments.url))
+        .json(&serde_json::json!({"to": to, "cents": cents}));
+    // The same key on every attempt of this call: the API records the charge once.
+    if let (true, Some(key)) = (payments.send_key, ctx.idempotency_key()) {
+        request = request.header("Idempotency-Key", key);
+    }
+    let answer = request
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| SkillError::Transient(format!("the payments API failed: {e}")))?;
+    let charge: serde_json::Value = answer
+        .json()
+        .await
+        .map_err(|e| SkillError::tool(format!("the payments API answered no JSON: {e}")))?;
+    Ok(format!("charged {cents} to {to}: {}", charge["id"]))
+}
+
 /// Publish a note: it can no longer be changed.
 ///
 /// # Arguments
@@ -110,6 +159,13 @@ async fn publish(ctx: &SkillContext, name: String) -> Result<String, SkillError>
         .exists()
     {
         return Err(SkillError::tool(format!("there is no note `{name}`")));
+    }
+    if ctx.extension::<Hold>().is_some_and(|hold| hold.0 == name) {
+        log(ctx, &format!("started publishing {name}"))?;
+        let go = ctx.workspace_root().join(format!("notes/{name}.go"));
+        while !go.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     log(ctx, &format!("published {name}"))?;
     Ok(format!("published {name}"))
@@ -205,9 +261,23 @@ async fn main() {
     if let Some(name) = &args.hold {
         context = context.with_extension(Hold(name.clone()));
     }
+    if let Some(url) = &args.payments {
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(eugene::llm::tls_config().expect("TLS settings"))
+            .build()
+            .expect("an HTTP client");
+        context = context.with_extension(Payments {
+            url: url.trim_end_matches('/').to_owned(),
+            client,
+            send_key: !args.no_key,
+        });
+    }
     // A second agent, used as a skill: its model and tool calls are steps of the same journal.
     let mut scribe_skills = Registry::new();
-    scribe_skills.add(WriteNoteSkill).add(PublishSkill);
+    scribe_skills
+        .add(WriteNoteSkill)
+        .add(PublishSkill)
+        .add(ChargeSkill);
     scribe_skills.with_hook(PermissionGate::with(ask_if_destructive));
     let scribe = AgentRuntime::from_shared(provider.clone(), Arc::new(scribe_skills))
         .system("You write the notes you are asked for.")
@@ -216,6 +286,7 @@ async fn main() {
     registry
         .add(WriteNoteSkill)
         .add(PublishSkill)
+        .add(ChargeSkill)
         .add(scribe.into_skill("scribe", "Writes the notes it is asked for."));
     // Code mode: `run_code` over the three; each call of a program is a step of the journal.
     registry.with_code_mode();

@@ -344,6 +344,8 @@ impl DynSkill for RemoteAgentSkill {
             is_read_only: false,
             is_destructive: false,
             is_concurrency_safe: true,
+            // A remote task asked again is another task: never taken as harmless to repeat.
+            is_idempotent: false,
             should_defer: false,
             aliases: Vec::new().into(),
             search_hint: Some("remote agent a2a delegate".into()),

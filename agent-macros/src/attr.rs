@@ -21,6 +21,7 @@ pub const KEYS: &[&str] = &[
     "description",
     "read_only",
     "destructive",
+    "idempotent",
     "concurrency_safe",
     "defer",
     "aliases",
@@ -60,6 +61,8 @@ pub struct SkillAttr {
     pub read_only: Option<Flag>,
     /// `destructive`: the skill may destroy data.
     pub destructive: Option<Flag>,
+    /// `idempotent`: running a call again has no further effect (default: `read_only`).
+    pub idempotent: Option<Flag>,
     /// `concurrency_safe`: the skill may run beside others (default: `read_only`).
     pub concurrency_safe: Option<Flag>,
     /// `defer`: the skill is left out of the definitions until a session loads it.
@@ -111,6 +114,7 @@ impl SkillAttr {
                 "timeout" => string(&meta).map(|v| attr.timeout = Some(timeout(v))),
                 "read_only" => flag(&meta).map(|v| attr.read_only = Some(v)),
                 "destructive" => flag(&meta).map(|v| attr.destructive = Some(v)),
+                "idempotent" => flag(&meta).map(|v| attr.idempotent = Some(v)),
                 "concurrency_safe" => flag(&meta).map(|v| attr.concurrency_safe = Some(v)),
                 "defer" => flag(&meta).map(|v| attr.defer = Some(v)),
                 "register" => flag(&meta).map(|v| attr.register = Some(v)),

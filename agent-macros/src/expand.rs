@@ -297,6 +297,7 @@ fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
     let read_only = flag(attr.read_only);
     let destructive = flag(attr.destructive);
     let concurrency_safe = attr.concurrency_safe.map_or(read_only, |f| f.value);
+    let idempotent = attr.idempotent.map_or(read_only, |f| f.value);
     let defer = flag(attr.defer);
     let aliases = &attr.aliases;
     let search_hint = match &attr.search_hint {
@@ -325,6 +326,7 @@ fn skill_impl(skill: &SkillFn, idents: &Idents) -> TokenStream {
             fn is_read_only(&self) -> bool { #read_only }
             fn is_destructive(&self) -> bool { #destructive }
             fn is_concurrency_safe(&self) -> bool { #concurrency_safe }
+            fn is_idempotent(&self) -> bool { #idempotent }
             fn should_defer(&self) -> bool { #defer }
             fn search_hint(&self) -> ::core::option::Option<&str> { #search_hint }
             fn aliases(&self) -> &[&'static str] { &[#(#aliases),*] }

@@ -313,3 +313,56 @@ fn b_pid<'e>(events: &'e [(String, String)], a: &Process) -> &'e str {
         .find(|pid| *pid != a)
         .expect("the second instance reported events")
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_is_not_idempotent_killed_while_it_ran_is_not_run_again() {
+    let llm = Server::start([
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "news"})),
+            ("c2", "publish", json!({"name": "a"})),
+        ]),
+        text("Publishing was interrupted; I will check first."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut first = service(port, work.path(), &llm.url, Some("a")).await;
+    restate.register(port).await;
+    std::fs::create_dir_all(work.path().join("notes")).unwrap();
+    std::fs::write(work.path().join("notes/a.go"), "").unwrap();
+
+    let invocation = restate.send_run("once", "Write and publish a.").await;
+    let pending = wait_pending(&restate, "once").await;
+    std::fs::remove_file(work.path().join("notes/a.go")).unwrap();
+    let digest = pending[0]["digest"].as_str().unwrap().to_owned();
+    let (status, _) = restate
+        .ingress(
+            "/Agent/once/decide",
+            Some(json!({"c2": {"decision": "approve", "digest": digest}})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    // `publish` (destructive, not idempotent) has started and waits: the process dies here.
+    wait_for("publish to start", || {
+        count(&logged(work.path()), "started publishing a") == 1
+    })
+    .await;
+    first.kill();
+    std::fs::write(work.path().join("notes/a.go"), "").unwrap();
+    let _second = service(port, work.path(), &llm.url, Some("a")).await;
+
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["final_text"], "Publishing was interrupted; I will check first.",
+        "{outcome}"
+    );
+    // It was not started again: the model was told it was interrupted and may have happened.
+    let log = logged(work.path());
+    assert_eq!(count(&log, "started publishing a"), 1, "{log:?}");
+    assert_eq!(count(&log, "published a"), 0, "{log:?}");
+    let requests = llm.received();
+    let results = tool_results(&requests.last().unwrap().json());
+    assert_eq!(results[1].0, "c2", "{results:?}");
+    assert!(results[1].1.contains("was interrupted"), "{results:?}");
+}

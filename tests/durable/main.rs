@@ -11,6 +11,7 @@
 
 mod approvals;
 mod crashes;
+mod payments;
 mod sessions;
 mod support;
 mod traces;

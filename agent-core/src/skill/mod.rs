@@ -84,6 +84,16 @@ pub trait Skill: Send + Sync + 'static {
         self.is_read_only()
     }
 
+    /// Whether running a call again has no further effect: the skill hands
+    /// [`SkillContext::idempotency_key`] to what it changes (an API that deduplicates by it, a
+    /// unique key), or its effect is the same however often it happens. Defaults to
+    /// [`Skill::is_read_only`]. A durable run runs a call again when the process died while it
+    /// ran only if its skill is idempotent (read-only skills are); any other such call is
+    /// answered as interrupted instead, since it may have taken effect.
+    fn is_idempotent(&self) -> bool {
+        self.is_read_only()
+    }
+
     /// Whether the skill is left out of the definitions sent to the model until `tool_search`
     /// loads it into the session. Useful for rarely needed or risky skills.
     fn should_defer(&self) -> bool {
@@ -191,6 +201,8 @@ pub struct SkillMetadata {
     pub is_destructive: bool,
     /// See [`Skill::is_concurrency_safe`].
     pub is_concurrency_safe: bool,
+    /// See [`Skill::is_idempotent`].
+    pub is_idempotent: bool,
     /// See [`Skill::should_defer`].
     pub should_defer: bool,
     /// See [`Skill::aliases`].
@@ -297,6 +309,7 @@ impl<S: Skill> DynSkill for S {
             is_read_only: self.is_read_only(),
             is_destructive: self.is_destructive(),
             is_concurrency_safe: self.is_concurrency_safe(),
+            is_idempotent: self.is_idempotent(),
             should_defer: self.should_defer(),
             aliases: self.aliases().iter().map(|a| Arc::from(*a)).collect(),
             search_hint: self.search_hint().map(Arc::from),

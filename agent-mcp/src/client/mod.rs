@@ -23,7 +23,9 @@
 //!   server validates the rest.
 //! - **Flags** come from the tool's annotations and fail closed: read-only only with
 //!   `readOnlyHint: true`; otherwise destructive unless `destructiveHint: false` (the spec's
-//!   default is `true`). Read-only tools may run concurrently.
+//!   default is `true`). Read-only tools may run concurrently. Idempotent with
+//!   `idempotentHint: true` (or read-only): a durable run runs such a call again after a crash,
+//!   and no other.
 //! - **Output schemas** are the server's: a tool's `outputSchema` is the skill's
 //!   [`DynSkill::output_schema`], so it reaches the registry's `ToolDefinition` and
 //!   `SkillMetadata` as the server wrote it (a `{"result": ...}` wrapper included, see

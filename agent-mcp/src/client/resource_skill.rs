@@ -71,6 +71,7 @@ impl ReadResourceSkill {
                 is_read_only: true,
                 is_destructive: false,
                 is_concurrency_safe: true,
+                is_idempotent: true,
                 should_defer: false,
                 aliases: Arc::from([]),
                 search_hint: Some(Arc::from("mcp resource read uri")),

@@ -36,6 +36,9 @@ impl McpSkill {
         let annotations = tool.annotations.as_ref();
         let is_read_only = annotations.and_then(|a| a.read_only_hint) == Some(true);
         let is_destructive = !is_read_only && annotations.is_none_or(|a| a.is_destructive());
+        // The spec's `idempotentHint` (default false); a read-only tool is idempotent anyway.
+        let is_idempotent =
+            is_read_only || annotations.and_then(|a| a.idempotent_hint) == Some(true);
         let description = tool
             .description
             .as_deref()
@@ -58,6 +61,7 @@ impl McpSkill {
                 is_read_only,
                 is_destructive,
                 is_concurrency_safe: is_read_only,
+                is_idempotent,
                 should_defer: defer,
                 aliases: Arc::from([]),
                 search_hint: (!server.is_empty()).then(|| Arc::from(format!("mcp {server}"))),

@@ -22,7 +22,7 @@
 //!   `tools/list`, without a notification.
 //! - Each tool is annotated from the skill's flags: `readOnlyHint` from `is_read_only`,
 //!   `destructiveHint` from `is_destructive` (always `false` for a read-only skill, whose other
-//!   hints the spec ignores).
+//!   hints the spec ignores), `idempotentHint` from `is_idempotent`.
 //! - `tools/call` runs [`Registry::run_one`], so hooks, argument validation, timeouts, retries
 //!   and output truncation are those of an in-process call, and so is the registry's policy for
 //!   destructive skills ([`DestructiveCalls`](agent_core::DestructiveCalls)): by default such a
@@ -272,6 +272,7 @@ impl McpServer {
                 let metadata = metadata.as_ref();
                 let read_only = metadata.is_some_and(|m| m.is_read_only);
                 let destructive = metadata.is_none_or(|m| m.is_destructive) && !read_only;
+                let idempotent = metadata.is_some_and(|m| m.is_idempotent);
                 let schema = match definition.input_schema {
                     Value::Object(map) => map,
                     _ => Map::new(),
@@ -280,7 +281,8 @@ impl McpServer {
                     .with_annotations(
                         ToolAnnotations::new()
                             .read_only(read_only)
-                            .destructive(destructive),
+                            .destructive(destructive)
+                            .idempotent(idempotent),
                     );
                 match definition.output_schema {
                     Some(output) => {

@@ -31,6 +31,18 @@ pub enum JournalStep {
     /// The run's id, made once when a durable run starts (its calls' idempotency keys derive
     /// from it), so a replay makes the same keys.
     RunId,
+    /// The mark a durable run journals before it runs a call of a skill that is neither
+    /// read-only nor idempotent ([`Skill::is_idempotent`](agent_core::Skill::is_idempotent)):
+    /// a replay that finds the mark without the call's result knows the call was under way when
+    /// the process died, and does not run it again.
+    Started {
+        /// The step.
+        step: usize,
+        /// The call's id.
+        call_id: String,
+        /// The name the model called.
+        name: String,
+    },
     /// One tool call of step `step`.
     Tool {
         /// The step.
@@ -46,6 +58,11 @@ impl std::fmt::Display for JournalStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             JournalStep::RunId => write!(f, "run id"),
+            JournalStep::Started {
+                step,
+                call_id,
+                name,
+            } => write!(f, "step {step}: tool {name} ({call_id}) started"),
             JournalStep::Model { step } => write!(f, "step {step}: model"),
             JournalStep::Compaction { step } => write!(f, "step {step}: compaction"),
             JournalStep::Tool {

@@ -8,6 +8,7 @@ use serde_json::json;
     name = "lookup-word",
     description = "Look a word up in the dictionary.",
     read_only,
+    idempotent = false,
     concurrency_safe = false,
     defer,
     aliases = ["define", "dict"],
@@ -26,6 +27,8 @@ fn main() {
     assert_eq!(Skill::name(&skill), "lookup-word");
     assert_eq!(Skill::description(&skill), "Look a word up in the dictionary.");
     assert!(skill.is_read_only() && !skill.is_concurrency_safe() && skill.should_defer());
+    // Read-only skills are idempotent unless the key says otherwise.
+    assert!(!skill.is_idempotent());
     assert_eq!(skill.aliases(), ["define", "dict"]);
     assert_eq!(skill.search_hint(), Some("dictionary meaning definition"));
     assert_eq!(Skill::timeout(&skill), Some(Duration::from_millis(500)));
