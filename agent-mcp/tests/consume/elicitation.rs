@@ -416,3 +416,128 @@ async fn a_url_question_shows_the_page_and_is_accepted_without_content() {
         (said("the user agreed to sign in to calendar"), false)
     );
 }
+
+// Attacks an answer outliving its question: after `c1/elicitation` was answered and the tool
+// completed, the model's next call of the same tool under the same id `c1` must ask again.
+#[tokio::test]
+async fn an_answered_question_is_not_reused_by_a_later_call_under_the_same_id() {
+    let skills = server().await;
+    let model = agent_llm::MockProvider::new([
+        agent_llm::MockReply::tool_calls([book_table("c1", "Wednesday")]),
+        // The next turn reuses the id for another booking.
+        agent_llm::MockReply::tool_calls([book_table("c1", "Thursday")]),
+        agent_llm::MockReply::text("Done."),
+    ]);
+    let runtime = agent_runtime::AgentRuntime::new(model, super::registry_of(&skills));
+    let paused = runtime.run("Book two tables.").await.unwrap();
+    let id = pending(&paused)[0].id();
+    assert_eq!(id, "c1/elicitation");
+    let again = runtime
+        .continue_paused(
+            through_json(*paused.state.unwrap()),
+            [(id, Decision::Edit(json!({"name": "Ada", "guests": 2})))],
+        )
+        .await
+        .unwrap();
+    // The first booking was made, once, with the answer given.
+    let booked: Vec<_> = super::tool_results(&again)
+        .into_iter()
+        .filter(|(_, text, _)| text.contains("booked a table"))
+        .collect();
+    assert_eq!(
+        booked,
+        [(
+            "c1".to_owned(),
+            said("booked a table on Wednesday for Ada, 2 guests"),
+            false
+        )]
+    );
+    // The second call asks its own question; the earlier answer was not sent for it.
+    let waiting = pending(&again);
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0].id(), "c1/elicitation");
+    assert_eq!(
+        Elicitation::of(&waiting[0]).unwrap().message(),
+        "Who is the table on Thursday for?"
+    );
+    assert_eq!(skills.open_elicitations(), 1);
+    let done = runtime
+        .continue_paused(
+            through_json(*again.state.unwrap()),
+            [("c1/elicitation", Decision::Deny("not Thursday".into()))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.finish, FinishReason::NoMoreToolCalls);
+    let results = super::tool_results(&done);
+    assert_eq!(
+        results
+            .iter()
+            .filter(|(_, t, _)| t.contains("booked"))
+            .count(),
+        1,
+        "only Wednesday was booked: {results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|(_, t, _)| *t == said("the user declined: no table on Thursday")),
+        "{results:?}"
+    );
+}
+
+// The same attack on a multi-round-trip question (MCP 2026-07-28, `input_required`), whose
+// answer travels in the paused state: a later `c1` asks again rather than resending it.
+#[tokio::test]
+async fn a_multi_round_trip_answer_is_not_reused_by_a_later_call_under_the_same_id() {
+    let skills = modern_server().await;
+    let room = |city: &str| ToolCall::new("c1", "book_room", json!({ "city": city }));
+    let model = agent_llm::MockProvider::new([
+        agent_llm::MockReply::tool_calls([room("Lima")]),
+        agent_llm::MockReply::tool_calls([room("Quito")]),
+        agent_llm::MockReply::text("Done."),
+    ]);
+    let runtime = agent_runtime::AgentRuntime::new(model, super::registry_of(&skills));
+    let paused = runtime.run("Book two rooms.").await.unwrap();
+    let id = pending(&paused)[0].id();
+    let again = runtime
+        .continue_paused(
+            through_json(*paused.state.unwrap()),
+            [(id, Decision::Edit(json!({"beds": 3})))],
+        )
+        .await
+        .unwrap();
+    let booked: Vec<_> = super::tool_results(&again)
+        .into_iter()
+        .filter(|(_, text, _)| text.contains("booked a room"))
+        .map(|(_, text, _)| text)
+        .collect();
+    assert_eq!(booked, [said("booked a room in Lima with 3 beds")]);
+    let waiting = pending(&again);
+    assert_eq!(
+        waiting.len(),
+        1,
+        "the second call ran without asking: {waiting:?}"
+    );
+    assert_eq!(
+        Elicitation::of(&waiting[0]).unwrap().message(),
+        "How many beds in Quito?"
+    );
+    let id = waiting[0].id();
+    let done = runtime
+        .continue_paused(
+            through_json(*again.state.unwrap()),
+            [(id, Decision::Deny("not Quito".into()))],
+        )
+        .await
+        .unwrap();
+    let results = super::tool_results(&done);
+    assert_eq!(
+        results
+            .iter()
+            .filter(|(_, t, _)| t.contains("booked"))
+            .count(),
+        1,
+        "only Lima was booked: {results:?}"
+    );
+}

@@ -165,3 +165,47 @@ async fn a_state_handed_to_an_agent_this_runtime_does_not_offer_is_refused() {
     assert!(error.to_string().contains("handed to `billing`"), "{error}");
     assert_eq!(refunds("Z-9"), 0);
 }
+
+// Attacks a handoff's approval staying valid: after `b1` was approved in billing's turn, billing's
+// next call reusing `b1` with another order must ask again, not run on the old approval.
+#[tokio::test]
+async fn in_a_handed_to_agent_an_approval_runs_one_call_and_a_reused_id_asks_again() {
+    let triage_model = MockProvider::new([MockReply::tool_calls([ToolCall::new(
+        "t1",
+        "transfer_to_billing",
+        json!({}),
+    )])]);
+    let billing_model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("b1", "refund", json!({"order": "H-1"}))]),
+        // The next turn reuses the id for another refund.
+        MockReply::tool_calls([ToolCall::new("b1", "refund", json!({"order": "H-2"}))]),
+        MockReply::text("Refunded."),
+    ]);
+    let runtime = triage(billing_model, triage_model);
+    let paused = runtime.run("Refund H-1.").await.unwrap();
+    let state: RunState =
+        serde_json::from_str(&serde_json::to_string(&paused.state.unwrap()).unwrap()).unwrap();
+    assert_eq!(state.pending()[0].id(), "b1");
+    let again = runtime
+        .continue_paused(state, [("b1", Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(refunds("H-1"), 1);
+    let FinishReason::AwaitingApproval { pending } = &again.finish else {
+        panic!("the second refund ran without asking: {:?}", again.finish)
+    };
+    assert_eq!(pending[0].id(), "b1");
+    assert_eq!(pending[0].call.arguments, json!({"order": "H-2"}));
+    assert_eq!(again.handoffs, ["billing"]);
+    assert_eq!(refunds("H-2"), 0, "H-2 was never approved");
+    // Denied, it never runs; the approved one ran once.
+    let state: RunState =
+        serde_json::from_str(&serde_json::to_string(&again.state.unwrap()).unwrap()).unwrap();
+    let done = runtime
+        .continue_paused(state, [("b1", Decision::Deny("not H-2".into()))])
+        .await
+        .unwrap();
+    assert_eq!(done.final_text.as_deref(), Some("Refunded."));
+    assert_eq!(refunds("H-2"), 0);
+    assert_eq!(refunds("H-1"), 1);
+}
