@@ -108,6 +108,19 @@ pub fn read_decisions(
                     Some(Value::String(digest)) => CallRef::seen(id, digest.clone()),
                     Some(_) => return Err(format!("the digest for `{id}` must be a string")),
                 };
+                // Refused here, while the task still waits: a decision made on another call
+                // than the one waiting under its id (a stale page) is asked again, not failed.
+                let waiting = pending.iter().find(|p| p.id() == call.id);
+                if let (Some(seen), Some(waiting)) = (&call.seen, waiting)
+                    && *seen != waiting.digest()
+                {
+                    return Err(format!(
+                        "the decision for `{}` was made on another version of the call than \
+                         the one waiting (its digest differs): read the task's status again; \
+                         nothing ran",
+                        call.id
+                    ));
+                }
                 Ok((call, decision))
             })
             .collect();
@@ -258,6 +271,11 @@ mod tests {
             )
             .is_err()
         );
+        let stale = read_decisions(
+            &data(json!({"decisions": {"c1": "approve"}, "digests": {"c1": "0".repeat(64)}})),
+            &one,
+        );
+        assert!(stale.unwrap_err().contains("digest differs"));
         assert!(read_decisions(&Message::user_text("maybe"), &one).is_err());
         let two = pending(&["c1", "c2"]);
         assert!(read_decisions(&Message::user_text("approve"), &two).is_err());

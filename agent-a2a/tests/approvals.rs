@@ -186,13 +186,27 @@ async fn a_decision_sent_with_a_wrong_digest_is_refused_and_nothing_runs() {
     decision.task_id = paused.id.clone();
     decision.context_id = paused.context_id.clone();
     let answer = agent.ask_message(decision).await;
-    // Refused: the run refuses the decision before anything runs, and the task fails saying why.
-    let task = agent.get_task(&paused.id).await.unwrap();
-    assert_eq!(task.status.state, TaskState::Failed, "{answer:?}");
+    // Refused before anything runs (InvalidParams, saying why), and the task keeps waiting: a
+    // stale page is asked again, it does not end the task.
     let said = match &answer {
-        Ok(reply) => reply.text(),
+        Ok(reply) => panic!("accepted: {}", reply.text()),
         Err(error) => error.to_string(),
     };
     assert!(said.contains("digest differs"), "{said}");
+    let task = agent.get_task(&paused.id).await.unwrap();
+    assert_eq!(task.status.state, TaskState::InputRequired, "{answer:?}");
     assert_eq!(purged("a2a-digest.log"), 0);
+    // The decision made on the call as listed goes through.
+    let mut decision = Message::new(
+        Role::User,
+        vec![Part::data(json!({
+            "decisions": {"c1": "approve"},
+            "digests": {"c1": digest},
+        }))],
+    );
+    decision.task_id = paused.id.clone();
+    decision.context_id = paused.context_id.clone();
+    let done = agent.ask_message(decision).await.unwrap();
+    assert_eq!(done.text(), "Purged.");
+    assert_eq!(purged("a2a-digest.log"), 1);
 }

@@ -99,6 +99,15 @@ fn suspended_message(suspension: &crate::pending::Suspension) -> String {
 }
 
 impl SkillError {
+    /// Whether this is a pause, not a failure: [`SkillError::ApprovalRequired`] or
+    /// [`SkillError::Suspended`] (see [`Outcome`](crate::call::Outcome)).
+    pub fn is_pause(&self) -> bool {
+        matches!(
+            self,
+            SkillError::ApprovalRequired(_) | SkillError::Suspended(_)
+        )
+    }
+
     /// A [`SkillError::BadArgs`] for the field at `path`.
     pub fn bad_args(path: impl Into<String>, message: impl Into<String>) -> Self {
         SkillError::BadArgs {

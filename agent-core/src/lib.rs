@@ -210,7 +210,7 @@ pub use agent_macros::agent_skills;
 pub use agent_macros::skill;
 pub use agent_skills::{AgentSkill, AgentSkillFiles, EmbeddedAgentSkill, EmbeddedFile};
 pub use async_trait::async_trait;
-pub use call::{SharedStr, ToolCall, ToolResult};
+pub use call::{Outcome, Pause, SharedStr, ToolCall, ToolResult};
 pub use context::{RunScope, SkillContext};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use hook::{

@@ -213,6 +213,39 @@ impl SkillHook for Forgive {
 }
 
 #[tokio::test]
+async fn a_pause_is_not_shown_to_after_hooks_so_none_turns_it_into_a_failure() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let registry = {
+        let mut registry = shredder_by_default(&runs);
+        registry.with_hook(Forgive { seen: seen.clone() });
+        registry
+    };
+    // Destructive: the registry asks. `Forgive` would turn an error into a success; a pause
+    // is no error, and it never sees it.
+    let asked = registry
+        .run_one(&shred("a"), &SkillContext::default())
+        .await;
+    assert!(
+        matches!(
+            asked.outcome(),
+            agent_core::Outcome::Paused(agent_core::Pause::Approval(_))
+        ),
+        "{:?}",
+        asked.output
+    );
+    assert!(seen.lock().unwrap().is_empty(), "{seen:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // Once approved, it runs, and its after-hooks see the finished result.
+    let ctx = SkillContext::default();
+    ctx.scope()
+        .approve("call_1", "shred_file", &shred("a").arguments);
+    let ran = registry.run_one(&shred("a"), &ctx).await;
+    assert!(matches!(ran.outcome(), agent_core::Outcome::Done(_)));
+    assert_eq!(*seen.lock().unwrap(), ["shred_file"]);
+}
+
+#[tokio::test]
 async fn after_hooks_see_and_may_change_every_result_errors_included() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut registry = Registry::new();
@@ -456,8 +489,9 @@ async fn hooks_that_only_watch_do_not_lift_the_default() {
         Err(SkillError::ApprovalRequired(_))
     ));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    // The watching hook saw the call, and its after-hook the answer.
-    assert_eq!(log.lock().unwrap().len(), 2);
+    // The watching hook saw the call; its after-hook sees the call once it has run, and a
+    // call that waits for a person has not.
+    assert_eq!(log.lock().unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -151,7 +151,10 @@ impl Registry {
             Next::Run(entry, input) => self.execute(entry, input, args, &ctx).await,
             Next::Answer(output) => *output,
         };
-        if !self.hooks.is_empty() {
+        // A call that waits for a decision has not finished: its after-hooks run when it has
+        // run, once decided. So a hook never takes a pause for a failure (or turns one into
+        // one).
+        if !self.hooks.is_empty() && !output.as_ref().is_err_and(SkillError::is_pause) {
             output = self.hooks.after(call.skill_name(), args, output).await;
         }
         self.result(call.call(), call.called_as(), output, ctx)

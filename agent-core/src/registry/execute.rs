@@ -42,6 +42,7 @@ impl Registry {
             "gen_ai.tool.call.id" = ctx.call_id().unwrap_or_default(),
             "gen_ai.tool.type" = "function",
             "error.type" = tracing::field::Empty,
+            "eugene.tool.paused" = tracing::field::Empty,
         );
         if !span.is_disabled() {
             span.record(
@@ -64,8 +65,14 @@ impl Registry {
         if let Err(error) = &output
             && !span.is_disabled()
         {
-            span.record("error.type", error_type(error));
-            span.record("otel.status_code", "ERROR");
+            // A pause is not a failure: the span says it paused, and its status stays unset.
+            match error.is_pause() {
+                true => span.record("eugene.tool.paused", error_type(error)),
+                false => {
+                    span.record("error.type", error_type(error));
+                    span.record("otel.status_code", "ERROR")
+                }
+            };
         }
         output
     }

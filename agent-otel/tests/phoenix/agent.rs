@@ -150,3 +150,42 @@ pub async fn resume(state: agent_runtime::RunState) -> RunOutcome {
         .await
         .expect("the run goes on")
 }
+
+/// A parent whose model asks `gardener` (`p1`), an agent used as a skill, whose model rings
+/// (`c1`), which waits for approval; `parent` and `child` are the two models' replies.
+fn nested(parent: Vec<MockReply>, child: Vec<MockReply>) -> AgentRuntime {
+    let gardener = AgentRuntime::new(MockProvider::new(child).with_model("wren-1"), gated());
+    let mut registry = Registry::new();
+    registry.add(gardener.into_skill("gardener", "Rings the bell."));
+    AgentRuntime::new(MockProvider::new(parent).with_model("wren-1"), registry)
+}
+
+/// The first half of a run that pauses inside an agent used as a skill.
+pub async fn nested_pause() -> RunOutcome {
+    nested(
+        vec![MockReply::tool_calls([ToolCall::new(
+            "p1",
+            "gardener",
+            json!({"goal": "Ring the bell."}),
+        )])],
+        vec![MockReply::tool_calls([ToolCall::new(
+            "c1",
+            "ring",
+            json!({}),
+        )])],
+    )
+    .run("Have the bell rung.")
+    .await
+    .expect("the run pauses")
+}
+
+/// The second half, in another process: the inner `ring` approved by its path id.
+pub async fn nested_resume(state: agent_runtime::RunState) -> RunOutcome {
+    nested(
+        vec![MockReply::text("The gardener rang.")],
+        vec![MockReply::text("Rang once.")],
+    )
+    .continue_paused(state, [("p1/c1", agent_runtime::Decision::Approve)])
+    .await
+    .expect("the run goes on")
+}

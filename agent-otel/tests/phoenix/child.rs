@@ -253,6 +253,16 @@ async fn scenario(args: &Value) -> Value {
             let state = load(state_file.as_deref().unwrap());
             outcome(&agent::resume(state).await)
         }
+        "nested-pause" => {
+            let paused = agent::nested_pause().await;
+            let state = paused.state.as_deref().expect("the run paused");
+            save(state_file.as_deref().unwrap(), state);
+            outcome(&paused)
+        }
+        "nested-resume" => {
+            let state = load(state_file.as_deref().unwrap());
+            outcome(&agent::nested_resume(state).await)
+        }
         "twice" => match Otlp::from_env().install() {
             Ok(_) => json!({"second_install": "accepted"}),
             Err(error) => json!({"second_install": error.to_string()}),

@@ -7,7 +7,8 @@
 //! - `export.rs`: a run with a tool call and a sub-agent, over HTTP (set up from the environment)
 //!   and over gRPC (set up explicitly); content absent by default and present when turned on;
 //!   string values cut at the limit.
-//! - `resume.rs`: a run paused in one process and approved in another is one trace.
+//! - `resume.rs`: a run paused in one process and approved in another is one trace; a pause inside
+//!   a child agent is no error, and the child resumed elsewhere is under its call there.
 //! - `failing.rs`: a collector that refuses connections, or accepts them and never answers: the
 //!   run ends as usual, the guard comes back within its bound, and there is one warning.
 //! - `settings.rs`: bad settings fail at install, naming the setting, and set nothing up.

@@ -87,3 +87,63 @@ fn a_run_paused_in_one_process_and_approved_in_another_is_one_trace() {
     // (Directly: the decided calls run before the resumed run's first turn.)
     assert_eq!(ring.parent_id(), Some(second.span_id()));
 }
+
+#[test]
+fn a_pause_inside_a_child_is_no_error_and_the_child_resumed_elsewhere_is_under_its_call() {
+    let phoenix = phoenix();
+    let project = "nested-pause-resume";
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(project);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let state_file = dir.join("state.json");
+    let scenario = |mode| {
+        Scenario::new(mode)
+            .endpoint(phoenix.http_endpoint())
+            .project(project)
+            .state_file(&state_file)
+    };
+    let paused = scenario("nested-pause").run();
+    assert_eq!(paused.report["paused"], true, "{:?}", paused.report);
+    let resumed = scenario("nested-resume").run();
+    assert_eq!(
+        resumed.report["final_text"], "The gardener rang.",
+        "{:?}",
+        resumed.report
+    );
+    let exported =
+        |ran: &crate::child::Ran| ran.report["shutdown"]["exported_spans"].as_u64().unwrap();
+    let total = (exported(&paused) + exported(&resumed)) as usize;
+    let spans = phoenix.spans(project, total);
+
+    // Two calls to the gardener, one per process: the first paused, and is no error.
+    let calls: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name() == "execute_tool gardener")
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    let (first_call, second_call) = match calls[0].text("eugene.tool.paused") {
+        Some(_) => (calls[0], calls[1]),
+        None => (calls[1], calls[0]),
+    };
+    assert_eq!(first_call.text("eugene.tool.paused"), Some("suspended"));
+    assert_eq!(first_call.text("error.type"), None, "{first_call:#?}");
+    // OTLP's status code: 0 unset, 1 ok, 2 error.
+    assert_eq!(first_call.0["status"]["code"], 0, "{first_call:#?}");
+    assert_eq!(second_call.text("eugene.tool.paused"), None);
+    // The child's drive in the second process is under that process's call to it.
+    let children: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name() == "invoke_agent gardener")
+        .collect();
+    assert_eq!(children.len(), 2, "{children:#?}");
+    let resumed_child = children
+        .iter()
+        .find(|s| s.parent_id() == Some(second_call.span_id()))
+        .unwrap_or_else(|| {
+            panic!(
+                "the second process's `invoke_agent gardener` is not under its \
+                 `execute_tool gardener`: {children:#?}"
+            )
+        });
+    assert_ne!(resumed_child.parent_id(), Some(children[0].span_id()));
+}

@@ -65,9 +65,13 @@ pub(super) fn invoke_agent(rt: &AgentRuntime, state: &mut RunState) -> Span {
     if let Some(conversation) = trace::conversation() {
         span.record("gen_ai.conversation.id", conversation);
     }
-    match &state.trace_parent {
-        Some(parent) => trace::set_parent(&span, parent),
-        None => state.trace_parent = trace::traceparent(&span),
+    // A run nested in a call (an agent used as a skill) is a child of that call's span, in
+    // whichever process runs it: only an outermost run is continued under the first drive.
+    if rt.path.is_empty() {
+        match &state.trace_parent {
+            Some(parent) => trace::set_parent(&span, parent),
+            None => state.trace_parent = trace::traceparent(&span),
+        }
     }
     span
 }

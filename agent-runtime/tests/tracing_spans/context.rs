@@ -16,6 +16,9 @@ use super::Spans;
 /// The `traceparent`s spans were made children of: `(span id, traceparent)`.
 static PARENTS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
 
+/// One test at a time: span ids start over with each test's subscriber, and `PARENTS` is shared.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Names span `n` `00-…n-…n-01`.
 struct SpanIds;
 
@@ -61,7 +64,9 @@ fn registry() -> Registry {
 
 #[tokio::test]
 async fn a_resumed_run_is_a_child_of_the_drive_that_paused_it() {
+    let _serial = SERIAL.lock().await;
     install();
+    PARENTS.lock().unwrap().clear();
     let (spans, _guard) = Spans::install();
     let mock = MockProvider::new([
         MockReply::tool_calls([ToolCall::new("c1", "ring", json!({}))]),
@@ -104,5 +109,79 @@ async fn a_resumed_run_is_a_child_of_the_drive_that_paused_it() {
     assert!(
         !parents.iter().any(|(span, _)| *span == first),
         "{parents:?}"
+    );
+}
+
+/// A parent whose model calls `gardener` (`p1`), whose model rings (`c1`), which waits.
+fn parent_of_a_ringing_child(replies: Vec<MockReply>, child: Vec<MockReply>) -> AgentRuntime {
+    let gardener = AgentRuntime::new(MockProvider::new(child), registry());
+    let mut parent = Registry::new();
+    parent.add(gardener.into_skill("gardener", "Rings."));
+    AgentRuntime::new(MockProvider::new(replies), parent)
+}
+
+#[tokio::test]
+async fn a_paused_call_is_not_a_failed_span_and_a_child_resumed_elsewhere_is_a_child_of_its_call() {
+    let _serial = SERIAL.lock().await;
+    install();
+    PARENTS.lock().unwrap().clear();
+    let (spans, _guard) = Spans::install();
+    let paused = parent_of_a_ringing_child(
+        vec![MockReply::tool_calls([ToolCall::new(
+            "p1",
+            "gardener",
+            json!({"goal": "Ring."}),
+        )])],
+        vec![MockReply::tool_calls([ToolCall::new(
+            "c1",
+            "ring",
+            json!({}),
+        )])],
+    )
+    .run("Ring through the gardener.")
+    .await
+    .unwrap();
+    assert!(matches!(
+        paused.finish,
+        FinishReason::AwaitingApproval { .. }
+    ));
+    // The call to the child paused: its span says so, and is no error.
+    let call = spans
+        .named("execute_tool")
+        .into_iter()
+        .find(|s| s.field("gen_ai.tool.name") == Some("gardener"))
+        .unwrap();
+    assert_eq!(
+        call.field("eugene.tool.paused"),
+        Some("suspended"),
+        "{call:?}"
+    );
+    assert_eq!(call.field("otel.status_code"), None, "{call:?}");
+    assert_eq!(call.field("error.type"), None, "{call:?}");
+
+    // "Another process": a runtime built anew, the state from JSON.
+    let state: RunState =
+        serde_json::from_value(serde_json::to_value(paused.state.as_deref().unwrap()).unwrap())
+            .unwrap();
+    spans.clear();
+    let done = parent_of_a_ringing_child(
+        vec![MockReply::text("Rang.")],
+        vec![MockReply::text("Rung.")],
+    )
+    .continue_paused(state, [("p1/c1", Decision::Approve)])
+    .await
+    .unwrap();
+    assert_eq!(done.final_text.as_deref(), Some("Rang."));
+    let child = spans
+        .named("invoke_agent")
+        .into_iter()
+        .find(|s| s.field("gen_ai.agent.name") == Some("gardener"))
+        .expect("the child's drive has its span");
+    // Its parent is this drive's call to it, not the first drive's `invoke_agent gardener`.
+    assert_eq!(child.parent.as_deref(), Some("execute_tool"), "{child:?}");
+    let parents = PARENTS.lock().unwrap().clone();
+    assert!(
+        !parents.iter().any(|(span, _)| *span == child.id),
+        "the child was not made a child of another trace context: {parents:?}"
     );
 }
