@@ -12,13 +12,19 @@
 //! The model is scripted (a [`MockProvider`]) so that the example runs offline; a real provider
 //! pauses and resumes the same way. The skill counts its runs in `WORKDIR/runs`, so you can see an
 //! approved call run exactly once.
+//!
+//! Two settings make the state safe to keep where others can write: `APPROVAL_KEY` (a secret of
+//! 32 bytes or more) seals the state (`AgentRuntime::seal_states`), so an edited file is refused;
+//! `APPROVAL_CLAIMS` (a file) records each pause as it is continued
+//! (`AgentRuntime::pause_claims`), so the same state continued twice runs its call once.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use eugene::{
     AgentRuntime, Decision, FinishReason, MockProvider, MockReply, Permission, PermissionGate,
-    Registry, RunState, SkillContext, SkillError, ToolCall, skill,
+    RedbSessionStore, Registry, RunState, SkillContext, SkillError, StateKeys, ToolCall, skill,
 };
 use serde_json::json;
 
@@ -54,9 +60,18 @@ fn runtime(workdir: &Path, replies: Vec<MockReply>) -> AgentRuntime {
             Permission::Allow
         }
     }));
-    AgentRuntime::new(MockProvider::new(replies), registry)
+    let mut runtime = AgentRuntime::new(MockProvider::new(replies), registry)
         .workspace(workdir)
-        .max_steps(6)
+        .max_steps(6);
+    if let Some(key) = std::env::var_os("APPROVAL_KEY") {
+        let keys = StateKeys::new("approval", key.as_encoded_bytes())
+            .unwrap_or_else(|error| panic!("APPROVAL_KEY: {error}"));
+        runtime = runtime.seal_states(keys);
+    }
+    if let Some(claims) = std::env::var_os("APPROVAL_CLAIMS") {
+        runtime = runtime.pause_claims(Arc::new(RedbSessionStore::open(PathBuf::from(claims))));
+    }
+    runtime
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -148,3 +148,99 @@ fn a_state_of_another_version_is_refused_and_nothing_runs() {
     );
     assert_eq!(runs(dir.path()), 0);
 }
+
+/// The example with `env` set, not asserting it succeeds.
+fn approval_with(env: &[(&str, &Path)], args: &[&str]) -> Output {
+    let mut command = Command::new(example());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.args(args).stdin(Stdio::null()).output().unwrap()
+}
+
+#[test]
+fn a_sealed_state_edited_in_its_file_is_refused_by_the_process_that_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    // An environment variable's value, passed as the OS string a `Path` is.
+    let key = Path::new("a secret of thirty-two bytes or more, from a vault");
+    let (state, work) = (
+        dir.path().join("state.json"),
+        dir.path().to_string_lossy().into_owned(),
+    );
+    let state_arg = state.to_string_lossy().into_owned();
+    let paused = approval_with(&[("APPROVAL_KEY", key)], &["pause", &state_arg, &work]);
+    assert!(paused.status.success(), "{paused:?}");
+    // The same length, another line: what the person saw is not what would run.
+    let kept = std::fs::read_to_string(&state).unwrap();
+    assert!(kept.contains("\"seal\""), "{kept}");
+    std::fs::write(&state, kept.replace("ship it", "wipe it")).unwrap();
+    let refused = approval_with(
+        &[("APPROVAL_KEY", key)],
+        &["resume", &state_arg, &work, "approve"],
+    );
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("changed after it was sealed"), "{said}");
+    assert_eq!(runs(dir.path()), 0, "nothing ran");
+    // The state as it was sealed: it runs, once.
+    std::fs::write(&state, kept).unwrap();
+    let resumed = approval_with(
+        &[("APPROVAL_KEY", key)],
+        &["resume", &state_arg, &work, "approve"],
+    );
+    assert!(resumed.status.success(), "{resumed:?}");
+    assert_eq!(runs(dir.path()), 1);
+}
+
+#[test]
+fn the_same_state_continued_by_two_processes_at_once_runs_its_call_once_with_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, work) = (
+        dir.path().join("state.json").to_string_lossy().into_owned(),
+        dir.path().to_string_lossy().into_owned(),
+    );
+    let claims = dir.path().join("claims.redb");
+    approval(&["pause", &state, &work]);
+    let kept = std::fs::read(&state).unwrap();
+    let start = || {
+        Command::new(example())
+            .env("APPROVAL_CLAIMS", &claims)
+            .args(["resume", &state, &work, "approve"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (start(), start());
+    let (one, two) = (
+        one.wait_with_output().unwrap(),
+        two.wait_with_output().unwrap(),
+    );
+    assert_eq!(
+        [one.status.success(), two.status.success()]
+            .iter()
+            .filter(|ok| **ok)
+            .count(),
+        1,
+        "{one:?} {two:?}"
+    );
+    let refused = if one.status.success() { &two } else { &one };
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("continued already"),
+        "{refused:?}"
+    );
+    assert_eq!(runs(dir.path()), 1);
+    // A copy kept at the pause and continued later: refused as well.
+    std::fs::write(&state, &kept).unwrap();
+    let again = approval_with(
+        &[("APPROVAL_CLAIMS", &claims)],
+        &["resume", &state, &work, "approve"],
+    );
+    assert!(!again.status.success());
+    assert_eq!(runs(dir.path()), 1);
+    // Without claims, what the docs say holds: the copy runs its call again.
+    let unclaimed = approval_with(&[], &["resume", &state, &work, "approve"]);
+    assert!(unclaimed.status.success(), "{unclaimed:?}");
+    assert_eq!(runs(dir.path()), 2, "no claims, no single use");
+}

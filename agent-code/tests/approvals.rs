@@ -194,3 +194,48 @@ async fn a_program_and_its_kept_record_edited_together_while_it_waits_run_nothin
     assert_eq!(ran.count("delete main"), 0);
     assert_eq!(ran.count("delete feature-y"), 0);
 }
+
+/// The idempotency keys `keyed` saw, in order.
+static KEYS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Note the call's idempotency key; ask a person first (itself).
+#[agent_core::skill(register = false)]
+async fn keyed(ctx: &agent_core::SkillContext) -> Result<String, agent_core::SkillError> {
+    let key = ctx.idempotency_key().unwrap_or("none").to_owned();
+    KEYS.lock().unwrap().push(key.clone());
+    if !ctx.is_approved() {
+        return Err(agent_core::SkillError::ApprovalRequired(
+            "it notes a key".into(),
+        ));
+    }
+    Ok(key)
+}
+
+// Attacks a key that changes when a program runs again after its pause: the approved call, made
+// again by the program replayed, must send the key it asked with; another call, another key.
+#[tokio::test]
+async fn a_programs_call_keeps_its_key_when_the_program_runs_again_after_its_pause() {
+    let mut registry = agent_core::Registry::new();
+    registry.add(KeyedSkill);
+    let run_code = agent_code::RunCode::over(&registry);
+    registry.add(run_code);
+    let registry = Arc::new(registry);
+    let code = "return await keyed({});";
+    let runtime = |replies| {
+        agent_runtime::AgentRuntime::from_shared(
+            Arc::new(agent_llm::MockProvider::new(replies)),
+            registry.clone(),
+        )
+        .context(agent_core::SkillContext::new(".").with_extension(Arc::new(Ran::default())))
+    };
+    let paused = runtime(vec![program(code)]).run("Note.").await.unwrap();
+    let state = paused_state(&paused);
+    runtime(vec![MockReply::text("done")])
+        .continue_paused(state, [("p1/c1", Decision::Approve)])
+        .await
+        .unwrap();
+    let keys = KEYS.lock().unwrap().clone();
+    assert_eq!(keys.len(), 2, "asked, then ran: {keys:?}");
+    assert!(keys[0].starts_with("ik-"), "{keys:?}");
+    assert_eq!(keys[0], keys[1], "the same call, the same key");
+}

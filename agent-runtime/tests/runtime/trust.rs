@@ -850,3 +850,40 @@ async fn a_sub_agents_calls_have_keys_of_their_own_that_survive_the_parents_paus
         "the same model id in the child is another call"
     );
 }
+
+#[tokio::test]
+async fn a_sealed_sessions_redb_file_edited_in_place_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.redb");
+    let store = RedbSessionStore::open(&path);
+    let runtime = sealed_payer("alice-22");
+    runtime
+        .run("Pay alice.")
+        .in_session(&store, "s22")
+        .await
+        .unwrap();
+    // The same length, another payee, written over the file's bytes where they are.
+    let bytes = std::fs::read(&path).unwrap();
+    let (from, to) = (b"alice-22".as_slice(), b"mallo-22".as_slice());
+    let at: Vec<usize> = bytes
+        .windows(from.len())
+        .enumerate()
+        .filter(|(_, w)| *w == from)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!at.is_empty(), "the payee is in the file");
+    let mut edited = bytes.clone();
+    for i in at {
+        edited[i..i + to.len()].copy_from_slice(to);
+    }
+    std::fs::write(&path, &edited).unwrap();
+    let error = runtime
+        .decide([("c1", Decision::Approve)])
+        .in_session(&store, "s22")
+        .await
+        .unwrap_err();
+    // redb reads the edited bytes back as they are; the seal refuses them.
+    assert!(matches!(error, AgentError::Sealed(_)), "{error}");
+    assert_eq!(effects("transfer:mallo-22:100"), 0);
+    assert_eq!(effects("transfer:alice-22:100"), 0);
+}
