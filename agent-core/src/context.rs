@@ -22,11 +22,12 @@ use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::idempotency::{CallKey, TurnKeys};
 use crate::shared_str::SharedStr;
 
 type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
@@ -39,8 +40,12 @@ pub struct SkillContext {
     /// Whether a person approved this very call (set per call by the registry, from the
     /// scope's grant for the call's id, skill and arguments).
     approved: bool,
-    /// This call's idempotency key (set per call by the registry).
-    key: Option<SharedStr>,
+    /// What this call's idempotency key is made of (set per call by the registry), and the key
+    /// once a skill asked for it.
+    key: Option<CallKey>,
+    key_text: OnceLock<String>,
+    /// For a run's context: the parts of the keys of the turn's calls about to run.
+    turn: Option<TurnKeys>,
 }
 
 /// Everything clones of a context share; copied on write by the builder methods.
@@ -72,6 +77,8 @@ impl SkillContext {
             call_id: None,
             approved: false,
             key: None,
+            key_text: OnceLock::new(),
+            turn: None,
         }
     }
 
@@ -110,32 +117,61 @@ impl SkillContext {
         self.call_id = Some(call_id.into());
         self.approved = false;
         self.key = None;
+        self.key_text = OnceLock::new();
         self
     }
 
-    /// The context of one call about to run: `call_id`, approved when the scope holds a grant
-    /// for exactly this call (its id, `skill` and `arguments`). The grant is taken either way:
-    /// it answers one call, once.
+    /// The context of one call about to run, the `position`-th of the calls run together:
+    /// `call_id`, approved when the scope holds a grant for exactly this call (its id, `skill`
+    /// and `arguments`). The grant is taken either way: it answers one call, once.
     ///
-    /// Its idempotency key is the one the run gave the call, or, for a call made from inside
-    /// another (a program's call, under the program's context), derived from the outer call's
-    /// key and this call's id.
-    pub(crate) fn for_call(&self, call_id: SharedStr, skill: &str, arguments: &Value) -> Self {
-        let scope = &self.shared.scope;
-        let approved = scope.take_grant(&call_id, skill, arguments);
-        let key = match self.key.as_deref() {
-            Some(outer) => Some(
-                crate::digest::idempotency_key(&[b"inner", outer.as_bytes(), call_id.as_bytes()])
-                    .into(),
-            ),
-            None => scope.take_key(&call_id),
+    /// Its idempotency key is made of the turn's parts and the call's place in the turn, or,
+    /// for a call made from inside another (a program's call, under the program's context), of
+    /// the outer call's key and this call's id.
+    pub(crate) fn for_call(
+        &self,
+        call_id: SharedStr,
+        skill: &str,
+        arguments: &Value,
+        position: usize,
+    ) -> Self {
+        let approved = self.shared.scope.take_grant(&call_id, skill, arguments);
+        let key = match (&self.call_id, &self.turn) {
+            (Some(_), _) => self.idempotency_key().map(|outer| CallKey::Inner {
+                outer: outer.into(),
+                call_id: call_id.clone(),
+            }),
+            (None, Some(turn)) => Some(turn.call(position)),
+            (None, None) => None,
         };
         SkillContext {
             shared: self.shared.clone(),
             call_id: Some(call_id),
             approved,
             key,
+            key_text: OnceLock::new(),
+            turn: None,
         }
+    }
+
+    /// This run's context for one turn's calls: their keys are made of `turn`'s parts (the
+    /// runtime does this before it runs a turn's calls). Plumbing, not an API.
+    #[doc(hidden)]
+    pub fn for_turn(&self, turn: TurnKeys) -> Self {
+        let mut ctx = self.clone();
+        ctx.turn = Some(turn);
+        ctx
+    }
+
+    /// The context for the call at `position` of a turn's calls run one at a time (a journaled
+    /// run's): its key is that call's. Plumbing, not an API.
+    #[doc(hidden)]
+    pub fn at_position(&self, position: usize) -> Self {
+        let mut ctx = self.clone();
+        if let Some(turn) = &self.turn {
+            ctx.turn = Some(turn.clone().only(position));
+        }
+        ctx
     }
 
     /// This call's idempotency key: the same for every attempt of the call — the registry's
@@ -164,7 +200,8 @@ impl SkillContext {
     /// }
     /// ```
     pub fn idempotency_key(&self) -> Option<&str> {
-        self.key.as_deref()
+        let key = self.key.as_ref()?;
+        Some(self.key_text.get_or_init(|| key.key()))
     }
 
     /// The id of the tool call being answered, inside a skill; `None` outside a call.
@@ -249,13 +286,10 @@ pub struct RunScope {
     /// Whether `grants` may hold any: a call in a scope without decisions (nearly every call)
     /// does not take the lock.
     granted: Arc<AtomicBool>,
-    /// The idempotency keys of the calls about to run, by call id, in call order (a turn may
-    /// repeat an id: each call takes the next key).
-    keys: Arc<Mutex<BTreeMap<String, std::collections::VecDeque<SharedStr>>>>,
-    /// Whether `keys` may hold any.
-    keyed: Arc<AtomicBool>,
     /// What suspended calls get back when the run continues (by call id).
     resumptions: Arc<Mutex<BTreeMap<String, crate::pending::Resumption>>>,
+    /// Whether `resumptions` may hold any.
+    resuming: Arc<AtomicBool>,
 }
 
 /// What an approval lets run: one skill with one set of arguments (their digest).
@@ -320,44 +354,19 @@ impl RunScope {
         grant == Grant::new(skill, arguments)
     }
 
-    /// Gives the next call with id `call_id` the idempotency key `key` (the runtime does this
-    /// for each call of a turn before it runs). Plumbing, not an API.
-    #[doc(hidden)]
-    pub fn give_key(&self, call_id: &str, key: impl Into<SharedStr>) {
-        lock_map(&self.keys)
-            .entry(call_id.to_owned())
-            .or_default()
-            .push_back(key.into());
-        self.keyed.store(true, Ordering::Release);
-    }
-
-    /// Takes the next key given for `call_id`.
-    fn take_key(&self, call_id: &str) -> Option<SharedStr> {
-        if !self.keyed.load(Ordering::Acquire) {
-            return None;
-        }
-        let mut keys = lock_map(&self.keys);
-        let queue = keys.get_mut(call_id)?;
-        let key = queue.pop_front();
-        if queue.is_empty() {
-            keys.remove(call_id);
-        }
-        key
-    }
-
-    /// Drops the grants, resumptions and keys no call took (the runtime does this when a turn's
+    /// Drops the grants and resumptions no call took (the runtime does this when a turn's
     /// calls are done): a decision answers the calls of the turn it was made for, never a later
     /// one with a reused id. Plumbing, not an API.
     #[doc(hidden)]
     pub fn clear_decisions(&self) {
-        let mut grants = lock_map(&self.grants);
-        grants.clear();
-        self.granted.store(false, Ordering::Release);
-        drop(grants);
-        lock_map(&self.resumptions).clear();
-        let mut keys = lock_map(&self.keys);
-        keys.clear();
-        self.keyed.store(false, Ordering::Release);
+        if self.granted.load(Ordering::Acquire) {
+            let mut grants = lock_map(&self.grants);
+            grants.clear();
+            self.granted.store(false, Ordering::Release);
+        }
+        if self.resuming.swap(false, Ordering::AcqRel) {
+            lock_map(&self.resumptions).clear();
+        }
     }
 
     /// Hands the suspended call `call_id` what it needs to go on (the runtime does this when a
@@ -366,6 +375,7 @@ impl RunScope {
     #[doc(hidden)]
     pub fn resume(&self, call_id: &str, resumption: crate::pending::Resumption) {
         lock_map(&self.resumptions).insert(call_id.to_owned(), resumption);
+        self.resuming.store(true, Ordering::Release);
     }
 
     /// Takes what the suspended call `call_id` gets back, once: `None` when it is not resuming.

@@ -58,6 +58,7 @@ pub mod context;
 pub mod digest;
 pub mod error;
 pub mod hook;
+mod idempotency;
 mod macro_support;
 pub mod pending;
 pub mod registry;
@@ -217,6 +218,8 @@ pub use hook::{
     HookFuture, HookVerdict, Permission, PermissionGate, PermissionRule, SkillHook, ThreeWayRule,
     YesNoRule,
 };
+#[doc(hidden)]
+pub use idempotency::TurnKeys;
 pub use pending::{CallRef, Decision, Hop, PendingCall, Resumption, Suspension};
 pub use registry::{
     CurrentRegistry, DestructiveCalls, LiveSkills, Registry, SkillRegistration, WeakLiveSkills,

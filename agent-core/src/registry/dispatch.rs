@@ -56,13 +56,16 @@ impl Registry {
         let prepared = self.prepare(call, &live);
         if !self.hooks.is_empty() {
             // Boxed once: a registry without hooks does not carry the hooks' state in its future.
-            return Box::pin(async { self.finish(self.decide(prepared, &live, ctx).await).await })
-                .await;
+            return Box::pin(async {
+                self.finish(self.decide(prepared, &live, ctx, 0).await)
+                    .await
+            })
+            .await;
         }
         // Without hooks the decision is known (run the skill, or answer an unknown name) and the
         // steps are composed in one flat future: through `decide` and `finish`, one more layer of
         // future, this call took 20-35 % longer (docs/PERFORMANCE.md).
-        let ctx = prepared.context(ctx);
+        let ctx = prepared.context(ctx, 0);
         let called_as = prepared.called_as();
         let output = match prepared {
             PreparedCall::Known { entry, .. } => {
@@ -84,12 +87,14 @@ impl Registry {
         let mut results = Vec::with_capacity(calls.len());
         let together =
             |a: &PreparedCall, b: &PreparedCall| a.is_concurrency_safe() && b.is_concurrency_safe();
+        let mut position = 0;
         for batch in prepared.chunk_by(together) {
             // Before-hooks run one call at a time, in call order, before any call of the batch
             // starts; then the batch runs, at most `max_concurrency` at once, results in order.
             let mut running = Vec::with_capacity(batch.len());
             for &call in batch {
-                running.push(self.finish(self.decide(call, &live, ctx).await));
+                running.push(self.finish(self.decide(call, &live, ctx, position).await));
+                position += 1;
             }
             let finished = stream::iter(running).buffered(self.settings.max_concurrency);
             results.extend(finished.collect::<Vec<_>>().await);
@@ -104,8 +109,9 @@ impl Registry {
         call: PreparedCall<'a>,
         live: &LiveView,
         ctx: &SkillContext,
+        position: usize,
     ) -> Decided<'a> {
-        let ctx = call.context(ctx);
+        let ctx = call.context(ctx, position);
         let decision = match call {
             PreparedCall::Unknown(call) => {
                 Decision::answer(Err(self.unknown_skill(&call.name, live)))

@@ -38,12 +38,18 @@ impl<'a> PreparedCall<'a> {
         }
     }
 
-    /// The context the call runs in: `ctx` with the call's id, approved when a person's
-    /// decision granted exactly this call (its id, skill and arguments); the grant is used up.
+    /// The context the call runs in, the `position`-th of the calls run together: `ctx` with
+    /// the call's id and key, approved when a person's decision granted exactly this call (its
+    /// id, skill and arguments); the grant is used up.
     #[inline]
-    pub(super) fn context(self, ctx: &SkillContext) -> SkillContext {
+    pub(super) fn context(self, ctx: &SkillContext, position: usize) -> SkillContext {
         let call = self.call();
-        ctx.for_call(call.id.clone(), self.skill_name(), &call.arguments)
+        ctx.for_call(
+            call.id.clone(),
+            self.skill_name(),
+            &call.arguments,
+            position,
+        )
     }
 
     /// Whether the call may run together with other concurrency-safe calls. A call of an unknown

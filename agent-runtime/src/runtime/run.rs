@@ -21,6 +21,7 @@ use super::pause;
 use super::spans;
 use super::state::{Next, RunState};
 use crate::event::AgentEvent;
+use agent_core::TurnKeys;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
@@ -381,9 +382,13 @@ impl<'a, E: Effects> Run<'a, E> {
             ending = ending.or(ended);
         }
         let step = self.state.steps;
-        self.give_keys(calls, &answers);
+        // Each call's idempotency key is made of the run's id, the step and the call's place
+        // in the turn (a resumed turn's calls keep their places): the same for every attempt
+        // of it, and no other call's, whatever id the model gave.
+        let turn = TurnKeys::new(self.state.run_id.as_str(), step);
         if answers.iter().all(Option::is_none) {
-            return (self.effects.calls(step, calls, &self.ctx).await, ending);
+            let ctx = self.ctx.for_turn(turn);
+            return (self.effects.calls(step, calls, &ctx).await, ending);
         }
         let runnable: Vec<ToolCall> = calls
             .iter()
@@ -392,36 +397,18 @@ impl<'a, E: Effects> Run<'a, E> {
             .map(|(call, _)| call.clone())
             .collect();
         if !runnable.is_empty() {
-            let mut ran = self
-                .effects
-                .calls(step, &runnable, &self.ctx)
-                .await
-                .into_iter();
+            let places = answers
+                .iter()
+                .enumerate()
+                .filter(|(_, answer)| answer.is_none())
+                .map(|(place, _)| place);
+            let ctx = self.ctx.for_turn(turn.at_places(places));
+            let mut ran = self.effects.calls(step, &runnable, &ctx).await.into_iter();
             for answer in answers.iter_mut().filter(|a| a.is_none()) {
                 *answer = ran.next();
             }
         }
         (answers.into_iter().flatten().collect(), ending)
-    }
-
-    /// Gives each call of the turn that will run its idempotency key: the run's id, the step
-    /// and the call's place in the turn, so every attempt of it has the same key (a resumed
-    /// turn's calls keep their places) and no other call has it, whatever id the model gave.
-    fn give_keys(&self, calls: &[ToolCall], answers: &[Option<ToolResult>]) {
-        let (run, step) = (self.state.run_id.as_bytes(), self.state.steps.to_string());
-        for (index, call) in calls.iter().enumerate() {
-            if answers.get(index).is_some_and(Option::is_some) {
-                continue;
-            }
-            let index = index.to_string();
-            let key = agent_core::digest::idempotency_key(&[
-                b"call",
-                run,
-                step.as_bytes(),
-                index.as_bytes(),
-            ]);
-            self.ctx.scope().give_key(&call.id, key);
-        }
     }
 
     /// Holds the turn on its calls that wait for a decision: reports the others' results and

@@ -80,7 +80,9 @@ impl Effects for Journaled<'_> {
     /// are loaded again) without running.
     async fn calls(&self, step: usize, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
         let mut results = Vec::with_capacity(calls.len());
-        for call in calls {
+        for (position, call) in calls.iter().enumerate() {
+            // One at a time: each call's context keeps its place among the calls for its key.
+            let ctx = &ctx.at_position(position);
             let id = JournalStep::Tool {
                 step,
                 call_id: call.id.to_string(),
