@@ -41,11 +41,11 @@ pub struct SkillContext {
     /// scope's grant for the call's id, skill and arguments).
     approved: bool,
     /// What this call's idempotency key is made of (set per call by the registry), and the key
-    /// once a skill asked for it.
-    key: Option<CallKey>,
-    key_text: OnceLock<String>,
+    /// once a skill asked for it. Behind a pointer: a context is moved and cloned on every
+    /// call's path, and most calls never ask.
+    key: Option<Arc<KeyCell>>,
     /// For a run's context: the parts of the keys of the turn's calls about to run.
-    turn: Option<TurnKeys>,
+    turn: Option<Arc<TurnKeys>>,
 }
 
 /// Everything clones of a context share; copied on write by the builder methods.
@@ -77,7 +77,6 @@ impl SkillContext {
             call_id: None,
             approved: false,
             key: None,
-            key_text: OnceLock::new(),
             turn: None,
         }
     }
@@ -117,7 +116,6 @@ impl SkillContext {
         self.call_id = Some(call_id.into());
         self.approved = false;
         self.key = None;
-        self.key_text = OnceLock::new();
         self
     }
 
@@ -148,8 +146,12 @@ impl SkillContext {
             shared: self.shared.clone(),
             call_id: Some(call_id),
             approved,
-            key,
-            key_text: OnceLock::new(),
+            key: key.map(|parts| {
+                Arc::new(KeyCell {
+                    parts,
+                    text: OnceLock::new(),
+                })
+            }),
             turn: None,
         }
     }
@@ -159,7 +161,7 @@ impl SkillContext {
     #[doc(hidden)]
     pub fn for_turn(&self, turn: TurnKeys) -> Self {
         let mut ctx = self.clone();
-        ctx.turn = Some(turn);
+        ctx.turn = Some(Arc::new(turn));
         ctx
     }
 
@@ -169,7 +171,7 @@ impl SkillContext {
     pub fn at_position(&self, position: usize) -> Self {
         let mut ctx = self.clone();
         if let Some(turn) = &self.turn {
-            ctx.turn = Some(turn.clone().only(position));
+            ctx.turn = Some(Arc::new(TurnKeys::clone(turn).only(position)));
         }
         ctx
     }
@@ -200,8 +202,8 @@ impl SkillContext {
     /// }
     /// ```
     pub fn idempotency_key(&self) -> Option<&str> {
-        let key = self.key.as_ref()?;
-        Some(self.key_text.get_or_init(|| key.key()))
+        let key = self.key.as_deref()?;
+        Some(key.text.get_or_init(|| key.parts.key()))
     }
 
     /// The id of the tool call being answered, inside a skill; `None` outside a call.
@@ -272,6 +274,13 @@ impl std::fmt::Debug for SkillContext {
             .field("extensions", &self.shared.extensions.len())
             .finish_non_exhaustive()
     }
+}
+
+/// A call's idempotency key: its parts, and the key once asked for.
+#[derive(Debug)]
+struct KeyCell {
+    parts: CallKey,
+    text: OnceLock<String>,
 }
 
 /// State that lives as long as one run (or one chat, or one MCP connection): which deferred skills

@@ -168,5 +168,80 @@ fn nested(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, runtime, nested);
+criterion_group!(benches, runtime, nested, trust);
 criterion_main!(benches);
+
+/// Delete a branch (destructive: the run pauses on it).
+///
+/// # Arguments
+/// * `name` - The branch.
+#[skill(destructive, register = false)]
+async fn delete_branch(name: String) -> Result<String, SkillError> {
+    Ok(format!("deleted {name}"))
+}
+
+/// A run of `turns` lookups that then pauses on a destructive call: its state.
+fn paused_state(rt: &tokio::runtime::Runtime, turns: usize) -> agent_runtime::RunState {
+    let mut replies: Vec<MockReply> = (0..turns)
+        .map(|i| {
+            MockReply::tool_calls([ToolCall::new(
+                format!("c{i}"),
+                "lookup",
+                json!({"key": format!("k{i}")}),
+            )])
+        })
+        .collect();
+    replies.push(MockReply::tool_calls([ToolCall::new(
+        "d1",
+        "delete_branch",
+        json!({"name": "old-feature"}),
+    )]));
+    let mut registry = Registry::new();
+    registry.add(LookupSkill).add(DeleteBranchSkill);
+    let runtime = AgentRuntime::new(MockProvider::new(replies).without_recording(), registry)
+        .max_steps(turns + 2)
+        .stuck_after(turns + 1);
+    let outcome = rt
+        .block_on(std::future::IntoFuture::into_future(
+            runtime.run("look, then tidy"),
+        ))
+        .unwrap();
+    *outcome.state.expect("the run paused")
+}
+
+/// What trust costs when a run pauses: the digest of a pending call against writing its
+/// arguments as JSON (the floor), and sealing and checking a paused state of 50 turns against
+/// writing the state as JSON once (the floor: a state that leaves is written anyway).
+fn trust(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let state = paused_state(&rt, 50);
+    let pending = state.pending()[0].clone();
+    let keys = agent_runtime::StateKeys::new("bench", [7u8; 32]).unwrap();
+    let sealing = AgentRuntime::new(MockProvider::new([]), Registry::new()).seal_states(keys);
+    let mut group = c.benchmark_group("trust");
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        group
+            .warm_up_time(std::time::Duration::from_millis(200))
+            .measurement_time(std::time::Duration::from_secs(1));
+    }
+    group.bench_function("pending call: arguments as JSON (floor)", |b| {
+        b.iter(|| black_box(serde_json::to_string(&pending.call.arguments).unwrap()))
+    });
+    group.bench_function("pending call: digest", |b| {
+        b.iter(|| black_box(pending.digest()))
+    });
+    group.bench_function("paused state of 50 turns: as JSON (floor)", |b| {
+        b.iter(|| black_box(serde_json::to_vec(&state).unwrap()))
+    });
+    group.bench_function("paused state of 50 turns: seal", |b| {
+        b.iter(|| black_box(agent_runtime::bench_support::seal(&sealing, &state)))
+    });
+    let sealed = agent_runtime::bench_support::seal(&sealing, &state);
+    group.bench_function("paused state of 50 turns: check the seal", |b| {
+        b.iter(|| black_box(agent_runtime::bench_support::check(&sealing, &sealed)))
+    });
+    group.finish();
+}

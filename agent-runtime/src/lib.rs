@@ -39,6 +39,8 @@ pub use runtime::{
     TreeBudget, TypedOutcome, TypedRunRequest,
 };
 
+#[doc(hidden)]
+pub use runtime::bench_support;
 pub use runtime::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 #[cfg(feature = "redb")]
 pub use session::RedbSessionStore;

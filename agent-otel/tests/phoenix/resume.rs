@@ -7,20 +7,29 @@ use serde_json::Value;
 use crate::child::Scenario;
 use crate::phoenix;
 
+/// Scenarios that export to Phoenix's `project` and keep a paused state in a folder of their
+/// own (emptied first): how to make one by mode, and the state's file.
+fn in_project(project: &'static str) -> (impl Fn(&'static str) -> Scenario, std::path::PathBuf) {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(project);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let state_file = dir.join("state.json");
+    let endpoint = phoenix().http_endpoint();
+    let file = state_file.clone();
+    let scenario = move |mode| {
+        Scenario::new(mode)
+            .endpoint(endpoint.clone())
+            .project(project)
+            .state_file(&file)
+    };
+    (scenario, state_file)
+}
+
 #[test]
 fn a_run_paused_in_one_process_and_approved_in_another_is_one_trace() {
     let phoenix = phoenix();
     let project = "pause-resume";
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pause-resume");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let state_file = dir.join("state.json");
-    let scenario = |mode| {
-        Scenario::new(mode)
-            .endpoint(phoenix.http_endpoint())
-            .project(project)
-            .state_file(&state_file)
-    };
+    let (scenario, state_file) = in_project(project);
 
     let paused = scenario("pause").run();
     assert_eq!(paused.report["paused"], true, "{:?}", paused.report);
@@ -92,16 +101,7 @@ fn a_run_paused_in_one_process_and_approved_in_another_is_one_trace() {
 fn a_pause_inside_a_child_is_no_error_and_the_child_resumed_elsewhere_is_under_its_call() {
     let phoenix = phoenix();
     let project = "nested-pause-resume";
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(project);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let state_file = dir.join("state.json");
-    let scenario = |mode| {
-        Scenario::new(mode)
-            .endpoint(phoenix.http_endpoint())
-            .project(project)
-            .state_file(&state_file)
-    };
+    let (scenario, _) = in_project(project);
     let paused = scenario("nested-pause").run();
     assert_eq!(paused.report["paused"], true, "{:?}", paused.report);
     let resumed = scenario("nested-resume").run();

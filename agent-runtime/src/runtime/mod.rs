@@ -27,8 +27,10 @@
 //! finish reason is decided is one file, `finish.rs`. What the run does besides the loop is chosen
 //! once when it starts (`drive.rs`): its I/O ([`Journal`]ed or direct, `effects.rs` and
 //! `journal.rs`) and its abilities (plan mode in `plan.rs`, the typed answer in `answer.rs`), each
-//! a wrapper in its own file; the pause is `pause.rs`. A run starts one way, a [`RunRequest`]
-//! (`start.rs`), kept in a session by `in_session.rs`.
+//! a wrapper in its own file; the pause is `pause.rs`. A state that comes back is checked in
+//! `admit.rs` (its format, its seal from `seal.rs`, its pause claimed once) before the decisions
+//! are. A run starts one way, a [`RunRequest`] (`start.rs`), kept in a session by
+//! `in_session.rs`.
 //!
 //! ```
 //! use agent_core::Registry;
@@ -72,6 +74,13 @@
 //!   (results enter the transcript in call order) and goes on where the run stopped, counters and
 //!   budgets included. A session ([`RunRequest::in_session`]) keeps the conversation and the
 //!   paused state in a [`SessionStore`](crate::SessionStore) under an id.
+//! - A decision answers the one pending call it names, once: the call with that id, to that
+//!   skill, with the arguments the person was shown (or those of their edit); a later call asks
+//!   again, whatever id it has. A state whose pending list and transcript disagree, or that
+//!   lists an id twice, is refused; with [`AgentRuntime::seal_states`] one changed in any way is
+//!   refused ([`AgentError::Sealed`]), and with [`AgentRuntime::pause_claims`] one continued
+//!   twice. Every call has an idempotency key
+//!   ([`SkillContext::idempotency_key`](agent_core::SkillContext::idempotency_key)).
 //! - A typed run ([`RunRequest::typed`]) ends when the model's answer passes the output's
 //!   check: a `final_answer` call (tool mode) or a text answer holding the JSON (native and
 //!   prompted modes; native sends the schema only on a turn where no tool can be chosen). It is
@@ -117,6 +126,8 @@ pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::{AgentError, RunOutcome};
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use reason::{Budget, FinishReason, TranscriptLimit};
+#[doc(hidden)]
+pub use seal::bench_support;
 pub use seal::{MIN_KEY_LEN, Seal, SealError, StateKeys};
 pub use settings::{AgentRuntime, TranscriptFilter};
 pub use start::{RunRequest, TypedRunRequest};

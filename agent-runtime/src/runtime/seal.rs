@@ -255,3 +255,25 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
         .collect()
 }
+
+/// Sealing and checking as a runtime does, for the benches (`benches/runtime.rs`): not an API.
+#[doc(hidden)]
+pub mod bench_support {
+    use super::super::AgentRuntime;
+    use super::super::state::RunState;
+
+    /// `state` sealed with `runtime`'s keys.
+    pub fn seal(runtime: &AgentRuntime, state: &RunState) -> RunState {
+        let mut state = state.clone();
+        let keys = runtime.state_keys.as_deref().expect("a runtime with keys");
+        super::seal(&mut state, keys).expect("a state seals");
+        state
+    }
+
+    /// Whether `state`'s seal checks with `runtime`'s keys.
+    pub fn check(runtime: &AgentRuntime, state: &RunState) -> bool {
+        let mut state = state.clone();
+        let keys = runtime.state_keys.as_deref().expect("a runtime with keys");
+        super::check(&mut state, keys).is_ok()
+    }
+}

@@ -82,28 +82,47 @@ async fn a_transient_model_error_is_not_recorded() {
     assert!(journal.entries.lock().unwrap().is_empty());
 }
 
-/// A skill that counts its runs; idempotent (a replay of a call under way runs it again).
-struct Bump(Arc<AtomicUsize>);
+/// A skill that counts its runs: `bump` is idempotent (a replay of a call under way runs it
+/// again), `charge` is not.
+struct Counter {
+    runs: Arc<AtomicUsize>,
+    name: &'static str,
+    idempotent: bool,
+}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NoInput {}
 
 #[async_trait::async_trait]
-impl agent_core::skill::Skill for Bump {
+impl agent_core::skill::Skill for Counter {
     type Input = NoInput;
     fn name(&self) -> &str {
-        "bump"
+        self.name
     }
     fn description(&self) -> &str {
         "Counts."
     }
     fn is_idempotent(&self) -> bool {
-        true
+        self.idempotent
     }
     async fn run(&self, _: NoInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
-        let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-        Ok(SkillOutput::Text(format!("bumped to {n}")))
+        let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok(SkillOutput::Text(format!("{} {n}", self.name)))
     }
+}
+
+/// A runtime journaled in `journal` whose registry has `skill`, and its scripted model.
+fn journaled(
+    skill: Counter,
+    replies: Vec<agent_llm::llm::MockReply>,
+    journal: &Arc<Memory>,
+) -> (super::super::AgentRuntime, agent_llm::llm::MockProvider) {
+    let mut registry = Registry::new();
+    registry.add(skill);
+    let provider = agent_llm::llm::MockProvider::new(replies);
+    let journal: Arc<dyn Journal> = journal.clone();
+    let runtime = super::super::AgentRuntime::new(provider.clone(), registry).journal(journal);
+    (runtime, provider)
 }
 
 fn runtime(
@@ -111,12 +130,12 @@ fn runtime(
     runs: &Arc<AtomicUsize>,
     journal: &Arc<Memory>,
 ) -> (super::super::AgentRuntime, agent_llm::llm::MockProvider) {
-    let mut registry = Registry::new();
-    registry.add(Bump(Arc::clone(runs)));
-    let provider = agent_llm::llm::MockProvider::new(replies);
-    let journal: Arc<dyn Journal> = journal.clone();
-    let runtime = super::super::AgentRuntime::new(provider.clone(), registry).journal(journal);
-    (runtime, provider)
+    let bump = Counter {
+        runs: Arc::clone(runs),
+        name: "bump",
+        idempotent: true,
+    };
+    journaled(bump, replies, journal)
 }
 
 fn two_bumps() -> Vec<agent_llm::llm::MockReply> {
@@ -179,7 +198,7 @@ async fn after_a_crash_mid_batch_only_the_steps_not_journaled_run() {
         .filter(|m| m.role == agent_llm::message::Role::Tool)
         .map(|m| m.content.as_str())
         .collect();
-    assert_eq!(results, ["bumped to 1", "bumped to 2"]);
+    assert_eq!(results, ["bump 1", "bump 2"]);
 }
 
 /// A parent whose one turn calls a child agent that bumps twice; both journaled in `journal`.
@@ -190,7 +209,11 @@ fn parent_of_a_bumping_child(
     child_replies: Vec<agent_llm::llm::MockReply>,
 ) -> (super::super::AgentRuntime, agent_llm::llm::MockProvider) {
     let mut child_registry = Registry::new();
-    child_registry.add(Bump(Arc::clone(runs)));
+    child_registry.add(Counter {
+        runs: Arc::clone(runs),
+        name: "bump",
+        idempotent: true,
+    });
     let child_model = agent_llm::llm::MockProvider::new(child_replies);
     let child = super::super::AgentRuntime::new(child_model.clone(), child_registry);
     let mut registry = Registry::new();
@@ -326,35 +349,18 @@ fn an_entry_of_another_shape_is_a_clear_error() {
     );
 }
 
-/// A skill that is neither read-only nor idempotent: it charges, and counts its runs.
-struct Charge(Arc<AtomicUsize>);
-
-#[async_trait::async_trait]
-impl agent_core::skill::Skill for Charge {
-    type Input = NoInput;
-    fn name(&self) -> &str {
-        "charge"
-    }
-    fn description(&self) -> &str {
-        "Charges."
-    }
-    async fn run(&self, _: NoInput, _: &SkillContext) -> Result<SkillOutput, SkillError> {
-        let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-        Ok(SkillOutput::Text(format!("charge {n}")))
-    }
-}
-
+/// A runtime whose registry has `charge`, neither read-only nor idempotent.
 fn charging(
     replies: Vec<agent_llm::llm::MockReply>,
     runs: &Arc<AtomicUsize>,
     journal: &Arc<Memory>,
 ) -> (super::super::AgentRuntime, agent_llm::llm::MockProvider) {
-    let mut registry = Registry::new();
-    registry.add(Charge(Arc::clone(runs)));
-    let provider = agent_llm::llm::MockProvider::new(replies);
-    let journal: Arc<dyn Journal> = journal.clone();
-    let runtime = super::super::AgentRuntime::new(provider.clone(), registry).journal(journal);
-    (runtime, provider)
+    let charge = Counter {
+        runs: Arc::clone(runs),
+        name: "charge",
+        idempotent: false,
+    };
+    journaled(charge, replies, journal)
 }
 
 fn one_charge() -> Vec<agent_llm::llm::MockReply> {
