@@ -290,3 +290,65 @@ async fn a_typed_agent_pauses_goes_on_after_the_decision_and_ends_with_a_checked
     let told = tool_results(&requests[2].json());
     assert!(told.last().unwrap().1.contains("`written`"), "{told:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_sent_through_decide_answers_one_call_and_a_reused_id_waits_again() {
+    let llm = Server::start([
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "news"})),
+            ("c2", "publish", json!({"name": "a"})),
+        ]),
+        // The next turn reuses `c2` for another call: it must wait for its own decision.
+        calls(&[
+            ("c1", "write_note", json!({"name": "b", "text": "more"})),
+            ("c2", "publish", json!({"name": "b"})),
+        ]),
+        text("Published a; b was not."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _service = service(port, work.path(), &llm.url, None).await;
+    restate.register(port).await;
+
+    let invocation = restate.send_run("reused", "Publish a and b.").await;
+    let pending = wait_pending(&restate, "reused").await;
+    assert_eq!(
+        pending[0]["pending"]["call"]["arguments"],
+        json!({"name": "a"})
+    );
+    let (status, _) = restate
+        .ingress(
+            "/Agent/reused/decide",
+            Some(json!({"c2": {"decision": "approve"}})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    // The second pause: `c2` again, now for `b`, waiting; the approval of `a` did not run it.
+    let started = Instant::now();
+    let pending = loop {
+        let pending = wait_pending(&restate, "reused").await;
+        if pending[0]["pending"]["call"]["arguments"] == json!({"name": "b"}) {
+            break pending;
+        }
+        assert!(started.elapsed().as_secs() < 60, "{pending:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(pending[0]["id"], "c2");
+    assert_eq!(logged(work.path()), ["wrote a", "published a", "wrote b"]);
+    let (status, _) = restate
+        .ingress(
+            "/Agent/reused/decide",
+            Some(json!({"c2": {"decision": "deny", "with": "not b"}})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(
+        outcome["final_text"], "Published a; b was not.",
+        "{outcome}"
+    );
+    assert_eq!(count(&logged(work.path()), "published b"), 0);
+    assert_eq!(count(&logged(work.path()), "published a"), 1);
+}
