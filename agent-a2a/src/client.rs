@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use agent_llm::sse::{SseError, SseLimits};
 use futures::{Stream, StreamExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -36,6 +37,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest answer (or stream event) read.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most a whole stream of events may bring (its events together), counted as it arrives.
+pub const MAX_STREAM_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A remote A2A agent. Cheap to clone (the HTTP client is shared).
 #[derive(Clone)]
@@ -121,10 +125,40 @@ impl RemoteAgent {
         connect: Duration,
         timeout: Duration,
     ) -> Result<Self, A2aError> {
+        Self::connect_allowing(url, token, connect, timeout, &[]).await
+    }
+
+    /// [`RemoteAgent::connect_with`], also sending `token` to the agent's endpoint when its card
+    /// names one at another origin than `url`'s, if that origin is among `also` (each
+    /// `scheme://host:port`, or `scheme://host` for the scheme's port).
+    ///
+    /// Credentials go only to the origin the application configured: with a token, a card that
+    /// names an endpoint at any other origin is [`A2aError::Config`] unless allowed here, and a
+    /// redirect to another origin is never followed (its body and token are not sent on).
+    pub async fn connect_allowing(
+        url: &str,
+        token: Option<&str>,
+        connect: Duration,
+        timeout: Duration,
+        also: &[&str],
+    ) -> Result<Self, A2aError> {
         let tls = agent_tls::tls_config().map_err(A2aError::Config)?;
         let http = reqwest::Client::builder()
             .connect_timeout(connect)
             .tls_backend_preconfigured(tls)
+            // A redirect is followed only within the origin it started from: never a body or a
+            // token carried to another.
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let same = attempt
+                    .previous()
+                    .first()
+                    .is_some_and(|first| origin(first) == origin(attempt.url()));
+                if same && attempt.previous().len() < 5 {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            }))
             .build()
             .map_err(|e| A2aError::Config(format!("cannot build the HTTP client: {e}")))?;
         let card_url = if url.ends_with(".json") {
@@ -132,6 +166,9 @@ impl RemoteAgent {
         } else {
             format!("{}{AGENT_CARD_PATH}", url.trim_end_matches('/'))
         };
+        let configured = reqwest::Url::parse(&card_url)
+            .map(|u| origin(&u))
+            .map_err(|e| A2aError::Config(format!("`{url}` is not a URL: {e}")))?;
         let mut request = http.get(&card_url);
         if let Some(token) = token {
             request = request.bearer_auth(token);
@@ -151,6 +188,25 @@ impl RemoteAgent {
             .jsonrpc_url()
             .map_err(|e| A2aError::protocol(method, e))?
             .to_owned();
+        if token.is_some() {
+            let named = reqwest::Url::parse(&endpoint)
+                .map(|u| origin(&u))
+                .map_err(|e| {
+                    A2aError::protocol(method, format!("the card's endpoint is not a URL: {e}"))
+                })?;
+            let allowed = also
+                .iter()
+                .any(|o| reqwest::Url::parse(o).is_ok_and(|u| origin(&u) == named));
+            if named != configured && !allowed {
+                return Err(A2aError::Config(format!(
+                    "the agent card at {card_url} names its endpoint at {}, another origin than \
+                     {}: the token is sent only to the origin configured; allow that origin with \
+                     RemoteAgent::connect_allowing if it is the agent's",
+                    named.display(),
+                    configured.display()
+                )));
+            }
+        }
         Ok(RemoteAgent {
             http,
             card,
@@ -392,15 +448,28 @@ impl RemoteAgent {
             ));
         }
         let method = method.to_owned();
-        let events = eventsource_stream::EventStream::new(response.bytes_stream());
+        // Bounded as the bytes arrive: each event's size, the stream's, and its deadline,
+        // checked on every chunk (a peer that always has bytes ready still meets them).
+        let limits = SseLimits {
+            max_event_bytes: MAX_RESPONSE_BYTES,
+            idle: None,
+            deadline: Some(started + self.timeout),
+            max_stream_bytes: Some(MAX_STREAM_BYTES),
+        };
+        let timeout = self.timeout;
+        let events = agent_llm::sse::events(response.bytes_stream(), limits);
         let events = events.map(move |event| {
-            let event = event.map_err(|e| A2aError::Connect {
-                url: url.clone(),
-                message: format!("the event stream broke: {e}"),
+            let event = event.map_err(|error| match error {
+                SseError::Deadline => A2aError::Timeout {
+                    method: method.clone(),
+                    after: timeout,
+                },
+                SseError::Broken(message) => A2aError::Connect {
+                    url: url.clone(),
+                    message: format!("the event stream broke: {message}"),
+                },
+                other => A2aError::protocol(&method, other.to_string()),
             })?;
-            if event.data.len() > MAX_RESPONSE_BYTES {
-                return Err(A2aError::protocol(&method, "an event is over 16 MiB"));
-            }
             let value: Value = serde_json::from_str(&event.data)
                 .map_err(|e| A2aError::protocol(&method, format!("an event is not JSON: {e}")))?;
             let result = rpc_result(&method, value)?;
@@ -524,4 +593,25 @@ fn known(id: &str, context_id: &str, event: &StreamResponse) -> Task {
     };
     crate::tasks::apply(&mut task, event);
     task
+}
+
+/// A URL's origin: its scheme, host and port (the scheme's own when none is written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origin(String, String, Option<u16>);
+
+impl Origin {
+    fn display(&self) -> String {
+        match self.2 {
+            Some(port) => format!("{}://{}:{port}", self.0, self.1),
+            None => format!("{}://{}", self.0, self.1),
+        }
+    }
+}
+
+fn origin(url: &reqwest::Url) -> Origin {
+    Origin(
+        url.scheme().to_owned(),
+        url.host_str().unwrap_or_default().to_ascii_lowercase(),
+        url.port_or_known_default(),
+    )
 }

@@ -60,7 +60,7 @@
 //! admitted pools so that connections without the token cannot starve one with it, the
 //! `Origin` check), `hyper`/`http-body-util`/`bytes` (requests, responses, the body limit, the
 //! SSE bodies), `reqwest` with `agent-tls` (the client, the
-//! workspace's one HTTP client and its TLS settings), `eventsource-stream` (reading SSE),
+//! workspace's one HTTP client and its TLS settings), `agent_llm::sse` (reading SSE within bounds),
 //! `agent-bearer` (tokens, shared with agent-mcp), `getrandom` (ids), `tokio`,
 //! `tokio-util` (the runtime's cancellation token), `futures`, `serde`/`serde_json`,
 //! `thiserror`, `tracing`, `async-trait`; and `agent-core`, `agent-runtime`, `agent-llm`.

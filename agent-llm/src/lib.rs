@@ -43,6 +43,8 @@ pub mod llm;
 pub mod message;
 pub mod model_use;
 pub mod price;
+#[cfg(feature = "http")]
+pub mod sse;
 
 #[cfg(feature = "http")]
 pub use llm::{
