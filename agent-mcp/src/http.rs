@@ -41,7 +41,9 @@
 //!    without an open request for [`McpServer::session_idle_timeout`] are closed.
 //! 5. rmcp's streamable-HTTP service: its `Host` allowlist (loopback names by default, against
 //!    DNS rebinding; see [`McpServer::http_config`]), `Accept` and `Content-Type` checks, the
-//!    session and the call.
+//!    session and the call. Before any check, a request with two `Host` headers is refused
+//!    (`400`), and one whose target is in absolute form is checked under the target's host
+//!    (RFC 9112), so the allowlist sees the one host the request names.
 //!
 //! Between the first two, tower-http's `CorsLayer` answers the CORS preflights of the origins
 //! the first let through (a preflight carries no token, so it comes before the bearer check)

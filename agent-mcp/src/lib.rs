@@ -229,6 +229,7 @@ pub mod auth;
 pub mod client;
 pub mod error;
 mod head_check;
+mod host_form;
 pub mod http;
 mod http_settings;
 mod jsonrpc;

@@ -131,6 +131,7 @@ impl Endpoint {
         router
             .route_layer(origin::cors_layer())
             .route_layer(origin::layer(origins))
+            .route_layer(axum::middleware::from_fn(crate::host_form::check))
             .fallback(|| async { not_found() })
     }
 

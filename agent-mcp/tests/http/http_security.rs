@@ -175,6 +175,39 @@ async fn rmcp_clients_with_the_token_are_served_and_without_it_are_not() {
     assert!(refused.is_err(), "connected without the token");
 }
 
+// --- Host ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_foreign_host_cannot_hide_behind_a_second_host_header_or_an_absolute_target() {
+    let server = start(with_token()).await;
+    let own = server.host();
+    // Our own name first, then a foreign one: refused, whichever a layer would read.
+    for second in ["evil.example", own.as_str()] {
+        let request = post(&own, &[BEARER, ("Host", second)], &initialize_body());
+        let reply = send(server.addr, &request).await;
+        assert_eq!(reply.status, 400, "Host: {own} and {second}: {reply:?}");
+        assert!(reply.session().is_none());
+    }
+    // An absolute-form target names the host the request is checked under (RFC 9112): a
+    // foreign one is refused like a foreign `Host`, whatever `Host` says.
+    let absolute = |target: &str| {
+        post(&own, &[BEARER], &initialize_body()).replacen(
+            "POST /mcp",
+            &format!("POST {target}"),
+            1,
+        )
+    };
+    let reply = send(server.addr, &absolute("http://evil.example/mcp")).await;
+    assert!(
+        reply.status >= 400 && reply.session().is_none(),
+        "a foreign absolute target was served: {reply:?}"
+    );
+    // The server's own name in absolute form is served as the origin-form request is.
+    let reply = send(server.addr, &absolute(&format!("http://{own}/mcp"))).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    server.assert_running();
+}
+
 // --- Origin -------------------------------------------------------------------------------------
 
 #[tokio::test]
