@@ -65,11 +65,29 @@ impl FileTokenStore {
     }
 
     fn read(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let file = match std::fs::File::open(&self.path) {
+        // Opened without blocking, then checked to be a regular file: a FIFO or a device at the
+        // path would otherwise hold the open (or the read) forever, where no timeout reaches.
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = match options.open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.error(format_args!("cannot be opened: {e}"))),
         };
+        match file.metadata() {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => {
+                return Err(self.error(
+                    "is not a regular file (a FIFO, a device or a folder): delete it and log in again",
+                ));
+            }
+            Err(e) => return Err(self.error(format_args!("cannot be inspected: {e}"))),
+        }
         let mut bytes = Vec::new();
         file.take(MAX_TOKEN_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -248,5 +266,37 @@ mod tests {
         assert_ne!(one, two);
         assert!(token_file_name("file:///etc/passwd").is_err());
         assert!(token_file_name("not a url").is_err());
+    }
+
+    /// A FIFO at the token path (nobody writing to it) used to hold the load forever, in a
+    /// blocking open no timeout reaches: it is refused at once, as a folder is.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_folder_at_the_token_path_is_refused_without_waiting() {
+        let dir = std::env::temp_dir().join(format!("eugene-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("tokens.json");
+        let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+        let store = FileTokenStore::at(&fifo, "https://mcp.example/");
+        let (sent, read) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sent.send(store.read().map(|c| c.is_some()));
+        });
+        // The bound only keeps a regression from hanging the suite: the answer comes at once.
+        let answer = read
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("loading a FIFO came back");
+        let error = answer.unwrap_err().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+        let folder = dir.join("folder.json");
+        std::fs::create_dir_all(&folder).unwrap();
+        let error = FileTokenStore::at(&folder, "https://mcp.example/")
+            .read()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
