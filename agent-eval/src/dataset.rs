@@ -180,6 +180,14 @@ impl Dataset {
                 max: MAX_FILE_BYTES,
             });
         }
+        // What would cost the parser far more than the text (deep nesting, a wide fan of
+        // aliases) is refused before it builds anything.
+        agent_llm::yaml_bounds::check(text).map_err(|error| DatasetError::Invalid {
+            file: file.to_owned(),
+            line: error.line,
+            column: 1,
+            message: error.message,
+        })?;
         let raw: RawDataset = serde_yaml_ng::from_str(text).map_err(|error| {
             let (line, column) = error
                 .location()
@@ -341,6 +349,33 @@ cases:
             .to_string();
         assert!(error.starts_with("bomb.yaml:"), "{error}");
         assert!(error.contains("repetition limit"), "{error}");
+    }
+
+    #[test]
+    fn a_wide_fan_of_aliases_and_deep_nesting_are_refused_before_parsing() {
+        // The shape of a 70 KB `output_schema` that was killed at 6 GiB: one anchor of 1,000
+        // items, named 20,000 times.
+        let items = vec!["x"; 1_000].join(", ");
+        let mut yaml = format!(
+            "cases:\n  - name: a\n    goal: x\n    output_schema:\n      big: &big [{items}]\n      refs:\n"
+        );
+        for _ in 0..20_000 {
+            yaml.push_str("        - *big\n");
+        }
+        let error = Dataset::from_yaml("fan.yaml", &yaml)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("aliases"), "{error}");
+        // 100,000 deep (195 KiB): refused in one pass, not after the parser's quadratic walk.
+        let deep = format!(
+            "cases:\n  - name: a\n    goal: x\n    output_schema: {}x\n",
+            "- ".repeat(100_000)
+        );
+        let deep = deep.replace("output_schema: ", "output_schema:\n      ");
+        let error = Dataset::from_yaml("deep.yaml", &deep)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("levels deep"), "{error}");
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub mod model_use;
 pub mod price;
 #[cfg(feature = "http")]
 pub mod sse;
+pub mod yaml_bounds;
 
 #[cfg(feature = "http")]
 pub use llm::{

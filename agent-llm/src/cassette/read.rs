@@ -63,6 +63,13 @@ impl Cassette {
     /// [`Cassette::path`] says it came from).
     pub fn parse(path: impl AsRef<Path>, text: &str) -> Result<Cassette, CassetteError> {
         let path = path.as_ref();
+        // What would cost the parser far more than the text (deep nesting, a wide fan of
+        // aliases) is refused before it builds anything.
+        crate::yaml_bounds::check(text).map_err(|error| CassetteError::Malformed {
+            path: path.to_owned(),
+            location: Some((error.line, 1)),
+            message: error.message,
+        })?;
         let file: FileDe = serde_yaml_ng::from_str(text).map_err(|e| malformed(path, &e))?;
         Ok(Cassette::new(path, file.interactions))
     }
