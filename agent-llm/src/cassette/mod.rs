@@ -163,6 +163,7 @@ pub use limits::{
 };
 pub use matching::Matcher;
 pub use record::{Recorded, RecordingProxy};
+pub use redact::SAFE_REQUEST_HEADERS;
 pub use replay::{Mismatch, ReplayServer, ReplayedRequest};
 pub use session::{Mode, REPLAY_KEY, Session};
 

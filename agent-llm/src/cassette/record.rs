@@ -19,7 +19,7 @@ use crate::llm::error_chain;
 use super::error::CassetteError;
 use super::format::{Body, Interaction, Response};
 use super::limits::{MAX_BODY_BYTES, MAX_CASSETTE_BYTES, MAX_INTERACTIONS};
-use super::redact::{Secrets, redact_headers, redact_url};
+use super::redact::{Secrets, redact_body, redact_headers, redact_request_headers, redact_url};
 use super::serve::{self, BoxError, ServerBody};
 use super::write::{to_yaml, write_atomic};
 
@@ -40,11 +40,16 @@ const FINISH_WAIT: Duration = Duration::from_secs(60);
 ///   the connection and `accept-encoding` (so the answer comes uncompressed and is kept as
 ///   text). Answers come back unchanged, a stream chunk by chunk as the upstream sends it; one
 ///   that breaks off breaks off for the client too.
-/// - What is kept is redacted at once: the values of `authorization`, `x-api-key`,
-///   `x-goog-api-key`, `api-key`, `cookie`, `set-cookie`, the account headers
-///   (`openai-organization`, `openai-project`, `anthropic-organization-id`) and every header or
-///   query parameter with `key`, `token`, `secret`, `password`, `auth`, `credential(s)` or
-///   `sig(nature)` among its name's words become `[redacted]`. The `host` header is not kept.
+/// - What is kept is redacted at once. Of a request's headers only those known to be safe
+///   ([`SAFE_REQUEST_HEADERS`](super::SAFE_REQUEST_HEADERS): `content-type`, `accept`,
+///   `user-agent`, `anthropic-version`, ...) keep their values; every other one becomes
+///   `[redacted]`, since a client may send a credential under any name. Of a response's
+///   headers: `set-cookie`, the account headers (`openai-organization`, `openai-project`,
+///   `anthropic-organization-id`) and every header with `key`, `token`, `secret`,
+///   `password`, `auth`, `credential(s)`, `sig(nature)`, `session`, `code`, ... among its
+///   name's words. The same words redact query parameters, and the string or number values of
+///   JSON body fields at any depth (`client_secret`, `password`; not `max_tokens` or
+///   `prompt_cache_key`), which then match any value on replay. The `host` header is not kept.
 /// - Before writing, every value so redacted (8 characters or more), and each one given to
 ///   [`RecordingProxy::secret`], is searched for in everything that would be written: found
 ///   (the API echoed the key in a body, say), the cassette is refused with
@@ -320,14 +325,21 @@ async fn forward(shared: Arc<Shared>, request: Request<Incoming>) -> hyper::Resp
             );
         }
         let uri = redact_url(&url, &mut book.secrets);
-        let headers = redact_headers(&parts.headers, &mut book.secrets, |n| !serve::is_per_hop(n));
+        let headers =
+            redact_request_headers(&parts.headers, &mut book.secrets, |n| !serve::is_per_hop(n));
         let json = is_json(
             parts
                 .headers
                 .get(hyper::header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok()),
         );
-        let body = keep_body(&bytes, json);
+        let body = keep_body(&bytes, json).map(|body| match body {
+            Body::Json(mut value) => {
+                redact_body(&mut value, &mut book.secrets);
+                Body::Json(value)
+            }
+            other => other,
+        });
         let recorded = super::format::Request {
             method: parts.method.as_str().to_owned(),
             uri,

@@ -1,7 +1,13 @@
-//! Keeping secrets out of a cassette: the headers and query parameters whose values are
-//! replaced by `[redacted]` before anything is kept, the values so removed (and any the user
+//! Keeping secrets out of a cassette: the headers, query parameters and body fields whose values
+//! are replaced by `[redacted]` before anything is kept, the values so removed (and any the user
 //! names) collected as [`Secrets`], and the scan that refuses a cassette in which one of them
 //! still appears.
+//!
+//! A request's headers are kept only when they are known to be safe ([`SAFE_REQUEST_HEADERS`]):
+//! every other one is redacted and its value searched for, since a client may send its
+//! credentials under any name (`X-Access-Tok`, `Cookie2`). Query parameters and JSON body fields
+//! are redacted when their name looks like a credential's; a response's headers when theirs
+//! does.
 
 use serde_json::Value;
 
@@ -24,19 +30,56 @@ const SECRET_HEADERS: [&str; 10] = [
 ];
 
 /// Words that make a header or query parameter secret when one of its name's words (split at
-/// `-` and `_`) is one of them: `x-goog-api-key`, `access_token`, `x-amz-security-token`, `sig`.
-const SECRET_WORDS: [&str; 11] = [
+/// `-` and `_`) is one of them: `x-goog-api-key`, `access_token`, `x-amz-security-token`, `sig`,
+/// an OAuth `code`, a `pwd`, a `session_id`.
+const SECRET_WORDS: [&str; 19] = [
     "key",
     "apikey",
     "token",
     "secret",
     "password",
     "passwd",
+    "pwd",
+    "pass",
     "auth",
     "credential",
     "credentials",
+    "cred",
     "sig",
     "signature",
+    "code",
+    "session",
+    "sessionid",
+    "sid",
+    "jwt",
+];
+
+/// The request headers a cassette keeps as they were: what the providers' APIs and their SDKs
+/// send that names no one and grants nothing. Every other request header is redacted.
+pub const SAFE_REQUEST_HEADERS: [&str; 14] = [
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "anthropic-beta",
+    "anthropic-version",
+    "content-type",
+    "content-length",
+    "openai-beta",
+    "user-agent",
+    "x-goog-api-client",
+    "x-stainless-lang",
+    "x-stainless-package-version",
+    "x-stainless-runtime",
+    "x-stainless-os",
+];
+
+/// JSON body fields that look like credentials by name but are not (a prompt cache's key, an
+/// idempotency key, token counts).
+const SAFE_BODY_FIELDS: [&str; 4] = [
+    "prompt_cache_key",
+    "idempotency_key",
+    "max_tokens",
+    "max_output_tokens",
 ];
 
 /// Whether a header or query parameter named `name` carries a secret.
@@ -179,6 +222,59 @@ pub(crate) fn redact_url(url: &reqwest::Url, secrets: &mut Secrets) -> String {
         }
     }
     url.to_string()
+}
+
+/// A request's `headers` as they are recorded: names in lower case, the values of all but the
+/// [`SAFE_REQUEST_HEADERS`] redacted and added to `secrets`, without those that belong to one
+/// connection.
+pub(crate) fn redact_request_headers(
+    headers: &hyper::HeaderMap,
+    secrets: &mut Secrets,
+    keep: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| keep(name.as_str()))
+        .map(|(name, value)| {
+            let name = name.as_str().to_owned();
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            if SAFE_REQUEST_HEADERS.contains(&name.as_str()) {
+                (name, value)
+            } else {
+                secrets.add_header(&name, &value);
+                (name, REDACTED.to_owned())
+            }
+        })
+        .collect()
+}
+
+/// A JSON request body as it is recorded: the string or number value of every field whose name
+/// looks like a credential's (`password`, `api_key`, `client_secret`) redacted and added to
+/// `secrets`, at any depth.
+pub(crate) fn redact_body(value: &mut Value, secrets: &mut Secrets) {
+    match value {
+        Value::Object(map) => {
+            for (name, field) in map.iter_mut() {
+                let secret = is_secret_name(name) && !SAFE_BODY_FIELDS.contains(&name.as_str());
+                match field {
+                    Value::String(text) if secret => {
+                        secrets.add(text, format!("the value of body field `{name}`"));
+                        *field = Value::String(REDACTED.to_owned());
+                    }
+                    Value::Number(number) if secret => {
+                        secrets.add(
+                            &number.to_string(),
+                            format!("the value of body field `{name}`"),
+                        );
+                        *field = Value::String(REDACTED.to_owned());
+                    }
+                    other => redact_body(other, secrets),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| redact_body(item, secrets)),
+        _ => {}
+    }
 }
 
 /// `headers` as they are recorded (names in lower case, secret values redacted and added to

@@ -281,3 +281,102 @@ async fn values_shorter_than_the_minimum_are_redacted_but_not_searched_for() {
         Some(REDACTED)
     );
 }
+
+#[tokio::test]
+async fn credentials_under_any_header_name_a_query_code_or_a_body_field_never_reach_the_file() {
+    const BEARER: &str = "bearer-under-another-name-7777777777";
+    const SESSION: &str = "session-id-value-6666666666";
+    const COOKIE2: &str = "cookie2-value-5555555555";
+    const CODE: &str = "oauth-code-value-4444444444";
+    const PWD: &str = "query-password-3333333333";
+    const BODY_SECRET: &str = "body-client-secret-2222222222";
+    const BODY_PASSWORD: &str = "body-password-value-1111111111";
+    let upstream = Server::start([
+        Reply::json(200, &json!({"ok": true})),
+        Reply::json(200, &json!({"ok": true})),
+    ])
+    .await;
+    let folder = dir();
+    let path = folder.path().join("names.yaml");
+    let proxy = Cassette::record(&path, &upstream.url).await.unwrap();
+    let body = json!({
+        "model": "m", "max_tokens": 5, "prompt_cache_key": "conversation-1",
+        "auth": {"client_secret": BODY_SECRET, "nested": [{"password": BODY_PASSWORD}]},
+    });
+    let sent = client()
+        .post(format!(
+            "{}/v1/login?code={CODE}&pwd={PWD}&alt=json",
+            proxy.base_url()
+        ))
+        .header("x-access-tok", format!("Bearer {BEARER}"))
+        .header("x-session-id", SESSION)
+        .header("cookie2", COOKIE2)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 200);
+    proxy.finish().await.unwrap();
+    // The upstream got everything as sent.
+    let received = upstream.received();
+    assert_eq!(received[0].header("x-session-id"), Some(SESSION));
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in [
+        BEARER,
+        SESSION,
+        COOKIE2,
+        CODE,
+        PWD,
+        BODY_SECRET,
+        BODY_PASSWORD,
+    ] {
+        assert!(
+            !text.contains(secret),
+            "{secret} is in the cassette:\n{text}"
+        );
+    }
+    let cassette = Cassette::load(&path).unwrap();
+    let request = &cassette.interactions()[0].request;
+    for name in ["x-access-tok", "x-session-id", "cookie2"] {
+        assert_eq!(request.header(name), Some(REDACTED), "{name}");
+    }
+    // What names no one is kept: the content type, ordinary fields and parameters.
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert!(request.uri.contains("alt=json"), "{}", request.uri);
+    assert!(text.contains("conversation-1"), "{text}");
+
+    // It replays: a redacted body field matches any value.
+    let server = Cassette::replay(&path).await.unwrap();
+    let mut other = body.clone();
+    other["auth"]["client_secret"] = json!("another-secret-value-000000");
+    other["auth"]["nested"][0]["password"] = json!("another-password-value-000");
+    let replayed = client()
+        .post(server.url("/v1/login?code=x&pwd=y&alt=json"))
+        .header("content-type", "application/json")
+        .body(other.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), 200);
+    server.assert_all_used();
+}
+
+#[tokio::test]
+async fn a_credential_sent_under_any_name_and_echoed_back_refuses_the_cassette() {
+    const TOKEN: &str = "session-token-echoed-8888888888";
+    let upstream = Server::start([Reply::json(200, &json!({"you_sent": TOKEN}))]).await;
+    let folder = dir();
+    let path = folder.path().join("echo.yaml");
+    let proxy = Cassette::record(&path, &upstream.url).await.unwrap();
+    client()
+        .post(format!("{}/v1/thing", proxy.base_url()))
+        .header("x-session", TOKEN)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    let error = proxy.finish().await.unwrap_err();
+    assert!(error.to_string().contains("x-session"), "{error}");
+    assert!(!path.exists(), "nothing is written");
+}
