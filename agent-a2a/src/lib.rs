@@ -88,4 +88,6 @@ pub use client::{RemoteAgent, Reply};
 pub use error::A2aError;
 pub use server::A2aServer;
 pub use skill::{RemoteAgentSkill, skill_name};
-pub use tasks::apply;
+pub use tasks::{
+    MAX_CONTEXT_BYTES, MAX_CONTEXT_MESSAGES, MAX_CONVERSATION_BYTES, MAX_TASK_BYTES, apply,
+};

@@ -152,8 +152,17 @@ async fn send(
             .conversation(&message.context_id)
             .unwrap_or_default();
         transcript.push(agent_llm::Message::user(text));
+        // A conversation grows by what each message adds: refused, saying so, at its bounds.
+        tasks::within_context_bounds(transcript.len(), tasks::transcript_bytes(&transcript))
+            .map_err(|why| {
+                RpcError::new(
+                    INVALID_PARAMS,
+                    format!("the context `{}` is full: {why}", message.context_id),
+                )
+            })?;
+        let bytes = serde_json::to_vec(&message).map_or(0, |b| b.len());
         let task = tasks::new_task(message.task_id.clone(), message.context_id.clone(), message);
-        let slot = context.store.insert(task, Phase::Done)?;
+        let slot = context.store.insert(task, Phase::Done, bytes)?;
         let mut data = slot.lock();
         let (task, receiver) = (data.task.clone(), slot.events_receiver());
         run::start(context, &slot, &mut data, Start::Conversation(transcript));

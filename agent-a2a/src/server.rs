@@ -30,6 +30,12 @@
 //!
 //! Limits: [`A2aServer::max_tasks`] tasks kept (the oldest that is not running is forgotten to
 //! make room; when all are running a new one is refused), the same number of conversations;
+//! the messages that started the kept tasks at most [`MAX_TASK_BYTES`](crate::MAX_TASK_BYTES)
+//! together, the kept conversations [`MAX_CONVERSATION_BYTES`](crate::MAX_CONVERSATION_BYTES)
+//! (the oldest forgotten past either); one context's conversation at most
+//! [`MAX_CONTEXT_MESSAGES`](crate::MAX_CONTEXT_MESSAGES) messages and
+//! [`MAX_CONTEXT_BYTES`](crate::MAX_CONTEXT_BYTES) (a message past them is refused with
+//! `InvalidParams`, saying to start a new context);
 //! [`A2aServer::run_timeout`] per run; [`A2aServer::max_body_bytes`] per request, read within
 //! [`A2aServer::body_read_timeout`]; heads within [`A2aServer::header_read_timeout`] (which
 //! also closes idle kept-alive connections; a new connection has half of it for its first

@@ -118,6 +118,20 @@ fn append_parts(artifact: &mut Artifact, piece: &Artifact) {
     }
 }
 
+/// The most messages one context's conversation may hold.
+pub const MAX_CONTEXT_MESSAGES: usize = 1_000;
+
+/// The most bytes (the messages' text and calls) one context's conversation may hold.
+pub const MAX_CONTEXT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most bytes the kept conversations of all contexts may hold together; past it the least
+/// recently saved are forgotten.
+pub const MAX_CONVERSATION_BYTES: usize = 128 * 1024 * 1024;
+
+/// The most bytes the messages that started the kept tasks may hold together; past it the
+/// oldest tasks that are not running are forgotten.
+pub const MAX_TASK_BYTES: usize = 128 * 1024 * 1024;
+
 /// The tasks and conversations of one server, at most `max` of each.
 pub(crate) struct TaskStore {
     inner: Mutex<Inner>,
@@ -126,13 +140,49 @@ pub(crate) struct TaskStore {
 
 #[derive(Default)]
 struct Inner {
-    tasks: HashMap<String, Arc<TaskSlot>>,
+    tasks: HashMap<String, (Arc<TaskSlot>, usize)>,
     /// Task ids, oldest first.
     order: VecDeque<String>,
-    /// Each context's conversation, as its last finished run left it.
-    contexts: HashMap<String, Vec<agent_llm::Message>>,
+    /// The bytes of the messages that started the kept tasks.
+    task_bytes: usize,
+    /// Each context's conversation, as its last finished run left it, and its bytes.
+    contexts: HashMap<String, (Vec<agent_llm::Message>, usize)>,
     /// Context ids, least recently saved first.
     context_order: VecDeque<String>,
+    /// The bytes of all kept conversations.
+    context_bytes: usize,
+}
+
+/// The bytes a conversation holds: its messages' text and calls.
+pub(crate) fn transcript_bytes(transcript: &[agent_llm::Message]) -> usize {
+    transcript
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>()
+        })
+        .sum()
+}
+
+/// Whether a conversation of `messages` messages and `bytes` bytes is within a context's bounds;
+/// `Err` says which it passes.
+pub(crate) fn within_context_bounds(messages: usize, bytes: usize) -> Result<(), String> {
+    if messages > MAX_CONTEXT_MESSAGES {
+        return Err(format!(
+            "the conversation holds {messages} messages, more than the {MAX_CONTEXT_MESSAGES} \
+             a context may: start a new context"
+        ));
+    }
+    if bytes > MAX_CONTEXT_BYTES {
+        return Err(format!(
+            "the conversation holds {bytes} bytes, more than the {MAX_CONTEXT_BYTES} a context \
+             may: start a new context"
+        ));
+    }
+    Ok(())
 }
 
 impl TaskStore {
@@ -149,7 +199,7 @@ impl TaskStore {
 
     /// The task with this id.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<TaskSlot>> {
-        self.lock().tasks.get(id).cloned()
+        self.lock().tasks.get(id).map(|(slot, _)| slot.clone())
     }
 
     /// Every task, newest first.
@@ -159,33 +209,43 @@ impl TaskStore {
             .order
             .iter()
             .rev()
-            .filter_map(|id| inner.tasks.get(id).cloned())
+            .filter_map(|id| inner.tasks.get(id).map(|(slot, _)| slot.clone()))
             .collect()
     }
 
-    /// Keeps a new task (in `phase`), forgetting the oldest task that is not running when the
-    /// store is full; refused when every kept task is running.
-    pub(crate) fn insert(&self, task: Task, phase: Phase) -> Result<Arc<TaskSlot>, RpcError> {
+    /// Keeps a new task (in `phase`), forgetting the oldest tasks that are not running while
+    /// the store is full (in count, or in the bytes of the messages that started them, `bytes`
+    /// for this one); refused when every kept task is running.
+    pub(crate) fn insert(
+        &self,
+        task: Task,
+        phase: Phase,
+        bytes: usize,
+    ) -> Result<Arc<TaskSlot>, RpcError> {
         let mut inner = self.lock();
-        if inner.order.len() >= self.max {
+        while inner.order.len() >= self.max
+            || (inner.task_bytes + bytes > MAX_TASK_BYTES && !inner.order.is_empty())
+        {
             let idle = inner.order.iter().position(|id| {
                 inner
                     .tasks
                     .get(id)
-                    .is_none_or(|slot| !matches!(slot.lock().phase, Phase::Running { .. }))
+                    .is_none_or(|(slot, _)| !matches!(slot.lock().phase, Phase::Running { .. }))
             });
             let Some(index) = idle else {
                 return Err(RpcError::new(
                     INTERNAL_ERROR,
                     format!(
-                        "the agent is busy: it keeps at most {} tasks and all of them are \
-                         running; try again later",
+                        "the agent is busy: it keeps at most {} tasks ({MAX_TASK_BYTES} bytes of \
+                         messages) and all of them are running; try again later",
                         self.max
                     ),
                 ));
             };
-            if let Some(id) = inner.order.remove(index) {
-                inner.tasks.remove(&id);
+            if let Some(id) = inner.order.remove(index)
+                && let Some((_, freed)) = inner.tasks.remove(&id)
+            {
+                inner.task_bytes -= freed;
             }
         }
         let (events, _) = broadcast::channel(EVENT_BUFFER);
@@ -194,27 +254,45 @@ impl TaskStore {
             data: Mutex::new(TaskData { task, phase }),
             events,
         });
-        inner.tasks.insert(id.clone(), slot.clone());
+        inner.tasks.insert(id.clone(), (slot.clone(), bytes));
+        inner.task_bytes += bytes;
         inner.order.push_back(id);
         Ok(slot)
     }
 
     /// The conversation of a context, if a run in it finished and it is still kept.
     pub(crate) fn conversation(&self, context_id: &str) -> Option<Vec<agent_llm::Message>> {
-        self.lock().contexts.get(context_id).cloned()
+        self.lock().contexts.get(context_id).map(|(t, _)| t.clone())
     }
 
-    /// Keeps a context's conversation, forgetting the least recently saved one when full.
+    /// Keeps a context's conversation, forgetting the least recently saved ones while the store
+    /// is full (in count, or in bytes). A conversation past a context's own bounds is not kept:
+    /// the context's next message starts over.
     pub(crate) fn save_conversation(&self, context_id: &str, transcript: Vec<agent_llm::Message>) {
+        let bytes = transcript_bytes(&transcript);
         let mut inner = self.lock();
         inner.context_order.retain(|c| c != context_id);
-        while inner.context_order.len() >= self.max {
-            if let Some(old) = inner.context_order.pop_front() {
-                inner.contexts.remove(&old);
+        if let Some((_, old)) = inner.contexts.remove(context_id) {
+            inner.context_bytes -= old;
+        }
+        if within_context_bounds(transcript.len(), bytes).is_err() {
+            return;
+        }
+        while inner.context_order.len() >= self.max
+            || (inner.context_bytes + bytes > MAX_CONVERSATION_BYTES
+                && !inner.context_order.is_empty())
+        {
+            if let Some(old) = inner.context_order.pop_front()
+                && let Some((_, freed)) = inner.contexts.remove(&old)
+            {
+                inner.context_bytes -= freed;
             }
         }
         inner.context_order.push_back(context_id.to_owned());
-        inner.contexts.insert(context_id.to_owned(), transcript);
+        inner.context_bytes += bytes;
+        inner
+            .contexts
+            .insert(context_id.to_owned(), (transcript, bytes));
     }
 }
 
