@@ -333,11 +333,11 @@ mod tests {
         let running = || Phase::Running {
             cancel: CancellationToken::new(),
         };
-        store.insert(task("a"), running()).unwrap();
-        store.insert(task("b"), Phase::Done).unwrap();
-        store.insert(task("c"), running()).unwrap();
+        store.insert(task("a"), running(), 0).unwrap();
+        store.insert(task("b"), Phase::Done, 0).unwrap();
+        store.insert(task("c"), running(), 0).unwrap();
         assert!(store.get("b").is_none() && store.get("a").is_some());
-        let refused = store.insert(task("d"), running()).err().unwrap();
+        let refused = store.insert(task("d"), running(), 0).err().unwrap();
         assert!(
             refused.message.contains("at most 2 tasks"),
             "{}",
