@@ -40,6 +40,8 @@ pub(crate) struct Limits {
     pub(crate) printed: usize,
     /// The most calls one program may make.
     pub(crate) calls: usize,
+    /// The most bytes of JSON one call may send as its arguments.
+    pub(crate) argument_bytes: usize,
 }
 
 /// A call the program made.
@@ -109,7 +111,7 @@ struct Host {
 /// settling of calls. The host's functions are held in this closure, not in globals the program
 /// could replace; the built-ins it uses are taken before the program can change them.
 const PRELUDE: &str = r#"
-(function (host, print, finish, names, globals) {
+(function (host, print, finish, names, globals, maxArgument) {
   "use strict";
   const P = Promise, parse = JSON.parse, stringify = JSON.stringify, E = Error, S = String;
   const freeze = Object.freeze, create = Object.create, then = P.prototype.then;
@@ -124,6 +126,11 @@ const PRELUDE: &str = r#"
         text = stringify(args === undefined ? {} : args);
       } catch (e) {
         return P.reject(new E("the arguments of `" + name + "` are not JSON: " + S(e)));
+      }
+      // Bounded here, in the interpreter under its memory cap, before anything crosses.
+      if (text !== undefined && text.length > maxArgument) {
+        return P.reject(new E("the arguments of `" + name + "` are " + text.length +
+          " characters of JSON, more than the " + maxArgument + " a call may send"));
       }
       return new P(function (resolve, reject) {
         waiting[index] = [resolve, reject];
@@ -231,7 +238,8 @@ fn run(
     let lines = code.lines().count().max(1);
     host.borrow_mut().lines = lines;
     let ended = context.with(|ctx| -> Result<Ended, String> {
-        let (settle, watch) = prelude(&ctx, names, globals, host, max_calls)?;
+        let (settle, watch) =
+            prelude(&ctx, names, globals, host, max_calls, limits.argument_bytes)?;
         let wrapped = format!("(async () => {{\n{code}\n}})()");
         let mut options = EvalOptions::default();
         options.filename = Some(PROGRAM.into());
@@ -310,6 +318,7 @@ fn prelude<'js>(
     globals: &[String],
     host: &Rc<RefCell<Host>>,
     max_calls: usize,
+    max_argument: usize,
 ) -> Result<(Function<'js>, Function<'js>), String> {
     let setup: Function = ctx
         .eval(PRELUDE)
@@ -363,7 +372,14 @@ fn prelude<'js>(
     })
     .map_err(|e| e.to_string())?;
     let pair: rquickjs::Array = setup
-        .call((call, print, finish, names.to_vec(), globals.to_vec()))
+        .call((
+            call,
+            print,
+            finish,
+            names.to_vec(),
+            globals.to_vec(),
+            max_argument,
+        ))
         .map_err(|_| format!("the interpreter could not be set up: {}", caught(ctx, 0)))?;
     let settle: Function = pair.get(0).map_err(|e| e.to_string())?;
     let watch: Function = pair.get(1).map_err(|e| e.to_string())?;

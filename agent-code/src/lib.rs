@@ -45,7 +45,15 @@
 //! - **What comes back.** `{"value": <what it returned>, "printed": "<what it printed>"}`, the
 //!   printed text cut at [`DEFAULT_MAX_PRINTED`] characters; an exception, a syntax error (with
 //!   line and column in the program as written), the time limit, the memory cap or the call
-//!   limit is an error result, and the run goes on.
+//!   limit is an error result, and the run goes on. A returned value larger than
+//!   [`DEFAULT_MAX_ARGUMENT_BYTES`] comes back as its text, cut there, never read into a tree.
+//! - **What crosses to the host is bounded where it is made.** A call's arguments are written as
+//!   JSON inside the interpreter, under its memory cap, and a call whose JSON is longer than
+//!   [`DEFAULT_MAX_ARGUMENT_BYTES`] ([`RunCode::max_argument_bytes`]) throws in the program
+//!   before anything crosses (16 KB of program can build 12 MB of arguments, which the host's
+//!   JSON tree would hold many times over). The programs of one `run_code` skill run at most
+//!   [`DEFAULT_MAX_PROGRAMS`] at a time ([`RunCode::max_programs`]), so twenty in one turn hold
+//!   at most four memory caps; the others wait for a turn within their own time limit.
 //!
 //! **Why QuickJS** (through `rquickjs`): the interpreter must be a sandbox by design, bounded,
 //! and build here (rustc 1.95). QuickJS is a complete JavaScript engine (the language models
@@ -76,6 +84,6 @@ mod interpreter;
 mod skill;
 
 pub use skill::{
-    CodeMode, DEFAULT_MAX_CALLS, DEFAULT_MAX_PRINTED, DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT,
-    Program, RUN_CODE, RunCode,
+    CodeMode, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_PRINTED,
+    DEFAULT_MAX_PROGRAMS, DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Program, RUN_CODE, RunCode,
 };

@@ -34,6 +34,14 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_PRINTED: usize = 16_000;
 /// The most calls one program may make unless [`RunCode::max_calls`] says otherwise.
 pub const DEFAULT_MAX_CALLS: usize = 1_000;
+/// The most bytes of JSON one call of a program may send as its arguments unless
+/// [`RunCode::max_argument_bytes`] says otherwise: 1 MiB. Checked in the interpreter, under its
+/// memory cap, before anything crosses to the host (whose JSON of a value takes many times the
+/// text's size).
+pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+/// How many programs of one `run_code` skill run at once unless [`RunCode::max_programs`] says
+/// otherwise: each has its own memory cap, so this bounds them together.
+pub const DEFAULT_MAX_PROGRAMS: usize = 4;
 /// The interpreter's stack: deep enough for ordinary recursion, far below the thread's.
 const STACK: usize = 512 * 1024;
 
@@ -58,6 +66,9 @@ pub struct RunCode {
     memory_limit: usize,
     max_printed: usize,
     max_calls: usize,
+    max_argument_bytes: usize,
+    /// The programs that may run at once (shared by clones: one skill, one bound).
+    programs: Arc<tokio::sync::Semaphore>,
 }
 
 /// Adds code mode to a registry: `registry.with_code_mode()`.
@@ -96,6 +107,8 @@ impl RunCode {
             memory_limit: DEFAULT_MEMORY_LIMIT,
             max_printed: DEFAULT_MAX_PRINTED,
             max_calls: DEFAULT_MAX_CALLS,
+            max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
+            programs: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_PROGRAMS)),
         };
         skill.description = skill.describe();
         skill
@@ -125,6 +138,20 @@ impl RunCode {
         self.redescribe()
     }
 
+    /// The most bytes of JSON one call may send as its arguments (default 1 MiB); a call past
+    /// it throws in the program, and nothing crosses to the host.
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self.redescribe()
+    }
+
+    /// How many programs of this skill run at once (default 4); the others wait for a turn,
+    /// within their own time limit. With the memory cap, it bounds what programs hold together.
+    pub fn max_programs(mut self, programs: usize) -> Self {
+        self.programs = Arc::new(tokio::sync::Semaphore::new(programs.max(1)));
+        self
+    }
+
     fn redescribe(mut self) -> Self {
         self.description = self.describe();
         self
@@ -142,11 +169,13 @@ impl RunCode {
              network, clock (no `Date`) or randomness besides these functions. A call that \
              needs a person's approval pauses the program; once decided, it runs again from the \
              start and earlier calls are answered from their record, so it must make the same \
-             calls in the same order. Limits: {} s, {} MiB, {} calls.\nFunctions:\n{tools}",
+             calls in the same order. Limits: {} s, {} MiB, {} calls, {} KiB of arguments a \
+             call.\nFunctions:\n{tools}",
             self.max_printed,
             self.timeout.as_secs(),
             self.memory_limit / (1024 * 1024),
             self.max_calls,
+            self.max_argument_bytes / 1024,
             tools = self.declarations,
         )
     }
@@ -179,12 +208,23 @@ impl RunCode {
         // A durable run's journal must meet the calls in the same order on a replay: one at a
         // time, in the order the program makes them.
         let one_at_a_time = calls.inner.is_durable();
+        let deadline = Instant::now() + self.timeout;
+        // A turn among this skill's programs, waited for within the program's own time limit.
+        let Ok(Ok(_turn)) = tokio::time::timeout_at(
+            tokio::time::Instant::from_std(deadline),
+            self.programs.clone().acquire_owned(),
+        )
+        .await
+        else {
+            return Err(SkillError::Timeout(self.timeout));
+        };
         let limits = Limits {
-            deadline: Instant::now() + self.timeout,
+            deadline,
             memory: self.memory_limit,
             stack: STACK,
             printed: self.max_printed,
             calls: self.max_calls,
+            argument_bytes: self.max_argument_bytes,
         };
         let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel();
         let (answers, settles) = std::sync::mpsc::channel();
@@ -239,7 +279,24 @@ impl RunCode {
         let printed = printed_text(printed, printed_cut);
         match ended {
             Ended::Returned(value) => {
+                // A value is read as JSON only up to the size a call may send: a larger one
+                // comes back as its text, cut there (the model reads no more of a result than
+                // the registry's output budget anyway), never built into a tree many times its
+                // size.
                 let value = match value {
+                    Some(text) if text.len() > self.max_argument_bytes => {
+                        let total = text.len();
+                        let mut text = text;
+                        let mut cut = self.max_argument_bytes;
+                        while !text.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        text.truncate(cut);
+                        text.push_str(&format!(
+                            "… (the value is {total} bytes of JSON; cut at {cut})"
+                        ));
+                        Value::String(text)
+                    }
                     Some(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
                     None => Value::Null,
                 };
