@@ -102,8 +102,8 @@ struct Host {
     max_printed: usize,
     /// Calls that wait for a person.
     asked: usize,
-    /// Lines of the program as written.
-    lines: usize,
+    /// The program as written: its lines, and where it ends.
+    shape: Shape,
     done: Option<Ended>,
 }
 
@@ -200,7 +200,7 @@ pub(crate) fn interpret(
         printed_cut: 0,
         max_printed: limits.printed,
         asked: 0,
-        lines: 1,
+        shape: Shape::of(""),
         done: None,
     }));
     let ended = match run(code, names, globals, limits, &host, settles, cancelled) {
@@ -235,8 +235,8 @@ fn run(
     let context =
         Context::full(&runtime).map_err(|e| format!("the interpreter could not start: {e}"))?;
     let max_calls = limits.calls;
-    let lines = code.lines().count().max(1);
-    host.borrow_mut().lines = lines;
+    let lines = Shape::of(code);
+    host.borrow_mut().shape = lines;
     let ended = context.with(|ctx| -> Result<Ended, String> {
         let (settle, watch) =
             prelude(&ctx, names, globals, host, max_calls, limits.argument_bytes)?;
@@ -303,6 +303,21 @@ fn run(
     Ok(match ended {
         Ended::Threw(_) if cancelled.load(Ordering::Relaxed) => Ended::Cancelled,
         Ended::Threw(_) if Instant::now() >= deadline => Ended::TimedOut,
+        // QuickJS throws `null` when it cannot even make the error of running out of memory.
+        Ended::Threw(text) if text == "null" => {
+            let used = runtime.memory_usage().malloc_size.max(0) as usize;
+            let cap = limits.memory / (1024 * 1024);
+            Ended::Threw(if used >= limits.memory / 10 * 8 {
+                format!(
+                    "out of memory: the program used its {cap} MiB (build smaller values, or \
+                     work on the data in pieces)"
+                )
+            } else {
+                format!(
+                    "null (QuickJS throws null when it runs out of memory; the cap is {cap} MiB)"
+                )
+            })
+        }
         ended => ended,
     })
 }
@@ -320,9 +335,12 @@ fn prelude<'js>(
     max_calls: usize,
     max_argument: usize,
 ) -> Result<(Function<'js>, Function<'js>), String> {
-    let setup: Function = ctx
-        .eval(PRELUDE)
-        .map_err(|_| format!("the interpreter could not be set up: {}", caught(ctx, 0)))?;
+    let setup: Function = ctx.eval(PRELUDE).map_err(|_| {
+        format!(
+            "the interpreter could not be set up: {}",
+            caught(ctx, Shape::NONE)
+        )
+    })?;
     let calls = host.clone();
     let call = Function::new(
         ctx.clone(),
@@ -367,7 +385,7 @@ fn prelude<'js>(
         host.done = Some(if ok {
             Ended::Returned((!text.is_empty()).then_some(text))
         } else {
-            Ended::Threw(program_lines(&text, host.lines))
+            Ended::Threw(program_lines(&text, host.shape))
         });
     })
     .map_err(|e| e.to_string())?;
@@ -380,7 +398,12 @@ fn prelude<'js>(
             globals.to_vec(),
             max_argument,
         ))
-        .map_err(|_| format!("the interpreter could not be set up: {}", caught(ctx, 0)))?;
+        .map_err(|_| {
+            format!(
+                "the interpreter could not be set up: {}",
+                caught(ctx, Shape::NONE)
+            )
+        })?;
     let settle: Function = pair.get(0).map_err(|e| e.to_string())?;
     let watch: Function = pair.get(1).map_err(|e| e.to_string())?;
     Ok((settle, watch))
@@ -388,7 +411,7 @@ fn prelude<'js>(
 
 /// The exception pending on `ctx`, said for the model: its message, and where (the line and
 /// column in the program as the model wrote it, which has `lines` lines).
-fn caught(ctx: &Ctx<'_>, lines: usize) -> String {
+fn caught(ctx: &Ctx<'_>, lines: Shape) -> String {
     let value = ctx.catch();
     let text = match Exception::from_value(value.clone()) {
         Ok(exception) => {
@@ -397,10 +420,22 @@ fn caught(ctx: &Ctx<'_>, lines: usize) -> String {
                 .get::<_, String>("name")
                 .unwrap_or_else(|_| "Error".into());
             let stack = exception.stack().unwrap_or_default();
+            // A syntax error may carry its place only as properties: said as the stack would.
+            let line: Option<i64> = exception.get("lineNumber").ok();
+            let column: Option<i64> = exception.get("columnNumber").ok();
+            let place = match (line, column) {
+                (Some(line), Some(column)) if !stack.contains(PROGRAM) => {
+                    format!("\n    at {PROGRAM}:{line}:{column}")
+                }
+                (Some(line), None) if !stack.contains(PROGRAM) => {
+                    format!("\n    at {PROGRAM}:{line}")
+                }
+                _ => String::new(),
+            };
             if stack.trim().is_empty() {
-                format!("{name}: {message}")
+                format!("{name}: {message}{place}")
             } else {
-                format!("{name}: {message}\n{stack}")
+                format!("{name}: {message}\n{stack}{place}")
             }
         }
         Err(_) => value
@@ -411,14 +446,46 @@ fn caught(ctx: &Ctx<'_>, lines: usize) -> String {
     program_lines(&text, lines)
 }
 
+/// The program as written, for placing errors: how many lines it has, and the column just past
+/// its last character.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shape {
+    lines: usize,
+    end_column: usize,
+}
+
+impl Shape {
+    /// No program (the set-up's own errors).
+    const NONE: Shape = Shape {
+        lines: 0,
+        end_column: 1,
+    };
+
+    pub(crate) fn of(code: &str) -> Shape {
+        Shape {
+            lines: code.lines().count().max(1),
+            end_column: code.lines().last().map_or(0, |l| l.chars().count()) + 1,
+        }
+    }
+}
+
 /// An error's text with positions in the program as the model wrote it: `program.js:LINE:COL`
-/// of the wrapped program becomes `line L, column C` (one line less: the wrapper's first line),
-/// and stack frames outside the program (the wrapper's, the set-up's) are left out.
-pub(crate) fn program_lines(text: &str, lines: usize) -> String {
+/// of the wrapped program becomes `line L, column C` (one line less: the wrapper's first line);
+/// one on the wrapper's closing line (a program that ends too early: `return a +`) becomes the
+/// program's end; stack frames outside the program (the wrapper's, the set-up's) are left out.
+pub(crate) fn program_lines(text: &str, shape: Shape) -> String {
+    let lines = shape.lines;
     let mut out = Vec::new();
     for line in text.lines() {
         let is_frame = line.trim_start().starts_with("at ");
         match position(line) {
+            Some((at, end, row, _)) if lines > 0 && row == lines + 2 => {
+                let place = format!(
+                    "line {lines}, column {} (the end of the program: something is missing there)",
+                    shape.end_column
+                );
+                out.push(format!("{}{place}{}", &line[..at], &line[end..]));
+            }
             Some((at, end, row, column)) if (2..=lines + 1).contains(&row) => {
                 let place = match column {
                     Some(column) => format!("line {}, column {column}", row - 1),

@@ -297,7 +297,12 @@ impl RunCode {
                         ));
                         Value::String(text)
                     }
-                    Some(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+                    // JSON.stringify writes a lone surrogate as an escape (`"\ud800"`), which
+                    // is valid JSON but no Rust string: it becomes U+FFFD, not the text quoted
+                    // again.
+                    Some(text) => serde_json::from_str(&text)
+                        .or_else(|_| serde_json::from_str(&without_lone_surrogates(&text)))
+                        .unwrap_or(Value::String(text)),
                     None => Value::Null,
                 };
                 let mut answer = json!({ "value": value });
@@ -422,5 +427,63 @@ impl Skill for RunCode {
         };
         self.execute(input.code, &registry, ctx, before, decisions)
             .await
+    }
+}
+
+/// `json` with each `\uXXXX` escape of a lone surrogate (one half of a pair without the other)
+/// replaced by `\ufffd`, the replacement character.
+fn without_lone_surrogates(json: &str) -> String {
+    let bytes = json.as_bytes();
+    let escape_at = |at: usize| -> Option<u16> {
+        let hex = json.get(at + 2..at + 6)?;
+        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
+            .then(|| u16::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut at = 0;
+    while at < json.len() {
+        if bytes[at] == b'\\' {
+            // An escaped backslash is copied whole, so the `u` after it is no escape.
+            if bytes.get(at + 1) == Some(&b'\\') {
+                out.push_str("\\\\");
+                at += 2;
+                continue;
+            }
+            if let Some(unit) = escape_at(at) {
+                let high = (0xD800..0xDC00).contains(&unit);
+                let low = (0xDC00..0xE000).contains(&unit);
+                if high && escape_at(at + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
+                    out.push_str(&json[at..at + 12]);
+                    at += 12;
+                    continue;
+                }
+                if high || low {
+                    out.push_str("\\ufffd");
+                    at += 6;
+                    continue;
+                }
+            }
+        }
+        let ch = json[at..].chars().next().expect("at a char boundary");
+        out.push(ch);
+        at += ch.len_utf8();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_lone_surrogates;
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character_and_pairs_stay() {
+        let fixed =
+            without_lone_surrogates(r#"["\ud800", "\udc00x", "\ud83d\ude00", "\\ud800", "é"]"#);
+        let value: serde_json::Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!(["\u{fffd}", "\u{fffd}x", "😀", "\\ud800", "é"])
+        );
     }
 }

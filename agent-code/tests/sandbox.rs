@@ -273,3 +273,30 @@ async fn calls_past_the_limit_throw_and_the_ones_made_ran() {
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn errors_at_the_programs_end_out_of_memory_and_lone_surrogates_are_said_plainly() {
+    // A syntax error at the last byte is placed at the program's end, with line and column.
+    for (code, column) in [("const a = 1;\nreturn a +", 11), ("return (a", 10)] {
+        let (text, is_error) = run(code).await;
+        assert!(is_error, "{text}");
+        let line = code.lines().count();
+        assert!(
+            text.contains(&format!("line {line}, column {column}")),
+            "{code:?}: {text}"
+        );
+        assert!(!text.contains("program.js"), "{text}");
+    }
+    // A promise chain that runs out of memory says so, not "threw null".
+    let (text, is_error) = run(
+        "let a = []; const grow = () => { a.push(new Array(100000).fill(a.length)); \
+         return Promise.resolve().then(grow); }; await grow();",
+    )
+    .await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("memory"), "{text}");
+    // A returned lone surrogate comes back as the replacement character, once encoded.
+    let (text, is_error) = run(r#"return "a\uD800b";"#).await;
+    assert!(!is_error, "{text}");
+    assert_eq!(value(&text), serde_json::json!("a\u{fffd}b"), "{text}");
+}
