@@ -232,20 +232,9 @@ pub(crate) fn redact_request_headers(
     secrets: &mut Secrets,
     keep: impl Fn(&str) -> bool,
 ) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .filter(|(name, _)| keep(name.as_str()))
-        .map(|(name, value)| {
-            let name = name.as_str().to_owned();
-            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            if SAFE_REQUEST_HEADERS.contains(&name.as_str()) {
-                (name, value)
-            } else {
-                secrets.add_header(&name, &value);
-                (name, REDACTED.to_owned())
-            }
-        })
-        .collect()
+    redact(headers, secrets, keep, |name| {
+        !SAFE_REQUEST_HEADERS.contains(&name)
+    })
 }
 
 /// A JSON request body as it is recorded: the string or number value of every field whose name
@@ -284,13 +273,24 @@ pub(crate) fn redact_headers(
     secrets: &mut Secrets,
     keep: impl Fn(&str) -> bool,
 ) -> Vec<(String, String)> {
+    redact(headers, secrets, keep, is_secret_name)
+}
+
+/// `headers` kept by `keep`, names in lower case, the values of those `secret` names redacted
+/// and added to `secrets`.
+fn redact(
+    headers: &hyper::HeaderMap,
+    secrets: &mut Secrets,
+    keep: impl Fn(&str) -> bool,
+    secret: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
     headers
         .iter()
         .filter(|(name, _)| keep(name.as_str()))
         .map(|(name, value)| {
             let name = name.as_str().to_owned();
             let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            if is_secret_name(&name) {
+            if secret(&name) {
                 secrets.add_header(&name, &value);
                 (name, REDACTED.to_owned())
             } else {
