@@ -19,7 +19,9 @@ use crate::llm::error_chain;
 use super::error::CassetteError;
 use super::format::{Body, Interaction, Response};
 use super::limits::{MAX_BODY_BYTES, MAX_CASSETTE_BYTES, MAX_INTERACTIONS};
-use super::redact::{Secrets, redact_body, redact_headers, redact_request_headers, redact_url};
+use super::redact::{
+    Secrets, redact_body, redact_form, redact_headers, redact_request_headers, redact_url,
+};
 use super::serve::{self, BoxError, ServerBody};
 use super::write::{to_yaml, write_atomic};
 
@@ -333,11 +335,17 @@ async fn forward(shared: Arc<Shared>, request: Request<Incoming>) -> hyper::Resp
                 .get(hyper::header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok()),
         );
+        let form = parts
+            .headers
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
         let body = keep_body(&bytes, json).map(|body| match body {
             Body::Json(mut value) => {
                 redact_body(&mut value, &mut book.secrets);
                 Body::Json(value)
             }
+            Body::Text(text) if form => Body::Text(redact_form(&text, &mut book.secrets)),
             other => other,
         });
         let recorded = super::format::Request {

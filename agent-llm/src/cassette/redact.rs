@@ -237,6 +237,47 @@ pub(crate) fn redact_request_headers(
     })
 }
 
+/// A form-encoded request body (`a=1&password=…`) as it is recorded: the value of each field
+/// whose name looks like a credential's redacted and added to `secrets` (raw and decoded).
+pub(crate) fn redact_form(text: &str, secrets: &mut Secrets) -> String {
+    text.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) if is_secret_name(name) => {
+                let source = format!("the value of form field `{name}`");
+                secrets.add(value, source.clone());
+                let decoded = value.replace('+', " ");
+                if let Ok(decoded) = percent_decode(&decoded) {
+                    secrets.add(&decoded, source);
+                }
+                format!(
+                    "{name}={}",
+                    REDACTED.replace('[', "%5B").replace(']', "%5D")
+                )
+            }
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `%XX` escapes decoded; `Err` when the result is not UTF-8 or an escape is malformed.
+fn percent_decode(text: &str) -> Result<String, ()> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'%' {
+            let hex = text.get(at + 1..at + 3).ok_or(())?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
+            at += 3;
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| ())
+}
+
 /// A JSON request body as it is recorded: the string or number value of every field whose name
 /// looks like a credential's (`password`, `api_key`, `client_secret`) redacted and added to
 /// `secrets`, at any depth.

@@ -380,3 +380,34 @@ async fn a_credential_sent_under_any_name_and_echoed_back_refuses_the_cassette()
     assert!(error.to_string().contains("x-session"), "{error}");
     assert!(!path.exists(), "nothing is written");
 }
+
+#[tokio::test]
+async fn a_credential_in_a_form_encoded_body_never_reaches_the_file_and_it_still_replays() {
+    const PASSWORD: &str = "form-password-value-9999999999";
+    let upstream = Server::start([Reply::json(200, &json!({"ok": true}))]).await;
+    let folder = dir();
+    let path = folder.path().join("form.yaml");
+    let proxy = Cassette::record(&path, &upstream.url).await.unwrap();
+    let body = format!("grant_type=password&username=ada&password={PASSWORD}");
+    client()
+        .post(format!("{}/oauth/token", proxy.base_url()))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    proxy.finish().await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(PASSWORD), "{text}");
+    assert!(text.contains("username=ada"), "{text}");
+    let server = Cassette::replay(&path).await.unwrap();
+    let replayed = client()
+        .post(server.url("/oauth/token"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("grant_type=password&username=ada&password=another-one-entirely")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), 200);
+    server.assert_all_used();
+}
