@@ -66,6 +66,12 @@ pub struct ShellConfig {
     /// disk's. It bounds each file, not their sum: give the workspace a filesystem of its own
     /// (a quota, a tmpfs) to bound the total.
     pub max_file_size: Option<u64>,
+    /// The most a call may add to the disk, in bytes: the free space of the workspace's and
+    /// `TMPDIR`'s filesystems is read every 20 ms, and a call whose command made them lose more
+    /// is stopped (every process killed) and says so. Default `None`. Other writers on the same
+    /// filesystems count too, and a command may pass it by what it writes in 20 ms (see
+    /// `shell/quota.rs`).
+    pub max_disk_growth: Option<u64>,
 }
 
 impl Default for ShellConfig {
@@ -84,6 +90,7 @@ impl Default for ShellConfig {
             max_processes: 1_024,
             unix_sockets: false,
             max_file_size: None,
+            max_disk_growth: None,
         }
     }
 }

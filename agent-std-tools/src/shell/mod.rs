@@ -31,7 +31,9 @@
 //! - Standard input is empty (`/dev/null`): a command that waits for input ends instead of hanging.
 //! - `TMPDIR` is private to the call and removed afterwards, however deep the command nested it.
 //! - Files: [`ShellConfig::max_file_size`] bounds each file a command writes (`RLIMIT_FSIZE`);
-//!   nothing bounds their sum but the disk (give the workspace a filesystem with a quota for that).
+//!   [`ShellConfig::max_disk_growth`], when set, what a call adds to the disk in all (the free
+//!   space of the workspace's and `TMPDIR`'s filesystems, read every 20 ms: a call past it is
+//!   stopped and says so). For an exact bound, give the workspace a filesystem with a quota.
 //! - Process ids the command sees (`$!`, `$$`, `$PPID`) are its PID namespace's: `$$` is 1 and
 //!   `$PPID` is 0.
 //!
@@ -51,6 +53,7 @@ mod enter;
 pub mod env;
 mod layers;
 mod namespaces;
+mod quota;
 mod seccomp;
 mod spawn;
 mod supervisor;
@@ -188,7 +191,25 @@ pub async fn run_shell(
         }
         (status, drained)
     };
-    let finished = tokio::time::timeout(timeout, run).await;
+    // With a quota on what the call adds to the disk, the run is also stopped once it passes it.
+    let quota = config
+        .max_disk_growth
+        .map(|limit| quota::Quota::start(limit, &[&root, &tmp.path()]));
+    let finished = tokio::time::timeout(timeout, async {
+        match &quota {
+            None => Ok(run.await),
+            Some(quota) => tokio::select! {
+                ran = run => Ok(ran),
+                added = quota.passed() => Err(added),
+            },
+        }
+    })
+    .await;
+    let (finished, over_quota) = match finished {
+        Ok(Ok(ran)) => (Ok(ran), None),
+        Ok(Err(added)) => (Err(()), Some(added)),
+        Err(_) => (Err(()), None),
+    };
 
     let mut report = notes;
     if let Some(gap) = layers.and_then(|layers| layers.gaps(config.max_processes))
@@ -218,10 +239,18 @@ pub async fn run_shell(
                 tokio::join!(out.read_from(&mut stdout), err.read_from(&mut stderr))
             })
             .await;
-            report.push_str(&format!(
-                "timed out after {}: the command and every process it started were killed\n",
-                humanize(timeout)
-            ));
+            match (over_quota, &quota) {
+                (Some(added), Some(quota)) => report.push_str(&format!(
+                    "stopped: the command added {added} bytes to the disk, more than the {} a \
+                     call may add; it and every process it started were killed (what it wrote \
+                     is still there)\n",
+                    quota.limit()
+                )),
+                _ => report.push_str(&format!(
+                    "timed out after {}: the command and every process it started were killed\n",
+                    humanize(timeout)
+                )),
+            }
             report.push_str(&format!("exit code: {status}\n"));
         }
     }

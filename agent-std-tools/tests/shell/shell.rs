@@ -291,3 +291,44 @@ async fn a_background_process_is_killed_when_the_command_exits() {
         "the background sleep outlived its call"
     );
 }
+
+#[tokio::test]
+async fn a_call_past_its_disk_quota_is_stopped_in_the_workspace_and_in_tmpdir() {
+    let (tmp, ctx) = ws();
+    let ctx = ctx.with_extension(ShellConfig {
+        max_disk_growth: Some(16 * 1024 * 1024),
+        ..ShellConfig::default()
+    });
+    // 1 GiB asked for, in the workspace and then in TMPDIR: each stopped near the quota. (The
+    // files are written with fsync, so the free space the quota reads drops as they grow.)
+    for target in ["big", "$TMPDIR/big"] {
+        let command = format!(
+            "dd if=/dev/zero of={target} bs=1M count=1024 oflag=dsync 2>/dev/null; echo finished"
+        );
+        let answer = call(&ctx, "run_shell", json!({ "command": command })).await;
+        let text = answer.expect_ok();
+        assert!(
+            text.contains("stopped: the command added"),
+            "{target}: {text}"
+        );
+        assert!(!text.contains("finished"), "{target}: {text}");
+    }
+    let kept = std::fs::metadata(tmp.path().join("big")).map_or(0, |m| m.len());
+    assert!(
+        kept < 512 * 1024 * 1024,
+        "{kept} bytes written past a 16 MiB quota"
+    );
+    // Within the quota (a generous one: other tests write on this filesystem too), a command
+    // runs as before.
+    let ctx = ctx.with_extension(ShellConfig {
+        max_disk_growth: Some(1024 * 1024 * 1024),
+        ..ShellConfig::default()
+    });
+    let answer = call(
+        &ctx,
+        "run_shell",
+        json!({"command": "head -c 1000 /dev/zero > small && echo ok"}),
+    )
+    .await;
+    assert!(answer.expect_ok().contains("ok"), "{}", answer.text);
+}
