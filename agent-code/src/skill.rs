@@ -34,10 +34,11 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_PRINTED: usize = 16_000;
 /// The most calls one program may make unless [`RunCode::max_calls`] says otherwise.
 pub const DEFAULT_MAX_CALLS: usize = 1_000;
-/// The most bytes of JSON one call of a program may send as its arguments unless
-/// [`RunCode::max_argument_bytes`] says otherwise: 1 MiB. Checked in the interpreter, under its
-/// memory cap, before anything crosses to the host (whose JSON of a value takes many times the
-/// text's size).
+/// The most JSON one call of a program may send as its arguments unless
+/// [`RunCode::max_argument_bytes`] says otherwise: 1,048,576 characters (JavaScript's UTF-16
+/// units: at most 3 MiB of UTF-8 when every character is outside ASCII). Checked in the
+/// interpreter, under its memory cap, before anything crosses to the host (whose JSON of a
+/// value takes many times the text's size).
 pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 /// How many programs of one `run_code` skill run at once unless [`RunCode::max_programs`] says
 /// otherwise: each has its own memory cap, so this bounds them together.

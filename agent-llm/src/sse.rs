@@ -221,7 +221,11 @@ impl Parser {
         mut bytes: &[u8],
         ready: &mut std::collections::VecDeque<SseEvent>,
     ) -> Result<(), SseError> {
-        if !self.started && !bytes.is_empty() {
+        // An empty chunk (an HTTP/2 peer may send one) changes nothing, not even a pending CR.
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if !self.started {
             self.started = true;
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
@@ -346,6 +350,10 @@ mod tests {
         for cut in 0..text.len() {
             assert_eq!(parse(&[&text[..cut], &text[cut..]]), whole, "cut at {cut}");
         }
+        // An empty chunk between a CR and its LF is no line end of its own.
+        let split = parse(&[b"data: a\r", b"", b"\ndata: b\n\n"]);
+        assert_eq!(split.len(), 1, "{split:?}");
+        assert_eq!(split[0].as_ref().unwrap().data, "a\nb");
         let first = whole[0].as_ref().unwrap();
         assert_eq!(
             (first.event.as_str(), first.data.as_str()),

@@ -82,13 +82,25 @@ const SAFE_BODY_FIELDS: [&str; 4] = [
     "max_output_tokens",
 ];
 
-/// Whether a header or query parameter named `name` carries a secret.
+/// Whether a header, query parameter or body field named `name` carries a secret: its words are
+/// split at `-`, `_`, `.` and where a capital starts one (`clientSecret`, `accessToken`).
 pub(crate) fn is_secret_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    SECRET_HEADERS.contains(&name.as_str())
-        || name
-            .split(['-', '_'])
-            .any(|word| SECRET_WORDS.contains(&word))
+    let lower = name.to_ascii_lowercase();
+    if SECRET_HEADERS.contains(&lower.as_str()) {
+        return true;
+    }
+    let mut words = String::with_capacity(name.len() + 4);
+    let mut previous_lower = false;
+    for ch in name.chars() {
+        if ch.is_ascii_uppercase() && previous_lower {
+            words.push('_');
+        }
+        previous_lower = ch.is_ascii_lowercase() || ch.is_ascii_digit();
+        words.push(ch.to_ascii_lowercase());
+    }
+    words
+        .split(['-', '_', '.'])
+        .any(|word| SECRET_WORDS.contains(&word))
 }
 
 /// The secrets a recording must not write: each value with where it came from (never the value
@@ -242,7 +254,11 @@ pub(crate) fn redact_request_headers(
 pub(crate) fn redact_form(text: &str, secrets: &mut Secrets) -> String {
     text.split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((name, value)) if is_secret_name(name) => {
+            Some((name, value))
+                if is_secret_name(name)
+                    || percent_decode(&name.replace('+', " "))
+                        .is_ok_and(|n| is_secret_name(&n)) =>
+            {
                 let source = format!("the value of form field `{name}`");
                 secrets.add(value, source.clone());
                 let decoded = value.replace('+', " ");
@@ -285,24 +301,39 @@ pub(crate) fn redact_body(value: &mut Value, secrets: &mut Secrets) {
     match value {
         Value::Object(map) => {
             for (name, field) in map.iter_mut() {
-                let secret = is_secret_name(name) && !SAFE_BODY_FIELDS.contains(&name.as_str());
-                match field {
-                    Value::String(text) if secret => {
-                        secrets.add(text, format!("the value of body field `{name}`"));
-                        *field = Value::String(REDACTED.to_owned());
-                    }
-                    Value::Number(number) if secret => {
-                        secrets.add(
-                            &number.to_string(),
-                            format!("the value of body field `{name}`"),
-                        );
-                        *field = Value::String(REDACTED.to_owned());
-                    }
-                    other => redact_body(other, secrets),
+                if is_secret_name(name) && !SAFE_BODY_FIELDS.contains(&name.as_str()) {
+                    // A credential's field: every string and number under it, whatever shape.
+                    redact_all(field, name, secrets);
+                } else {
+                    redact_body(field, secrets);
                 }
             }
         }
         Value::Array(items) => items.iter_mut().for_each(|item| redact_body(item, secrets)),
+        _ => {}
+    }
+}
+
+/// Redacts every string and number in `value`, under the credential field `name`.
+fn redact_all(value: &mut Value, name: &str, secrets: &mut Secrets) {
+    match value {
+        Value::String(text) => {
+            secrets.add(text, format!("the value of body field `{name}`"));
+            *value = Value::String(REDACTED.to_owned());
+        }
+        Value::Number(number) => {
+            secrets.add(
+                &number.to_string(),
+                format!("the value of body field `{name}`"),
+            );
+            *value = Value::String(REDACTED.to_owned());
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| redact_all(item, name, secrets)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|item| redact_all(item, name, secrets)),
         _ => {}
     }
 }

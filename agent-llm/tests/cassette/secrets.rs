@@ -291,6 +291,8 @@ async fn credentials_under_any_header_name_a_query_code_or_a_body_field_never_re
     const PWD: &str = "query-password-3333333333";
     const BODY_SECRET: &str = "body-client-secret-2222222222";
     const BODY_PASSWORD: &str = "body-password-value-1111111111";
+    const CAMEL: &str = "camel-case-access-token-0000000000";
+    const LISTED: &str = "a-key-inside-a-list-1212121212";
     let upstream = Server::start([
         Reply::json(200, &json!({"ok": true})),
         Reply::json(200, &json!({"ok": true})),
@@ -302,6 +304,7 @@ async fn credentials_under_any_header_name_a_query_code_or_a_body_field_never_re
     let body = json!({
         "model": "m", "max_tokens": 5, "prompt_cache_key": "conversation-1",
         "auth": {"client_secret": BODY_SECRET, "nested": [{"password": BODY_PASSWORD}]},
+        "login": {"accessToken": CAMEL}, "api_key": [LISTED],
     });
     let sent = client()
         .post(format!(
@@ -330,6 +333,8 @@ async fn credentials_under_any_header_name_a_query_code_or_a_body_field_never_re
         PWD,
         BODY_SECRET,
         BODY_PASSWORD,
+        CAMEL,
+        LISTED,
     ] {
         assert!(
             !text.contains(secret),

@@ -88,8 +88,10 @@ pub(super) async fn send(
             admit::seal_record(rt, id, &mut claim)?;
             let active = super::handoff::active(rt, &state.handoffs)?;
             pause::decide(&mut state, decisions, &active.registry)?;
-            admit::claim(rt, &state).await?;
             let claimed = store.save(id, &claim, Some(version)).await?;
+            // The session's save claimed it; the runtime's claims record it too, after that
+            // save, so a save that failed leaves the pause to be continued again.
+            admit::claim(rt, &state).await?;
             let outcome = CONVERSATION
                 .scope(id.to_owned(), drive::drive(rt, state, output))
                 .await?;

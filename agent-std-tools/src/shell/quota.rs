@@ -71,15 +71,21 @@ impl Quota {
     }
 }
 
-/// The filesystem's id and its free space (for an unprivileged writer), in bytes.
+/// The filesystem's device (`st_dev`: `f_fsid` is 0 on some filesystems) and its free space
+/// (for an unprivileged writer), in bytes.
 fn stat(path: &std::ffi::CStr) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let device = std::fs::metadata(std::ffi::OsStr::from_bytes(path.to_bytes()))
+        .ok()?
+        .dev();
     // SAFETY: `statvfs` writes the struct it is given and reads the NUL-terminated path.
     let mut info: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(path.as_ptr(), &mut info) } != 0 {
         return None;
     }
     Some((
-        info.f_fsid as u64,
+        device,
         (info.f_bavail as u64).saturating_mul(info.f_frsize as u64),
     ))
 }
