@@ -65,29 +65,10 @@ impl ToolResult {
     }
 
     /// Whether the model should see this as a failed call. A paused call
-    /// ([`ToolResult::outcome`] is [`Outcome::Paused`]) is never sent to the model as it is: an
-    /// agent run holds it for a decision.
+    /// ([`Outcome::of`](crate::Outcome::of) is `Paused`) is never sent to the model as
+    /// it is: an agent run holds it for a decision.
     pub fn is_error(&self) -> bool {
         self.output.is_err()
-    }
-
-    /// What the call came to, told apart in a type of its own: it ran to an output, it failed,
-    /// or it is paused waiting for a person (a hook asked, or calls it made wait). A pause
-    /// travels as [`SkillError::ApprovalRequired`] or [`SkillError::Suspended`] so a skill can
-    /// return it, but it is not a failure: exporters, adapters and UIs match on this.
-    ///
-    /// ```
-    /// use agent_core::{Outcome, SkillError, ToolCall, ToolResult};
-    /// use serde_json::json;
-    ///
-    /// let call = ToolCall::new("c1", "delete", json!({}));
-    /// let asked = ToolResult::new(&call, Err(SkillError::ApprovalRequired("deletes".into())));
-    /// assert!(matches!(asked.outcome(), Outcome::Paused(_)));
-    /// let failed = ToolResult::new(&call, Err(SkillError::tool("disk full")));
-    /// assert!(matches!(failed.outcome(), Outcome::Failed(_)));
-    /// ```
-    pub fn outcome(&self) -> Outcome<'_> {
-        Outcome::of(&self.output)
     }
 
     /// The exact text the model will see: the output, or the error's message.
@@ -96,43 +77,5 @@ impl ToolResult {
             Ok(output) => output.to_text(),
             Err(error) => Cow::Owned(error.to_string()),
         }
-    }
-}
-
-/// What a call came to ([`ToolResult::outcome`]): done, failed, or paused. A pause is its own
-/// case, never a failure.
-#[derive(Debug, Clone, Copy)]
-pub enum Outcome<'a> {
-    /// It ran and produced this output.
-    Done(&'a SkillOutput),
-    /// It failed (or was refused) with this error, which the model reads.
-    Failed(&'a SkillError),
-    /// It waits for a person's decision.
-    Paused(Pause<'a>),
-}
-
-/// Why a call waits ([`Outcome::Paused`]).
-#[derive(Debug, Clone, Copy)]
-pub enum Pause<'a> {
-    /// A hook asked (or the skill did): the call has not run. The reason, for the person.
-    Approval(&'a str),
-    /// It stopped part-way: calls it made itself wait for decisions.
-    Suspended(&'a crate::pending::Suspension),
-}
-
-impl<'a> Outcome<'a> {
-    /// The outcome of a call's output as the registry hands it on.
-    pub fn of(output: &'a Result<SkillOutput, SkillError>) -> Self {
-        match output {
-            Ok(output) => Outcome::Done(output),
-            Err(SkillError::ApprovalRequired(reason)) => Outcome::Paused(Pause::Approval(reason)),
-            Err(SkillError::Suspended(suspension)) => Outcome::Paused(Pause::Suspended(suspension)),
-            Err(error) => Outcome::Failed(error),
-        }
-    }
-
-    /// Whether the call waits for a decision.
-    pub fn is_paused(&self) -> bool {
-        matches!(self, Outcome::Paused(_))
     }
 }

@@ -100,7 +100,7 @@ fn suspended_message(suspension: &crate::pending::Suspension) -> String {
 
 impl SkillError {
     /// Whether this is a pause, not a failure: [`SkillError::ApprovalRequired`] or
-    /// [`SkillError::Suspended`] (see [`Outcome`](crate::call::Outcome)).
+    /// [`SkillError::Suspended`] (see [`Outcome`](crate::Outcome)).
     pub fn is_pause(&self) -> bool {
         matches!(
             self,

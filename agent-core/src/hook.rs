@@ -118,7 +118,7 @@ pub trait SkillHook: Send + Sync + 'static {
 
     /// Sees every finished result, errors included, and may change it: what it leaves in `result`
     /// is what the model gets. A call that waits for a decision
-    /// ([`Outcome::Paused`](crate::call::Outcome::Paused)) has not finished and is not shown: its
+    /// ([`Outcome::Paused`](crate::Outcome::Paused)) has not finished and is not shown: its
     /// after-hooks run when it has run.
     ///
     /// Declared as `async fn after(&self, skill_name: &str, args: &Value, result: &mut

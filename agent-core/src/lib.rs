@@ -60,6 +60,7 @@ pub mod error;
 pub mod hook;
 mod idempotency;
 mod macro_support;
+pub mod outcome;
 pub mod pending;
 pub mod registry;
 pub mod retry;
@@ -211,7 +212,7 @@ pub use agent_macros::agent_skills;
 pub use agent_macros::skill;
 pub use agent_skills::{AgentSkill, AgentSkillFiles, EmbeddedAgentSkill, EmbeddedFile};
 pub use async_trait::async_trait;
-pub use call::{Outcome, Pause, SharedStr, ToolCall, ToolResult};
+pub use call::{SharedStr, ToolCall, ToolResult};
 pub use context::{RunScope, SkillContext};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use hook::{
@@ -220,6 +221,7 @@ pub use hook::{
 };
 #[doc(hidden)]
 pub use idempotency::TurnKeys;
+pub use outcome::{Outcome, Pause};
 pub use pending::{CallRef, Decision, Hop, PendingCall, Resumption, Suspension};
 pub use registry::{
     CurrentRegistry, DestructiveCalls, LiveSkills, Registry, SkillRegistration, WeakLiveSkills,

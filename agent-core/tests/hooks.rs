@@ -228,7 +228,7 @@ async fn a_pause_is_not_shown_to_after_hooks_so_none_turns_it_into_a_failure() {
         .await;
     assert!(
         matches!(
-            asked.outcome(),
+            agent_core::Outcome::of(&asked),
             agent_core::Outcome::Paused(agent_core::Pause::Approval(_))
         ),
         "{:?}",
@@ -241,7 +241,10 @@ async fn a_pause_is_not_shown_to_after_hooks_so_none_turns_it_into_a_failure() {
     ctx.scope()
         .approve("call_1", "shred_file", &shred("a").arguments);
     let ran = registry.run_one(&shred("a"), &ctx).await;
-    assert!(matches!(ran.outcome(), agent_core::Outcome::Done(_)));
+    assert!(matches!(
+        agent_core::Outcome::of(&ran),
+        agent_core::Outcome::Done(_)
+    ));
     assert_eq!(*seen.lock().unwrap(), ["shred_file"]);
 }
 

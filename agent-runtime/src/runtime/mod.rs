@@ -128,10 +128,10 @@ pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use reason::{Budget, FinishReason, TranscriptLimit};
 #[doc(hidden)]
 pub use seal::bench_support;
-pub use seal::{MIN_KEY_LEN, Seal, SealError, StateKeys};
+pub use seal::{MIN_KEY_LEN, SealError, StateKeys};
 pub use settings::{AgentRuntime, TranscriptFilter};
 pub use start::{RunRequest, TypedRunRequest};
-pub use state::{RUN_STATE_VERSION, RunState};
+pub use state::{RUN_STATE_VERSION, RunState, Seal};
 pub use sub_agent::{Goal, SubAgent};
 pub use tree_budget::TreeBudget;
 pub use typed::TypedOutcome;

@@ -21,10 +21,10 @@
 //! ```
 
 use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::Sha256;
 
-use super::state::RunState;
+use super::state::{RunState, Seal};
 use crate::session::SessionRecord;
 
 /// The label every sealed state starts with: a seal of something else never checks here.
@@ -101,14 +101,6 @@ fn checked(id: String, key: &[u8]) -> Result<(String, Vec<u8>), SealError> {
         return Err(SealError::ShortKey { id, len: key.len() });
     }
     Ok((id, key.to_vec()))
-}
-
-/// A seal: the id of the key and the HMAC-SHA-256 of the sealed value's canonical bytes, in hex.
-/// Made and checked by a runtime with [`StateKeys`]; opaque otherwise.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Seal {
-    key: String,
-    mac: String,
 }
 
 /// Why a state was not sealed or not accepted. Nothing ran and nothing was saved.

@@ -59,7 +59,7 @@ pub struct RunState {
     pub(crate) pause_id: Option<String>,
     /// The seal of a state that left a runtime with [`StateKeys`](crate::StateKeys).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) seal: Option<super::seal::Seal>,
+    pub(crate) seal: Option<Seal>,
     /// The conversation so far. While paused, it ends with the assistant message whose calls
     /// wait (their results not yet in).
     pub transcript: Vec<Message>,
@@ -276,6 +276,15 @@ impl<'de> Deserialize<'de> for Version {
             )))
         }
     }
+}
+
+/// A seal: the id of the key and the HMAC-SHA-256 of the sealed value's canonical bytes, in hex.
+/// Made and checked by a runtime with [`StateKeys`](crate::StateKeys) (`seal.rs`); opaque
+/// otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seal {
+    pub(super) key: String,
+    pub(super) mac: String,
 }
 
 /// A typed run's progress: answers that failed the check, and whether native mode's last turn
