@@ -424,7 +424,6 @@ impl RemoteAgent {
         params: Value,
     ) -> Result<impl Stream<Item = Result<StreamResponse, A2aError>> + Send + use<>, A2aError> {
         let started = tokio::time::Instant::now();
-        let method_name = method.to_owned();
         let url = self.endpoint.clone();
         let response = self
             .post(method, &params, "text/event-stream")
@@ -476,37 +475,12 @@ impl RemoteAgent {
             serde_json::from_value(result)
                 .map_err(|e| A2aError::protocol(&method, format!("unexpected event: {e}")))
         });
-        Ok(with_deadline(events, started, self.timeout, method_name))
+        Ok(events)
     }
 }
 
 fn to_value(params: &impl Serialize) -> Value {
     serde_json::to_value(params).expect("protocol types serialize")
-}
-
-/// `events` until `timeout` after `started`, then one [`A2aError::Timeout`] and the end.
-fn with_deadline<T: Send + 'static>(
-    events: impl Stream<Item = Result<T, A2aError>> + Send + 'static,
-    started: tokio::time::Instant,
-    timeout: Duration,
-    method: String,
-) -> impl Stream<Item = Result<T, A2aError>> + Send + 'static {
-    let deadline = started + timeout;
-    let state = (Box::pin(events), Some(method));
-    futures::stream::unfold(state, move |(mut events, method)| async move {
-        let method = method?;
-        match tokio::time::timeout_at(deadline, events.next()).await {
-            Ok(Some(event)) => Some((event, (events, Some(method)))),
-            Ok(None) => None,
-            Err(_) => Some((
-                Err(A2aError::Timeout {
-                    method,
-                    after: timeout,
-                }),
-                (events, None),
-            )),
-        }
-    })
 }
 
 /// The result of a JSON-RPC answer, or its error.
