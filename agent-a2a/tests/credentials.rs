@@ -8,32 +8,10 @@ use std::time::Duration;
 
 use agent_a2a::{A2aError, RemoteAgent};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use test_support::server::read_request;
+use tokio::io::AsyncWriteExt;
 
 const TOKEN: &str = "a-token-that-must-not-travel-0123456789";
-
-/// Reads one request's head and body (by its content-length).
-async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<String> {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if seen.len() >= end + 4 + length {
-                return Some(String::from_utf8_lossy(&seen).into_owned());
-            }
-        }
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
-}
 
 /// A server that must never be reached with anything: counts the requests it gets.
 async fn thief() -> (String, Arc<AtomicUsize>) {
@@ -45,7 +23,7 @@ async fn thief() -> (String, Arc<AtomicUsize>) {
         while let Ok((mut stream, _)) = listener.accept().await {
             let counter = counter.clone();
             tokio::spawn(async move {
-                if read_request(&mut stream).await.is_some() {
+                if read_request(&mut stream, &mut Vec::new()).await.is_some() {
                     counter.fetch_add(1, Ordering::SeqCst);
                 }
                 let _ = stream
@@ -73,10 +51,10 @@ async fn agent(endpoint: Option<String>, redirect: Option<String>) -> String {
         while let Ok((mut stream, _)) = listener.accept().await {
             let (card, redirect) = (card.clone(), redirect.clone());
             tokio::spawn(async move {
-                let Some(request) = read_request(&mut stream).await else {
+                let Some(request) = read_request(&mut stream, &mut Vec::new()).await else {
                     return;
                 };
-                let answer = if request.starts_with("GET") {
+                let answer = if request.method == "GET" {
                     format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{card}",
                         card.len()

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use agent_a2a::{A2aError, RemoteAgent};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use test_support::server::read_request;
+use tokio::io::AsyncWriteExt;
 
 /// How the fake agent's stream goes after its headers.
 #[derive(Clone, Copy)]
@@ -38,15 +39,10 @@ async fn hostile_agent(attack: Attack) -> String {
             };
             let card = card.clone();
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                if head.starts_with(b"GET") {
+                let Some(request) = read_request(&mut stream, &mut Vec::new()).await else {
+                    return;
+                };
+                if request.method == "GET" {
                     let answer = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{card}",
                         card.len()

@@ -9,31 +9,8 @@ use std::time::Duration;
 use agent_core::{Registry, SkillContext, ToolCall};
 use agent_mcp::McpSkills;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Reads one request: its head and its body.
-async fn request(stream: &mut tokio::net::TcpStream) -> Option<(String, Vec<u8>)> {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if seen.len() >= end + 4 + length {
-                let body = seen[end + 4..end + 4 + length].to_vec();
-                return Some((head, body));
-            }
-        }
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
-}
+use test_support::server::read_request;
+use tokio::io::AsyncWriteExt;
 
 /// A server speaking just enough MCP over HTTP: it lists one tool, and answers its call with an
 /// endless event (`cr`: its bytes cut by lone CRs).
@@ -43,8 +20,10 @@ async fn hostile(cr: bool) -> String {
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             tokio::spawn(async move {
-                while let Some((head, body)) = request(&mut stream).await {
-                    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let mut buffer = Vec::new();
+                while let Some(request) = read_request(&mut stream, &mut buffer).await {
+                    let message: Value =
+                        serde_json::from_slice(&request.body).unwrap_or(Value::Null);
                     let id = message.get("id").cloned();
                     let method = message["method"].as_str().unwrap_or_default().to_owned();
                     let reply = |result: Value| {
@@ -85,7 +64,7 @@ async fn hostile(cr: bool) -> String {
                             }
                             return;
                         }
-                        _ if head.starts_with("get") => {
+                        _ if request.method == "GET" => {
                             "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n"
                                 .to_owned()
                         }

@@ -259,8 +259,10 @@ fn status_line(status: u16, headers: &[(String, String)]) -> String {
     head
 }
 
-/// Reads one request (head and `content-length` body); `None` when the client closed.
-async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Received> {
+/// Reads one request (head and `content-length` body) from `socket`, whose bytes not yet read
+/// as a request are kept in `buffer`; `None` when the client closed. Public for tests that
+/// serve raw HTTP of their own (a hostile peer).
+pub async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Received> {
     let head_end = loop {
         if let Some(pos) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
             break pos;
