@@ -162,6 +162,24 @@ impl Calls<'_> {
         match result.output {
             Ok(SkillOutput::Text(text)) => self.done(index, &name, args, Ok(Value::String(text))),
             Ok(SkillOutput::Json(value)) => self.done(index, &name, args, Ok(value)),
+            // A program handles JSON, not bytes: it reads a call's media as descriptions (type,
+            // size, name) beside the text; the media does not reach the model through a program.
+            Ok(SkillOutput::Content(content)) => {
+                let media: Vec<Value> = content
+                    .media()
+                    .map(|m| {
+                        serde_json::json!({
+                            "media_type": &*m.media_type,
+                            "bytes": m.len(),
+                            "name": m.name.as_deref(),
+                            "url": m.url_str(),
+                        })
+                    })
+                    .collect();
+                let text = content.text_only().into_owned();
+                let value = serde_json::json!({"text": text, "media": media});
+                self.done(index, &name, args, Ok(value))
+            }
             Err(SkillError::ApprovalRequired(reason)) => Answered {
                 index,
                 settle: Settle::Asked,

@@ -63,6 +63,9 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> SkillParam for T {
 /// - `()` answers with the short confirmation [`UNIT_OUTPUT`], not `null`.
 /// - `serde_json::Value` is [`SkillOutput::Json`] as it is, `SkillOutput` is kept as it is; these
 ///   and the text types above declare no output schema.
+/// - [`Media`](crate::content::Media) (an image, a document, a sound) and
+///   [`Content`](crate::content::Content) (text and media) are [`SkillOutput::Content`]: the
+///   model sees the media itself.
 /// - Everything else (the user's structs and enums, `Vec<_>`, maps, numbers, `bool`, `Option<_>`)
 ///   is serialized with `serde_json::to_value` into [`SkillOutput::Json`], and its output schema is
 ///   [`schema_for_output`](crate::schema::schema_for_output). A serialization failure (a map
@@ -76,7 +79,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> SkillParam for T {
 #[diagnostic::on_unimplemented(
     message = "a skill cannot return `{Self}`: it must implement `Serialize` and `JsonSchema`",
     label = "this type needs `Serialize` and `JsonSchema`",
-    note = "for your own type, add `#[derive(serde::Serialize, schemars::JsonSchema)]`; for a foreign type, wrap it in a type of yours; or return a `String`, a `serde_json::Value` or a `SkillOutput`"
+    note = "for your own type, add `#[derive(serde::Serialize, schemars::JsonSchema)]`; for a foreign type, wrap it in a type of yours; or return a `String`, a `serde_json::Value`, a `Media`, a `Content` or a `SkillOutput`"
 )]
 pub trait SkillReturn {
     /// The output the model will see, or the error that the value could not be serialized.
@@ -136,6 +139,28 @@ impl<T: Serialize + JsonSchema + 'static> SkillReturn for T {
         } else {
             Some(schema::schema_for_output::<T>())
         }
+    }
+}
+
+impl SkillReturn for crate::content::Media {
+    #[inline]
+    fn into_skill_output(self) -> Result<SkillOutput, SkillError> {
+        Ok(SkillOutput::from(self))
+    }
+
+    fn output_schema() -> Option<Value> {
+        None
+    }
+}
+
+impl SkillReturn for crate::content::Content {
+    #[inline]
+    fn into_skill_output(self) -> Result<SkillOutput, SkillError> {
+        Ok(SkillOutput::Content(self))
+    }
+
+    fn output_schema() -> Option<Value> {
+        None
     }
 }
 

@@ -24,6 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use agent_core::call::{SharedStr, ToolCall, ToolResult};
+use agent_core::content::{Media, Part};
+use agent_core::skill::SkillOutput;
 use agent_core::schema::ToolDefinition;
 
 /// Who a message is from.
@@ -65,8 +67,13 @@ pub enum Thinking {
 pub struct Message {
     /// Who it is from.
     pub role: Role,
-    /// Its text (for a tool message, the result's text).
+    /// Its text (for a tool message, the result's text): the first part of the message.
     pub content: String,
+    /// What follows the text, in order: images, documents, audio, and more text between them
+    /// (see [`agent_core::content`]). Empty for a text-only message, and then not written, so a
+    /// text-only transcript is stored as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
     /// For an assistant message: the tool calls it made, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -124,6 +131,7 @@ impl Message {
         Message {
             role,
             content: content.into(),
+            parts: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
@@ -170,14 +178,57 @@ impl Message {
     }
 
     /// The message that carries a tool's result back to the model: its text (error messages
-    /// included) and whether it failed.
+    /// included), its media, and whether it failed. The media is shared, not copied.
     pub fn tool_result(result: &ToolResult) -> Self {
+        let (content, parts) = match &result.output {
+            Ok(SkillOutput::Content(content)) => content.clone().into_leading_text(),
+            _ => (result.content().into_owned(), Vec::new()),
+        };
         Message {
             tool_call_id: Some(result.call_id.clone()),
             is_error: result.is_error(),
-            ..Message::new(Role::Tool, result.content())
+            parts,
+            ..Message::new(Role::Tool, content)
         }
     }
+
+    /// The same message with one more part at the end: an image, a document, a sound, or text.
+    ///
+    /// ```
+    /// use agent_core::content::Media;
+    /// use agent_llm::Message;
+    ///
+    /// let png = agent_core::content::tiny_png();
+    /// let goal = Message::user("What is in this picture?").attach(Media::new("image/png", png));
+    /// assert_eq!(goal.media().count(), 1);
+    /// ```
+    pub fn attach(mut self, part: impl Into<Part>) -> Self {
+        self.parts.push(part.into());
+        self
+    }
+
+    /// The message's media parts, in order.
+    pub fn media(&self) -> impl Iterator<Item = &Media> {
+        self.parts.iter().filter_map(Part::as_media)
+    }
+
+    /// The message's parts in order, its text first (when it has any).
+    pub fn all_parts(&self) -> impl Iterator<Item = PartRef<'_>> {
+        let text = (!self.content.is_empty()).then_some(PartRef::Text(&self.content));
+        text.into_iter().chain(self.parts.iter().map(|part| match part {
+            Part::Text(text) => PartRef::Text(text),
+            Part::Media(media) => PartRef::Media(media),
+        }))
+    }
+}
+
+/// A borrowed part of a [`Message`], as [`Message::all_parts`] yields them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PartRef<'a> {
+    /// Text.
+    Text(&'a str),
+    /// Media.
+    Media(&'a Media),
 }
 
 /// Which tools the model may or must call.

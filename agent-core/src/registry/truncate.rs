@@ -1,5 +1,6 @@
 //! Cutting results to the output budget: a result is never longer than the model is meant to read.
 
+use crate::content::Part;
 use crate::error::SkillError;
 use crate::skill::SkillOutput;
 
@@ -17,6 +18,19 @@ pub(super) fn truncate_output(
             } else {
                 Ok(SkillOutput::Text(truncate_text(text, budget)))
             }
+        }
+        // The text parts share the budget, in order; media is not text and is bounded by the
+        // providers' limits instead (`Media::check`).
+        Ok(SkillOutput::Content(mut content)) => {
+            let mut left = budget;
+            for part in &mut content.parts {
+                if let Part::Text(text) = part {
+                    let cut = truncate_text(std::mem::take(text), left);
+                    left = left.saturating_sub(cut.len());
+                    *text = cut;
+                }
+            }
+            Ok(SkillOutput::Content(content))
         }
         Err(error) => Err(truncate_error(error, budget)),
     }

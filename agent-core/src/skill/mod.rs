@@ -42,6 +42,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::content::Content;
 use crate::context::SkillContext;
 use crate::error::SkillError;
 use crate::retry::RetryPolicy;
@@ -143,17 +144,23 @@ pub trait Skill: Send + Sync + 'static {
     async fn run(&self, input: Self::Input, ctx: &SkillContext) -> Result<SkillOutput, SkillError>;
 }
 
-/// What a skill returns: text, or JSON the provider serializes for the model.
+/// What a skill returns: text, JSON the provider serializes for the model, or content with
+/// media.
 ///
 /// A `#[skill]` function that returns a typed value (a struct, an enum, a `Vec`, a number...)
 /// answers with [`SkillOutput::Json`]: the model reads it as compact JSON text, hooks' `after`
-/// sees the structured value, and MCP sends it as `structuredContent`.
+/// sees the structured value, and MCP sends it as `structuredContent`. One that returns a
+/// [`Media`](crate::content::Media) or a [`Content`] answers with [`SkillOutput::Content`]: the
+/// model sees the image, document or sound itself (see `agent_llm`'s providers for how each wire
+/// format carries media in a tool result).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SkillOutput {
     /// Plain text, sent as is.
     Text(String),
     /// Structured data, sent as compact JSON text.
     Json(Value),
+    /// Text and media, in order.
+    Content(Content),
 }
 
 impl SkillOutput {
@@ -162,12 +169,34 @@ impl SkillOutput {
         SkillOutput::Json(value)
     }
 
-    /// The text the model sees.
+    /// The text the model sees (of content with media: its text parts, joined by newlines).
     pub fn to_text(&self) -> std::borrow::Cow<'_, str> {
         match self {
             SkillOutput::Text(text) => std::borrow::Cow::Borrowed(text),
             SkillOutput::Json(value) => std::borrow::Cow::Owned(value.to_string()),
+            SkillOutput::Content(content) => content.text_only(),
         }
+    }
+
+    /// The media the model sees beside the text, in order (none for text and JSON).
+    pub fn media(&self) -> impl Iterator<Item = &crate::content::Media> {
+        let parts: &[crate::content::Part] = match self {
+            SkillOutput::Content(content) => &content.parts,
+            SkillOutput::Text(_) | SkillOutput::Json(_) => &[],
+        };
+        parts.iter().filter_map(crate::content::Part::as_media)
+    }
+}
+
+impl From<Content> for SkillOutput {
+    fn from(content: Content) -> Self {
+        SkillOutput::Content(content)
+    }
+}
+
+impl From<crate::content::Media> for SkillOutput {
+    fn from(media: crate::content::Media) -> Self {
+        SkillOutput::Content(media.into())
     }
 }
 

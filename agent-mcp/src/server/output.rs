@@ -36,6 +36,7 @@ pub fn to_call_tool_result_for(
             return CallToolResult::error(text);
         }
         (Ok(SkillOutput::Json(_)), None) => None,
+        (Ok(SkillOutput::Content(_)), _) => None,
     };
     let mut answer = CallToolResult::success(text);
     answer.structured_content = structured;

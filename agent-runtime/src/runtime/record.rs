@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use agent_core::call::ToolResult;
+use agent_core::content::Part;
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
 use agent_core::pending::Suspension;
@@ -47,6 +48,8 @@ pub(crate) struct ModelUse {
 enum OutputRecord {
     Text(String),
     Json(Value),
+    /// Text and media, in order (the media's bytes in base64).
+    Content(Vec<Part>),
     BadArgs {
         path: String,
         message: String,
@@ -70,6 +73,7 @@ impl ToolRecord {
         let output = match &result.output {
             Ok(SkillOutput::Text(text)) => OutputRecord::Text(text.clone()),
             Ok(SkillOutput::Json(value)) => OutputRecord::Json(value.clone()),
+            Ok(SkillOutput::Content(content)) => OutputRecord::Content(content.parts.clone()),
             Err(SkillError::BadArgs { path, message }) => OutputRecord::BadArgs {
                 path: path.clone(),
                 message: message.clone(),
@@ -120,6 +124,7 @@ impl ToolRecord {
         let output = match self.output {
             OutputRecord::Text(text) => Ok(SkillOutput::Text(text)),
             OutputRecord::Json(value) => Ok(SkillOutput::Json(value)),
+            OutputRecord::Content(parts) => Ok(SkillOutput::Content(parts.into())),
             OutputRecord::BadArgs { path, message } => Err(SkillError::BadArgs { path, message }),
             OutputRecord::Denied(reason) => Err(SkillError::Denied(reason)),
             OutputRecord::ApprovalRequired(reason) => Err(SkillError::ApprovalRequired(reason)),

@@ -1,7 +1,7 @@
 //! Where `web_fetch` may go: the URL's host resolved once, every address checked (only public
 //! ones unless [`WebConfig`] allows more), and a client that connects to exactly those addresses.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 
 use agent_core::SkillError;
 use reqwest::Url;
@@ -73,68 +73,10 @@ fn check_address(ip: IpAddr, config: &WebConfig) -> Result<(), &'static str> {
     }
 }
 
-/// The kind of a non-public address, or `None` for a public one.
+/// The kind of a non-public address, or `None` for a public one (the classification media URLs
+/// are checked with too).
 fn classify(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
-    }
-}
-
-fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, c, _] = ip.octets();
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private")
-    } else if ip.is_link_local() {
-        Some("link-local")
-    } else if a == 0 {
-        Some("unspecified")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("carrier-grade NAT")
-    } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
-        Some("multicast, broadcast or reserved")
-    } else if (a == 192 && b == 0 && c == 0) || (a == 198 && (18..20).contains(&b)) {
-        Some("reserved")
-    } else if ip.is_documentation() {
-        Some("documentation")
-    } else {
-        None
-    }
-}
-
-fn classify_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return classify_v4(v4);
-    }
-    let s = ip.segments();
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_unspecified() {
-        Some("unspecified")
-    } else if s[0] & 0xfe00 == 0xfc00 {
-        Some("private")
-    } else if s[0] & 0xffc0 == 0xfe80 || s[0] & 0xffc0 == 0xfec0 {
-        Some("link-local")
-    } else if ip.is_multicast() {
-        Some("multicast")
-    } else if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        // NAT64: the IPv4 address is in the last 32 bits.
-        classify_v4(Ipv4Addr::new(
-            (s[6] >> 8) as u8,
-            s[6] as u8,
-            (s[7] >> 8) as u8,
-            s[7] as u8,
-        ))
-    } else if s[0] == 0x2001 && s[1] == 0x0db8 {
-        Some("documentation")
-    } else if s[..6] == [0, 0, 0, 0, 0, 0] {
-        // IPv4-compatible (deprecated) addresses.
-        Some("reserved")
-    } else {
-        None
-    }
+    agent_core::content::check::address_kind(ip)
 }
 
 #[cfg(test)]
