@@ -242,6 +242,7 @@ pub use serde;
 /// The `serde_json` this crate's arguments and outputs are values of, re-exported so that a crate
 /// of skills can write `agent_core::serde_json::json!` and name `Value` without depending on it.
 pub use serde_json;
+pub use content::{Content, Media, MediaKind, Part};
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 

@@ -26,7 +26,7 @@ use agent_llm::message::Message;
 /// What a session can start with.
 pub(super) enum SessionStart {
     /// The session's next message.
-    Goal(String),
+    Goal(Message),
     /// Decisions for its paused run.
     Decide(Vec<(CallRef, Decision)>),
 }
@@ -58,7 +58,7 @@ pub(super) async fn send(
                 Some(loaded) => loaded.data.transcript,
                 None => Vec::new(),
             };
-            transcript.push(Message::user(goal));
+            transcript.push(goal);
             let run = drive::fresh(rt, transcript, rt.plan_mode, output);
             let outcome = CONVERSATION.scope(id.to_owned(), run).await?;
             save(rt, store, id, &outcome, version).await?;

@@ -65,8 +65,8 @@ use agent_llm::message::Message;
 
 /// Where a run starts.
 enum Start {
-    /// A goal: a new conversation, or the session's next message.
-    Goal(String),
+    /// A goal (with any attachments): a new conversation, or the session's next message.
+    Goal(Message),
     /// A conversation to continue.
     Transcript(Vec<Message>),
     /// A plan to carry out: the conversation that ended with it.
@@ -85,6 +85,8 @@ pub struct RunRequest<'r> {
     start: Start,
     output: Option<OutputType>,
     session: Option<(&'r dyn SessionStore, String)>,
+    /// Set by [`RunRequest::attach`] on a start that has no goal to attach to.
+    attach_refused: bool,
 }
 
 /// A typed run about to start: awaited, it runs to its [`TypedOutcome`]. Made by
@@ -111,6 +113,7 @@ impl AgentRuntime {
             start,
             output: None,
             session: None,
+            attach_refused: false,
         }
     }
 
@@ -128,7 +131,7 @@ impl AgentRuntime {
     /// # }
     /// ```
     pub fn run(&self, goal: impl Into<String>) -> RunRequest<'_> {
-        self.request(Start::Goal(goal.into()))
+        self.request(Start::Goal(Message::user(goal)))
     }
 
     /// A run that continues a conversation (multi-turn chat): append the user's next message to
@@ -247,12 +250,45 @@ impl<'r> RunRequest<'r> {
         self
     }
 
+    /// Attaches an image, a document, a sound (or more text) to the goal of
+    /// [`AgentRuntime::run`]; call it once per part. The bytes are shared, not copied, for the
+    /// whole run. Other starts carry their own messages (attach to those with
+    /// [`Message::attach`]): for them this is [`AgentError::Config`] when the run is awaited.
+    ///
+    /// ```
+    /// use agent_core::{Registry, content::Media};
+    /// use agent_llm::{MockProvider, MockReply};
+    /// use agent_runtime::AgentRuntime;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let runtime = AgentRuntime::new(MockProvider::new([MockReply::text("A red dot.")]), Registry::new());
+    /// let photo = Media::sniff(agent_core::content::tiny_png()).unwrap().named("photo.png");
+    /// let outcome = runtime.run("What is in this photo?").attach(photo).await.unwrap();
+    /// assert_eq!(outcome.transcript[0].media().count(), 1);
+    /// # }
+    /// ```
+    pub fn attach(mut self, part: impl Into<agent_core::content::Part>) -> Self {
+        match &mut self.start {
+            Start::Goal(goal) => goal.parts.push(part.into()),
+            _ => self.attach_refused = true,
+        }
+        self
+    }
+
     async fn send(self) -> Result<RunOutcome, AgentError> {
+        if self.attach_refused {
+            return Err(AgentError::Config(
+                "attach(..) adds to the goal of run(goal); a resumed or continued run carries its \
+                 own messages: attach to a Message with Message::attach"
+                    .into(),
+            ));
+        }
         let RunRequest {
             runtime: rt,
             start,
             output,
             session,
+            attach_refused: _,
         } = self;
         if let Some((store, id)) = session {
             let start = match start {
@@ -269,7 +305,7 @@ impl<'r> RunRequest<'r> {
         }
         match start {
             Start::Goal(goal) => {
-                drive::fresh(rt, vec![Message::user(goal)], rt.plan_mode, output).await
+                drive::fresh(rt, vec![goal], rt.plan_mode, output).await
             }
             Start::Transcript(transcript) => {
                 drive::fresh(rt, transcript, rt.plan_mode, output).await
