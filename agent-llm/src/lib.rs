@@ -61,8 +61,8 @@ pub use llm::{OpenAiResponsesProvider, OpenAiResponsesWire, ResponsesState};
 #[cfg(all(feature = "http", feature = "test-utils"))]
 pub use llm::{WireFormat, decode_recorded_stream, replay_recorded_stream};
 pub use message::{
-    ChatRequest, ChatResponse, Effort, Message, ProviderItem, ResponseSchema, Role, StopReason,
-    Thinking, ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
+    ChatRequest, ChatResponse, Effort, Message, PartRef, ProviderItem, ResponseSchema, Role,
+    StopReason, Thinking, ThinkingConfig, ToolChoice, TruncatedToolCall, Usage,
 };
 pub use model_use::{ModelUseFn, ModelUseReporter, report_model_use};
 pub use price::{Cost, ModelPrice, PriceTable, PriceTableError, Rate, Usd};

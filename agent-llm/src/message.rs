@@ -25,8 +25,8 @@ use serde_json::Value;
 
 use agent_core::call::{SharedStr, ToolCall, ToolResult};
 use agent_core::content::{Media, Part};
-use agent_core::skill::SkillOutput;
 use agent_core::schema::ToolDefinition;
+use agent_core::skill::SkillOutput;
 
 /// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -215,10 +215,11 @@ impl Message {
     /// The message's parts in order, its text first (when it has any).
     pub fn all_parts(&self) -> impl Iterator<Item = PartRef<'_>> {
         let text = (!self.content.is_empty()).then_some(PartRef::Text(&self.content));
-        text.into_iter().chain(self.parts.iter().map(|part| match part {
-            Part::Text(text) => PartRef::Text(text),
-            Part::Media(media) => PartRef::Media(media),
-        }))
+        text.into_iter()
+            .chain(self.parts.iter().map(|part| match part {
+                Part::Text(text) => PartRef::Text(text),
+                Part::Media(media) => PartRef::Media(media),
+            }))
     }
 }
 

@@ -79,6 +79,15 @@ pub enum ProviderError {
     /// The provider is configured wrongly (a header that is not valid, a missing key).
     #[error("invalid provider configuration: {0}")]
     Config(#[serde(with = "message")] String),
+    /// A part of the request (an image, a document, a sound) that this wire format or its
+    /// limits cannot take; nothing was sent. Never retried.
+    #[error("{provider} cannot take a part of this request: {message}")]
+    Media {
+        /// Which provider.
+        provider: String,
+        /// Which part (its message, type, size and name) and why.
+        message: String,
+    },
 }
 
 /// `Config`'s text as the field `message` (a tagged variant's content must be an object).
@@ -125,7 +134,8 @@ impl RetryableError for ProviderError {
             ProviderError::Connect { .. } | ProviderError::Timeout { .. } => true,
             ProviderError::Stream { .. }
             | ProviderError::Decode { .. }
-            | ProviderError::Config(_) => false,
+            | ProviderError::Config(_)
+            | ProviderError::Media { .. } => false,
         }
     }
 
@@ -217,6 +227,10 @@ mod tests {
                 message: "missing `choices`".into(),
             },
             ProviderError::Config("the header `x-api-key` is not valid".into()),
+            ProviderError::Media {
+                provider: "anthropic".into(),
+                message: "the anthropic format takes no audio".into(),
+            },
         ]
     }
 
@@ -236,7 +250,9 @@ mod tests {
         kinds.dedup();
         assert_eq!(
             kinds,
-            ["api", "connect", "timeout", "stream", "decode", "config"]
+            [
+                "api", "connect", "timeout", "stream", "decode", "config", "media"
+            ]
         );
     }
 
@@ -280,6 +296,10 @@ mod tests {
             Config {
                 message: String,
             },
+            Media {
+                provider: String,
+                message: String,
+            },
         }
 
         impl From<ProviderError> for ProviderErrorRecord {
@@ -317,6 +337,9 @@ mod tests {
                         ProviderErrorRecord::Decode { provider, message }
                     }
                     ProviderError::Config(message) => ProviderErrorRecord::Config { message },
+                    ProviderError::Media { provider, message } => {
+                        ProviderErrorRecord::Media { provider, message }
+                    }
                 }
             }
         }

@@ -41,6 +41,8 @@ mod http;
 #[cfg(feature = "cassette")]
 pub(crate) use http::error_chain;
 mod llm_provider;
+#[cfg(feature = "http")]
+mod media;
 mod mock;
 #[cfg(feature = "http")]
 mod openai;
@@ -77,6 +79,8 @@ pub use http::HttpOptions;
 pub use llm_provider::{
     EventStream, LlmProvider, StreamEvent, all_events, answer_of, final_response,
 };
+#[cfg(feature = "http")]
+pub use media::MediaRules;
 pub use mock::{MockProvider, MockReply, RecordedRequest};
 #[cfg(feature = "http")]
 pub use openai::{OpenAiProvider, OpenAiWire};

@@ -19,6 +19,8 @@ use super::{EventStream, LlmProvider, ProviderError, StreamEvent};
 use crate::message::{ChatRequest, ChatResponse};
 use agent_core::retry::RetryPolicy;
 
+use super::media::{self, MediaRules};
+
 /// What differs between wire formats: where a request goes, its headers and body, and how the
 /// answer is read, whole or streamed. Implemented by [`AnthropicWire`](super::AnthropicWire) and
 /// [`OpenAiWire`](super::OpenAiWire); the codec value carries the format's own settings.
@@ -58,6 +60,12 @@ pub trait WireCodec: Clone + Send + Sync + 'static {
     fn streaming_unsupported(&self, error: &ProviderError, has_tools: bool) -> bool {
         let _ = (error, has_tools);
         false
+    }
+
+    /// What media this format takes ([`MediaRules`]); every request is checked against it
+    /// before anything is sent. Default: none (a media part is a clear error).
+    fn media_rules(&self) -> MediaRules {
+        MediaRules::NONE
     }
 
     /// Whether this format's servers follow [`ChatRequest::response_schema`]. Default: no.
@@ -171,8 +179,38 @@ impl<W: WireCodec> HttpProvider<W> {
             .endpoint(&self.config.base_url, &self.config.model, stream)
     }
 
+    /// Checks the request's media against the wire format's rules (nothing is sent if one
+    /// fails), then, for a request with URL parts, `send` runs after their hosts resolve to
+    /// public addresses.
+    fn checked(
+        &self,
+        request: &ChatRequest<'_>,
+        send: impl FnOnce() -> EventStream,
+    ) -> EventStream {
+        let rules = self.wire.media_rules();
+        if let Err(error) = media::check_request(W::NAME, &rules, request) {
+            return Box::pin(futures::stream::once(async move { Err(error) }));
+        }
+        let urls = media::url_parts(request);
+        let stream = send();
+        if urls.is_empty() {
+            return stream;
+        }
+        Box::pin(async_stream::try_stream! {
+            media::check_urls_resolved(W::NAME, rules.limits.allow_private_urls, &urls).await?;
+            let mut stream = stream;
+            while let Some(event) = stream.next().await {
+                yield event?;
+            }
+        })
+    }
+
     /// The whole answer to `request` as events (see [`whole_answer`]).
     fn whole(&self, request: &ChatRequest<'_>, deltas: bool) -> EventStream {
+        self.checked(request, || self.whole_unchecked(request, deltas))
+    }
+
+    fn whole_unchecked(&self, request: &ChatRequest<'_>, deltas: bool) -> EventStream {
         let body = Bytes::from(self.request_body(request, false).to_string());
         whole_answer(
             self.wire.clone(),
@@ -225,12 +263,18 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     /// whole answer, announced with a [`StreamEvent::Retry`] that says so, and every later request
     /// of this provider (and its clones) asks for whole answers at once.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
+        self.checked(request, || self.stream_unchecked(request))
+    }
+}
+
+impl<W: WireCodec> HttpProvider<W> {
+    fn stream_unchecked(&self, request: &ChatRequest<'_>) -> EventStream {
         let (wire, http, url) = (self.wire.clone(), self.http.clone(), self.url(true));
         let whole_url = self.url(false);
         let base_url = self.config.base_url.clone();
         let whole = || Bytes::from(self.request_body(request, false).to_string());
         if self.whole_answers.load(Ordering::Relaxed) {
-            return self.whole(request, true);
+            return self.whole_unchecked(request, true);
         }
         let body = Bytes::from(self.request_body(request, true).to_string());
         let has_tools = !request.tools.is_empty();

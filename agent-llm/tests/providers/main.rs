@@ -8,6 +8,7 @@ mod gemini_answers;
 mod gemini_faults;
 mod gemini_schema;
 mod gemini_wire;
+mod media;
 mod mock;
 mod openai;
 mod responses;

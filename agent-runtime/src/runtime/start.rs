@@ -304,9 +304,7 @@ impl<'r> RunRequest<'r> {
             return in_session::send(rt, store, &id, start, output).await;
         }
         match start {
-            Start::Goal(goal) => {
-                drive::fresh(rt, vec![goal], rt.plan_mode, output).await
-            }
+            Start::Goal(goal) => drive::fresh(rt, vec![goal], rt.plan_mode, output).await,
             Start::Transcript(transcript) => {
                 drive::fresh(rt, transcript, rt.plan_mode, output).await
             }

@@ -16,8 +16,10 @@ mod response;
 mod stream;
 
 use super::ProviderError;
+use super::media::{MB, MediaRules};
 use super::provider::{HttpProvider, WireCodec};
 use crate::message::{ChatRequest, ChatResponse};
+use agent_core::content::{MediaKind, MediaLimits};
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "anthropic";
@@ -87,6 +89,27 @@ impl WireCodec for AnthropicWire {
     /// Structured outputs (`output_config.format`), generally available since 2025-11.
     fn supports_response_schema(&self) -> bool {
         true
+    }
+
+    /// Images (JPEG, PNG, GIF, WebP; 5 MB and 8,000 pixels a side each) and documents (PDF,
+    /// plain text), as bytes or URLs, in user messages and inside `tool_result`s; 32 MB a
+    /// request. No audio.
+    fn media_rules(&self) -> MediaRules {
+        MediaRules {
+            images: &["image/jpeg", "image/png", "image/gif", "image/webp"],
+            documents: &["application/pdf", "text/plain"],
+            audio: &[],
+            by_url: &[MediaKind::Image, MediaKind::Document],
+            limits: MediaLimits {
+                max_part_bytes: 32 * MB,
+                max_image_pixels: 8_000 * 8_000,
+                max_image_side: 8_000,
+                allow_private_urls: false,
+            },
+            max_image_bytes: 5 * MB,
+            max_request_bytes: 32 * MB,
+            assistant_media: false,
+        }
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {

@@ -3,8 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::media::base64_of;
 use super::CacheControl;
-use crate::message::{ChatRequest, Message, Role, ThinkingConfig, ToolChoice};
+use crate::message::{ChatRequest, Message, PartRef, Role, ThinkingConfig, ToolChoice};
+use agent_core::content::{Media, MediaKind};
 
 /// The request body. Public through
 /// [`HttpProvider::request_body`](crate::llm::HttpProvider::request_body) for tests and debugging.
@@ -104,10 +106,7 @@ fn encode_messages(messages: &[Message]) -> Vec<Value> {
             // The API refuses empty text blocks; an empty user message left alone still gets its
             // (refused) block below, so the mistake is reported rather than hidden.
             Role::User if message.content.is_empty() => ("user", Vec::new()),
-            Role::User => (
-                "user",
-                vec![json!({"type": "text", "text": message.content})],
-            ),
+            Role::User => ("user", content_blocks(message)),
             Role::Tool => ("user", vec![tool_result_block(message)]),
             Role::Assistant => ("assistant", assistant_blocks(message)),
         };
@@ -137,12 +136,47 @@ fn tool_result_block(message: &Message) -> Value {
         "type": "tool_result",
         "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
     });
-    if message.content.trim().is_empty() && message.is_error {
+    if !message.parts.is_empty() {
+        block["content"] = Value::Array(content_blocks(message));
+    } else if message.content.trim().is_empty() && message.is_error {
         block["content"] = json!("the tool failed without a message");
     } else if !message.content.is_empty() {
         block["content"] = json!(message.content);
     }
     block["is_error"] = json!(message.is_error);
+    block
+}
+
+/// A message's text and parts as content blocks, in order: `text`, `image` and `document`
+/// (base64 or URL sources; a `text/plain` document as a `text` source, its name as `title`).
+fn content_blocks(message: &Message) -> Vec<Value> {
+    message
+        .all_parts()
+        .map(|part| match part {
+            PartRef::Text(text) => json!({"type": "text", "text": text}),
+            PartRef::Media(media) => media_block(media),
+        })
+        .collect()
+}
+
+fn media_block(media: &Media) -> Value {
+    let source = match (media.url_str(), &*media.media_type) {
+        (Some(url), _) => json!({"type": "url", "url": url}),
+        (None, "text/plain") => json!({
+            "type": "text",
+            "media_type": "text/plain",
+            "data": String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..])),
+        }),
+        (None, media_type) => {
+            json!({"type": "base64", "media_type": media_type, "data": base64_of(media)})
+        }
+    };
+    let mut block = json!({"type": media.kind().as_str(), "source": source});
+    if media.kind() == MediaKind::Document
+        && let Some(name) = &media.name
+    {
+        block["title"] = json!(&**name);
+    }
     block
 }
 

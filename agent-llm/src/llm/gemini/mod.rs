@@ -29,8 +29,10 @@ mod schema;
 mod stream;
 
 use super::ProviderError;
+use super::media::{MB, MediaRules};
 use super::provider::{HttpProvider, WireCodec};
 use crate::message::{ChatRequest, ChatResponse};
+use agent_core::content::{MediaKind, MediaLimits};
 
 /// The provider's name in errors and spans, and the provider of its [`ProviderItem`]s.
 ///
@@ -89,6 +91,40 @@ impl WireCodec for GeminiWire {
             "generateContent"
         };
         format!("{base_url}/models/{model}:{method}")
+    }
+
+    /// Images (PNG, JPEG, WebP, HEIC, HEIF), documents (PDF, plain text) and audio (WAV, MP3,
+    /// AIFF, AAC, OGG, FLAC) as `inlineData` (bytes) or `fileData` (a URL), in user turns, model
+    /// turns, and after a turn's `functionResponse`s (each part introduced by a text part that
+    /// names it and its call); 20 MB of inline data a request.
+    fn media_rules(&self) -> MediaRules {
+        MediaRules {
+            images: &[
+                "image/png",
+                "image/jpeg",
+                "image/webp",
+                "image/heic",
+                "image/heif",
+            ],
+            documents: &["application/pdf", "text/plain"],
+            audio: &[
+                "audio/wav",
+                "audio/mpeg",
+                "audio/mp3",
+                "audio/aiff",
+                "audio/aac",
+                "audio/ogg",
+                "audio/flac",
+            ],
+            by_url: &[MediaKind::Image, MediaKind::Document, MediaKind::Audio],
+            limits: MediaLimits {
+                max_part_bytes: 20 * MB,
+                ..MediaLimits::default()
+            },
+            max_image_bytes: 20 * MB,
+            max_request_bytes: 20 * MB,
+            assistant_media: true,
+        }
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {

@@ -8,7 +8,9 @@ use serde_json::{Map, Value, json};
 
 use super::schema::to_gemini;
 use super::{GeminiWire, PROVIDER};
-use crate::message::{ChatRequest, Message, Role, ThinkingConfig, ToolChoice};
+use crate::llm::media::{base64_of, file_name};
+use crate::message::{ChatRequest, Message, PartRef, Role, ThinkingConfig, ToolChoice};
+use agent_core::content::{Media, Part};
 
 /// The request body.
 pub(super) fn encode_request(wire: &GeminiWire, request: &ChatRequest<'_>) -> Value {
@@ -129,12 +131,23 @@ fn contents(messages: &[Message]) -> Vec<Value> {
     for message in messages {
         let (role, parts) = match message.role {
             Role::System => continue,
-            Role::User => ("user", vec![(usize::MAX, json!({"text": message.content}))]),
+            Role::User if message.parts.is_empty() => {
+                ("user", vec![(usize::MAX, json!({"text": message.content}))])
+            }
+            Role::User => (
+                "user",
+                content_parts(message.all_parts())
+                    .into_iter()
+                    .map(|part| (usize::MAX, part))
+                    .collect(),
+            ),
             Role::Tool => {
                 let id = message.tool_call_id.as_deref().unwrap_or_default();
                 let place = order.iter().position(|o| *o == id).unwrap_or(order.len());
                 let name = names.get(id).copied().unwrap_or_default();
-                ("user", vec![(place, function_response(message, id, name))])
+                let mut parts = vec![(place, function_response(message, id, name))];
+                parts.extend(result_media(message, id).map(|part| (usize::MAX, part)));
+                ("user", parts)
             }
             Role::Assistant => {
                 if turns.last().is_none_or(|t| t.role != "model") {
@@ -161,10 +174,49 @@ fn contents(messages: &[Message]) -> Vec<Value> {
         .collect()
 }
 
-/// A tool's result: its text as `output`, or as `error` when the call failed.
+/// A tool's result: its text as `output`, or as `error` when the call failed. Text parts after
+/// media are part of the text; the media follow the turn's results (see [`result_media`]).
 fn function_response(message: &Message, id: &str, name: &str) -> Value {
     let key = if message.is_error { "error" } else { "output" };
-    json!({"functionResponse": {"id": id, "name": name, "response": {key: message.content}}})
+    let mut text = message.content.clone();
+    for part in &message.parts {
+        if let Part::Text(more) = part {
+            text.push('\n');
+            text.push_str(more);
+        }
+    }
+    json!({"functionResponse": {"id": id, "name": name, "response": {key: text}}})
+}
+
+/// A result's media, as parts of the same user turn after its `functionResponse`s: each
+/// introduced by a text part naming it and its call (`image 1 of call_7: chart.png`).
+fn result_media<'m>(message: &'m Message, id: &'m str) -> impl Iterator<Item = Value> + 'm {
+    message.media().enumerate().flat_map(move |(i, media)| {
+        let label = format!(
+            "{} {} of {id}: {}",
+            media.kind().as_str(),
+            i + 1,
+            file_name(media)
+        );
+        [json!({"text": label}), media_part(media)]
+    })
+}
+
+/// Text and media as parts: `text`, `inlineData` (base64 bytes) or `fileData` (a URL).
+fn content_parts<'m>(parts: impl Iterator<Item = PartRef<'m>>) -> Vec<Value> {
+    parts
+        .map(|part| match part {
+            PartRef::Text(text) => json!({"text": text}),
+            PartRef::Media(media) => media_part(media),
+        })
+        .collect()
+}
+
+fn media_part(media: &Media) -> Value {
+    match media.url_str() {
+        Some(url) => json!({"fileData": {"mimeType": &*media.media_type, "fileUri": url}}),
+        None => json!({"inlineData": {"mimeType": &*media.media_type, "data": base64_of(media)}}),
+    }
 }
 
 /// A model turn's parts: its thought summaries, its text and its calls, each with the
@@ -200,6 +252,11 @@ fn model_parts(message: &Message) -> Vec<Value> {
             None => part,
         });
     }
+    // The model's own media (an image it drew), after its text, as it came.
+    parts.extend(content_parts(message.parts.iter().map(|part| match part {
+        Part::Text(text) => PartRef::Text(text),
+        Part::Media(media) => PartRef::Media(media),
+    })));
     for call in &message.tool_calls {
         let args = match &call.arguments {
             Value::Object(_) => call.arguments.clone(),

@@ -2,6 +2,7 @@
 //! objects (a whole answer is one, a stream many), with the events a stream gives for each
 //! part, and maps finish reasons and usage to neutral words.
 
+use agent_core::content::{Media, Part};
 use serde_json::{Value, json};
 
 use super::PROVIDER;
@@ -72,6 +73,8 @@ fn decode_usage(usage: &Value) -> Usage {
 pub(super) struct Answer {
     text: String,
     calls: Vec<ToolCall>,
+    /// Media the model made (`inlineData` parts: a drawn image), in order.
+    parts: Vec<Part>,
     /// Thought summaries and signatures, in the order they came (see the module docs).
     items: Vec<Value>,
     /// The last item is a thought that the next thought part continues.
@@ -136,6 +139,10 @@ impl Answer {
                 .and_then(|c| c.get("parts"))
                 .and_then(Value::as_array);
             for part in parts.into_iter().flatten() {
+                if let Some(data) = part.get("inlineData").filter(|d| d.is_object()) {
+                    self.parts.push(Part::Media(inline_media(data)?));
+                    continue;
+                }
                 self.part(part, out);
             }
             if let Some(reason) = str_at(candidate, "finishReason") {
@@ -222,7 +229,7 @@ impl Answer {
                     .push(signed(json!({"part": "functionCall", "id": id})));
             }
         }
-        // Other parts (code execution, inline data) have no neutral form and are left out.
+        // Other parts (code execution) have no neutral form and are left out.
         self.thought_open = false;
     }
 
@@ -245,6 +252,7 @@ impl Answer {
         );
         let mut message = Message::assistant(self.text);
         message.tool_calls = self.calls;
+        message.parts = self.parts;
         message.provider_items = self
             .items
             .into_iter()
@@ -260,4 +268,18 @@ impl Answer {
             id: self.id,
         }
     }
+}
+
+/// An `inlineData` part of an answer as media: its bytes decoded (standard base64, or the URL-safe
+/// alphabet Google's SDKs also write).
+fn inline_media(data: &Value) -> Result<Media, ProviderError> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+    let media_type = str_at(data, "mimeType").unwrap_or("application/octet-stream");
+    let encoded = str_at(data, "data").unwrap_or_default();
+    let bytes = STANDARD
+        .decode(encoded)
+        .or_else(|_| URL_SAFE.decode(encoded))
+        .map_err(|e| decode_error(&format!("an inlineData part is not base64: {e}")))?;
+    Ok(Media::new(media_type.to_owned(), bytes))
 }

@@ -13,14 +13,22 @@
 //! reports only its last call as cut off: calls come one after another, so the ones before it are
 //! whole and run. A refusal (OpenAI's `refusal` field instead of `content`) is the answer's text, with
 //! [`StopReason::Refusal`].
+//!
+//! Media: a user message with parts is sent as an array of content parts (`text`, `image_url`,
+//! `input_audio`, `file`); a text-only one stays a string. A `tool` message takes text only, so
+//! a tool result's media is a documented conversion: the result's text names each part (`[image 1
+//! of call_7: chart.png, below]`) and, after the run of tool messages, one user message carries
+//! the same labels, each followed by its part. The bytes on the wire are the part's bytes.
 
 mod request;
 mod response;
 mod stream;
 
 use super::ProviderError;
+use super::media::{MB, MediaRules};
 use super::provider::{HttpProvider, WireCodec};
 use crate::message::{ChatRequest, ChatResponse};
+use agent_core::content::{MediaKind, MediaLimits};
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "openai";
@@ -79,6 +87,27 @@ impl WireCodec for OpenAiWire {
 
     fn supports_response_schema(&self) -> bool {
         !self.no_response_schema
+    }
+
+    /// Images (PNG, JPEG, GIF, WebP; 20 MB each) as `data:` URLs or URLs, audio (WAV, MP3) as
+    /// `input_audio`, PDFs as `file` parts, plain-text documents as text; 50 MB a request. A
+    /// `tool` message takes text only: a result's media is named in it and sent in a user
+    /// message right after the results (see the [module docs](self)). OpenAI-compatible servers
+    /// (vLLM, Ollama...) take what their model takes; a part they cannot read is their error.
+    fn media_rules(&self) -> MediaRules {
+        MediaRules {
+            images: &["image/png", "image/jpeg", "image/gif", "image/webp"],
+            documents: &["application/pdf", "text/plain"],
+            audio: &["audio/wav", "audio/mpeg"],
+            by_url: &[MediaKind::Image],
+            limits: MediaLimits {
+                max_part_bytes: 32 * MB,
+                ..MediaLimits::default()
+            },
+            max_image_bytes: 20 * MB,
+            max_request_bytes: 50 * MB,
+            assistant_media: false,
+        }
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {

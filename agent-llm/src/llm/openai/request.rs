@@ -3,8 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::media::{base64_of, data_url, file_name};
 use super::OpenAiWire;
-use crate::message::{ChatRequest, Effort, Message, Role, ThinkingConfig, ToolChoice};
+use crate::message::{ChatRequest, Effort, Message, PartRef, Role, ThinkingConfig, ToolChoice};
+use agent_core::content::{Media, MediaKind, Part};
 
 /// The request body.
 pub(super) fn encode_request(
@@ -19,7 +21,7 @@ pub(super) fn encode_request(
     if let Some(system) = request.system {
         messages.push(json!({"role": "system", "content": system}));
     }
-    messages.extend(request.messages.iter().map(encode_message));
+    encode_messages(request.messages, &mut messages);
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -85,15 +87,67 @@ pub(super) fn encode_request(
     Value::Object(body)
 }
 
-fn encode_message(message: &Message) -> Value {
+/// The messages, with the media of tool results moved to a user message after them (a `tool`
+/// message takes text only): each media part of a result is named in its text (`[image 1 of
+/// call_7: chart.png, below]`) and sent, after the run of tool messages, in one user message that
+/// introduces each part the same way.
+fn encode_messages(transcript: &[Message], out: &mut Vec<Value>) {
+    let mut held: Vec<Value> = Vec::new();
+    for message in transcript {
+        if message.role != Role::Tool && !held.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut held)}));
+        }
+        out.push(encode_message(message, &mut held));
+    }
+    if !held.is_empty() {
+        out.push(json!({"role": "user", "content": held}));
+    }
+}
+
+fn encode_message(message: &Message, held: &mut Vec<Value>) -> Value {
     match message.role {
         Role::System => json!({"role": "system", "content": message.content}),
-        Role::User => json!({"role": "user", "content": message.content}),
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
-            "content": message.content,
-        }),
+        Role::User if message.parts.is_empty() => {
+            json!({"role": "user", "content": message.content})
+        }
+        Role::User => {
+            let parts: Vec<Value> = message
+                .all_parts()
+                .map(|part| match part {
+                    PartRef::Text(text) => json!({"type": "text", "text": text}),
+                    PartRef::Media(media) => media_part(media),
+                })
+                .collect();
+            json!({"role": "user", "content": parts})
+        }
+        Role::Tool => {
+            let call = message.tool_call_id.as_deref().unwrap_or_default();
+            let mut text = message.content.clone();
+            let mut count = 0;
+            for part in &message.parts {
+                match part {
+                    Part::Text(more) => {
+                        text.push('\n');
+                        text.push_str(more);
+                    }
+                    Part::Media(media) => {
+                        count += 1;
+                        let label = format!(
+                            "[{} {count} of {call}: {}, below]",
+                            media.kind().as_str(),
+                            file_name(media)
+                        );
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(&label);
+                        held.push(json!({"type": "text", "text": label}));
+                        held.push(media_part(media));
+                    }
+                }
+            }
+            json!({"role": "tool", "tool_call_id": call, "content": text})
+        }
         Role::Assistant => {
             // `content` stays a string, `""` next to tool calls: OpenAI, vLLM, Ollama and
             // llama.cpp's server accept `""` and `null` alike, llama-cpp-python only `""` (its
@@ -116,5 +170,30 @@ fn encode_message(message: &Message) -> Value {
             }
             out
         }
+    }
+}
+
+/// One media part: `image_url` (a `data:` URL or the part's URL), `input_audio` (base64 with its
+/// format, `wav` or `mp3`), `file` (a PDF as a `data:` URL with its file name); a `text/plain`
+/// document is sent as a text part, its name first, since the format takes PDFs only as files.
+fn media_part(media: &Media) -> Value {
+    match media.kind() {
+        MediaKind::Image => json!({"type": "image_url", "image_url": {"url": data_url(media)}}),
+        MediaKind::Audio => {
+            let format = if media.media_type.ends_with("mpeg") {
+                "mp3"
+            } else {
+                "wav"
+            };
+            json!({"type": "input_audio", "input_audio": {"data": base64_of(media), "format": format}})
+        }
+        MediaKind::Document if &*media.media_type == "text/plain" => {
+            let text = String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]));
+            json!({"type": "text", "text": format!("{}:\n{text}", file_name(media))})
+        }
+        MediaKind::Document => json!({"type": "file", "file": {
+            "filename": file_name(media),
+            "file_data": data_url(media),
+        }}),
     }
 }

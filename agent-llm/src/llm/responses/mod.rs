@@ -28,8 +28,10 @@ mod response;
 mod stream;
 
 use super::ProviderError;
+use super::media::{MB, MediaRules};
 use super::provider::{HttpProvider, WireCodec};
 use crate::message::{ChatRequest, ChatResponse};
+use agent_core::content::{MediaKind, MediaLimits};
 
 /// The provider's name in errors, spans and [`ProviderItem`](crate::ProviderItem)s.
 const PROVIDER: &str = "openai-responses";
@@ -127,6 +129,25 @@ impl WireCodec for OpenAiResponsesWire {
     /// Structured outputs (`text.format`).
     fn supports_response_schema(&self) -> bool {
         true
+    }
+
+    /// Images (PNG, JPEG, GIF, WebP; 20 MB each) as `input_image` (`data:` URL or URL), PDFs as
+    /// `input_file` (bytes or URL), plain-text documents as `input_text`, in user messages and in
+    /// a `function_call_output`'s content list; 50 MB a request. No audio: the API takes none.
+    fn media_rules(&self) -> MediaRules {
+        MediaRules {
+            images: &["image/png", "image/jpeg", "image/gif", "image/webp"],
+            documents: &["application/pdf", "text/plain"],
+            audio: &[],
+            by_url: &[MediaKind::Image, MediaKind::Document],
+            limits: MediaLimits {
+                max_part_bytes: 32 * MB,
+                ..MediaLimits::default()
+            },
+            max_image_bytes: 20 * MB,
+            max_request_bytes: 50 * MB,
+            assistant_media: false,
+        }
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {

@@ -6,9 +6,11 @@ use serde_json::{Map, Value, json};
 
 use super::response::{joined_text, message_text};
 use super::{OpenAiResponsesWire, PROVIDER, ResponsesState};
+use crate::llm::media::{data_url, file_name};
 use crate::llm::wire::{parse_arguments, str_at};
-use crate::message::{ChatRequest, Effort, Message, Role, ThinkingConfig, ToolChoice};
+use crate::message::{ChatRequest, Effort, Message, PartRef, Role, ThinkingConfig, ToolChoice};
 use agent_core::call::ToolCall;
+use agent_core::content::MediaKind;
 
 /// The request body. Stop sequences are not sent: the API has none.
 pub(super) fn encode_request(
@@ -119,12 +121,17 @@ fn encode_input(messages: &[Message], state: ResponsesState) -> Vec<Value> {
     for message in messages {
         match message.role {
             Role::System => input.push(json!({"role": "system", "content": message.content})),
-            Role::User => input.push(json!({"role": "user", "content": message.content})),
+            Role::User if message.parts.is_empty() => {
+                input.push(json!({"role": "user", "content": message.content}))
+            }
+            Role::User => input.push(json!({"role": "user", "content": content_items(message)})),
             Role::Tool => {
-                let output = if message.is_error && message.content.trim().is_empty() {
-                    "the tool failed without a message"
+                let output = if !message.parts.is_empty() {
+                    Value::Array(content_items(message))
+                } else if message.is_error && message.content.trim().is_empty() {
+                    json!("the tool failed without a message")
                 } else {
-                    &message.content
+                    json!(message.content)
                 };
                 input.push(json!({
                     "type": "function_call_output",
@@ -136,6 +143,37 @@ fn encode_input(messages: &[Message], state: ResponsesState) -> Vec<Value> {
         }
     }
     input
+}
+
+/// A message's text and parts as input content, in order: `input_text`, `input_image` (a
+/// `data:` URL or the part's URL), `input_file` (a PDF as a `data:` URL with its file name, or a
+/// `file_url`); a `text/plain` document is an `input_text` with its name first. A tool result
+/// with media sends the same list as its `output`.
+fn content_items(message: &Message) -> Vec<Value> {
+    message
+        .all_parts()
+        .map(|part| match part {
+            PartRef::Text(text) => json!({"type": "input_text", "text": text}),
+            PartRef::Media(media) => match media.kind() {
+                MediaKind::Image => {
+                    json!({"type": "input_image", "image_url": data_url(media), "detail": "auto"})
+                }
+                MediaKind::Document if &*media.media_type == "text/plain" => {
+                    let text = String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]));
+                    json!({"type": "input_text", "text": format!("{}:\n{text}", file_name(media))})
+                }
+                // Audio never gets here: the format takes none (checked before encoding).
+                MediaKind::Document | MediaKind::Audio => match media.url_str() {
+                    Some(url) => json!({"type": "input_file", "file_url": url}),
+                    None => json!({
+                        "type": "input_file",
+                        "filename": file_name(media),
+                        "file_data": data_url(media),
+                    }),
+                },
+            },
+        })
+        .collect()
 }
 
 /// An assistant turn as input items. Its output items go back in their order where they still

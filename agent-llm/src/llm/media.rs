@@ -1,0 +1,243 @@
+//! Media in requests: what each wire format takes ([`MediaRules`]), the checks every part passes
+//! before anything is sent, and the encodings the formats share (base64, `data:` URLs).
+//!
+//! A request is checked whole before it is encoded: each part's kind and media type must be one
+//! the format takes ([`MediaRules`]), as bytes or (where the format fetches them) a URL;
+//! [`Media::check`] must pass under the format's [`MediaLimits`] (bytes that are what the type
+//! says, image size read from the header, public URLs only); and the request's media together
+//! must fit [`MediaRules::max_request_bytes`]. A URL's host name is then resolved and each
+//! address checked, as `web_fetch` does. Any failure is [`ProviderError::Media`], naming the
+//! message, the part and the format, and nothing is sent.
+
+use std::net::IpAddr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use agent_core::content::check::{address_kind, check_kind, url_host};
+use agent_core::content::{Media, MediaKind, MediaLimits};
+
+use super::ProviderError;
+use crate::message::{ChatRequest, Message, Role};
+
+/// A megabyte, as the providers count their limits (2^20 bytes).
+pub(super) const MB: usize = 1024 * 1024;
+
+/// What a wire format takes: which media types of each kind, which kinds by URL, and how much.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaRules {
+    /// The image types it takes (`image/png`...).
+    pub images: &'static [&'static str],
+    /// The document types it takes (`application/pdf`, `text/plain`...).
+    pub documents: &'static [&'static str],
+    /// The audio types it takes.
+    pub audio: &'static [&'static str],
+    /// The kinds it takes as a URL it fetches itself (the others must be bytes).
+    pub by_url: &'static [MediaKind],
+    /// Bounds of each part.
+    pub limits: MediaLimits,
+    /// The most bytes one image may hold (formats whose image limit is below their other parts').
+    pub max_image_bytes: usize,
+    /// The most bytes of media one request may carry, all parts together.
+    pub max_request_bytes: usize,
+    /// Whether an assistant message may carry media (the model's own images, sent back).
+    pub assistant_media: bool,
+}
+
+impl MediaRules {
+    /// Takes nothing: every media part is refused.
+    pub const NONE: MediaRules = MediaRules {
+        images: &[],
+        documents: &[],
+        audio: &[],
+        by_url: &[],
+        limits: MediaLimits {
+            max_part_bytes: 0,
+            max_image_pixels: 0,
+            max_image_side: 0,
+            allow_private_urls: false,
+        },
+        max_image_bytes: 0,
+        max_request_bytes: 0,
+        assistant_media: false,
+    };
+
+    fn types(&self, kind: MediaKind) -> &'static [&'static str] {
+        match kind {
+            MediaKind::Image => self.images,
+            MediaKind::Document => self.documents,
+            MediaKind::Audio => self.audio,
+        }
+    }
+}
+
+/// Checks every media part of `request` against `rules` (see the [module docs](self)).
+pub(crate) fn check_request(
+    provider: &str,
+    rules: &MediaRules,
+    request: &ChatRequest<'_>,
+) -> Result<(), ProviderError> {
+    let mut total = 0usize;
+    for (index, message) in request.messages.iter().enumerate() {
+        for media in message.media() {
+            let refuse = |why: String| ProviderError::Media {
+                provider: provider.to_owned(),
+                message: format!(
+                    "message {index} ({}), part {}: {why}",
+                    role_name(message),
+                    media.describe()
+                ),
+            };
+            if message.role == Role::System
+                || (message.role == Role::Assistant && !rules.assistant_media)
+            {
+                return Err(refuse(format!(
+                    "the {provider} format takes media only in user messages and tool results"
+                )));
+            }
+            let kind = media.kind();
+            let media_type = media.media_type.to_ascii_lowercase();
+            let media_type = media_type.split(';').next().unwrap_or("").trim();
+            if !rules.types(kind).contains(&media_type) {
+                let takes = rules.types(kind);
+                return Err(refuse(if takes.is_empty() {
+                    format!("the {provider} format takes no {}", kind.as_str())
+                } else {
+                    format!(
+                        "the {provider} format takes {} of the types {}",
+                        kind.as_str(),
+                        takes.join(", ")
+                    )
+                }));
+            }
+            if media.url_str().is_some() && !rules.by_url.contains(&kind) {
+                return Err(refuse(format!(
+                    "the {provider} format takes no {} by URL; attach its bytes",
+                    kind.as_str()
+                )));
+            }
+            media
+                .check(&rules.limits)
+                .map_err(|error| ProviderError::Media {
+                    provider: provider.to_owned(),
+                    message: format!("message {index} ({}): {error}", role_name(message)),
+                })?;
+            if kind == MediaKind::Image && media.len() > rules.max_image_bytes {
+                return Err(refuse(format!(
+                    "the {provider} format takes images of at most {} bytes",
+                    rules.max_image_bytes
+                )));
+            }
+            total = total.saturating_add(media.len());
+            if total > rules.max_request_bytes {
+                return Err(refuse(format!(
+                    "the request's media come to more than the {provider} limit of {} bytes",
+                    rules.max_request_bytes
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn role_name(message: &Message) -> &'static str {
+    match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool result",
+    }
+}
+
+/// The URL parts of `request` (cheap clones), for [`check_urls_resolved`].
+pub(crate) fn url_parts(request: &ChatRequest<'_>) -> Vec<Media> {
+    request
+        .messages
+        .iter()
+        .flat_map(Message::media)
+        .filter(|media| media.url_str().is_some())
+        .cloned()
+        .collect()
+}
+
+/// Resolves the host of each URL part and checks every address (a name that resolves to a
+/// loopback or private address is refused, as `web_fetch` refuses it). A name that does not
+/// resolve here is left to the provider, which fetches it from its own network.
+pub(crate) async fn check_urls_resolved(
+    provider: &str,
+    allow_private: bool,
+    urls: &[Media],
+) -> Result<(), ProviderError> {
+    for media in urls {
+        let Some(url) = media.url_str() else { continue };
+        let Some((_, rest)) = url.split_once("://") else {
+            continue;
+        };
+        let host = url_host(rest);
+        if host.parse::<IpAddr>().is_ok() || url.starts_with("gs://") {
+            continue; // Literal addresses were checked already; `gs://` is Google's.
+        }
+        let lookup = tokio::net::lookup_host((host, 443));
+        let Ok(Ok(addresses)) =
+            tokio::time::timeout(std::time::Duration::from_secs(5), lookup).await
+        else {
+            continue;
+        };
+        for address in addresses {
+            if let Some(kind) = address_kind(address.ip()) {
+                check_kind(kind, allow_private).map_err(|why| ProviderError::Media {
+                    provider: provider.to_owned(),
+                    message: format!(
+                        "part {}: {why} ({host} resolves to {})",
+                        media.describe(),
+                        address.ip()
+                    ),
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes in standard base64. Only for media already checked: a URL part has no bytes and
+/// gives an empty string.
+pub(super) fn base64_of(media: &Media) -> String {
+    media
+        .bytes()
+        .map(|b| STANDARD.encode(b))
+        .unwrap_or_default()
+}
+
+/// A `data:` URL of the bytes, or the part's own URL.
+pub(super) fn data_url(media: &Media) -> String {
+    match media.url_str() {
+        Some(url) => url.to_owned(),
+        None => {
+            let bytes = media.bytes().map_or(&[][..], |b| &b[..]);
+            let mut url = String::with_capacity(
+                "data:;base64,".len() + media.media_type.len() + bytes.len().div_ceil(3) * 4,
+            );
+            url.push_str("data:");
+            url.push_str(&media.media_type);
+            url.push_str(";base64,");
+            STANDARD.encode_string(bytes, &mut url);
+            url
+        }
+    }
+}
+
+/// The part's name, or one made from its kind and type (`document.pdf`) where a format
+/// requires a file name.
+pub(super) fn file_name(media: &Media) -> String {
+    if let Some(name) = &media.name {
+        return name.to_string();
+    }
+    let subtype = media.media_type.split('/').nth(1).unwrap_or("bin");
+    let extension = match subtype {
+        "plain" => "txt",
+        "jpeg" => "jpg",
+        "mpeg" => "mp3",
+        other => other,
+    };
+    format!("{}.{extension}", media.kind().as_str())
+}
