@@ -17,14 +17,18 @@
 //! 32 bytes or more) seals the state (`AgentRuntime::seal_states`), so an edited file is refused;
 //! `APPROVAL_CLAIMS` (a file) records each pause as it is continued
 //! (`AgentRuntime::pause_claims`), so the same state continued twice runs its call once.
+//!
+//! `APPROVAL_ATTACH` (a file: an image, a PDF...) attaches it to the goal: the paused state
+//! carries its bytes, and `resume` prints the SHA-256 of each media part the model was sent.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use eugene::{
-    AgentRuntime, Decision, FinishReason, MockProvider, MockReply, Permission, PermissionGate,
-    RedbSessionStore, Registry, RunState, SkillContext, SkillError, StateKeys, ToolCall, skill,
+    AgentRuntime, Decision, FinishReason, Media, MockProvider, MockReply, Permission,
+    PermissionGate, RedbSessionStore, Registry, RunState, SkillContext, SkillError, StateKeys,
+    ToolCall, skill,
 };
 use serde_json::json;
 
@@ -50,7 +54,7 @@ async fn count_lines(ctx: &SkillContext) -> Result<String, SkillError> {
 }
 
 /// The agent both processes build: the same skills (by name) and the same gate.
-fn runtime(workdir: &Path, replies: Vec<MockReply>) -> AgentRuntime {
+fn runtime(workdir: &Path, model: MockProvider) -> AgentRuntime {
     let mut registry = Registry::new();
     registry.add(AppendLineSkill).add(CountLinesSkill);
     registry.with_hook(PermissionGate::with(|name, metadata| {
@@ -60,7 +64,7 @@ fn runtime(workdir: &Path, replies: Vec<MockReply>) -> AgentRuntime {
             Permission::Allow
         }
     }));
-    let mut runtime = AgentRuntime::new(MockProvider::new(replies), registry)
+    let mut runtime = AgentRuntime::new(model, registry)
         .workspace(workdir)
         .max_steps(6);
     if let Some(key) = std::env::var_os("APPROVAL_KEY") {
@@ -103,7 +107,13 @@ async fn pause(state_file: &Path, workdir: &Path) -> Result<(), Box<dyn std::err
         ToolCall::new("read_1", "count_lines", json!({})),
         ToolCall::new("write_1", "append_line", json!({"line": "ship it"})),
     ])];
-    let outcome = runtime(workdir, replies).run("Note that we ship.").await?;
+    let runtime = runtime(workdir, MockProvider::new(replies));
+    let mut goal = runtime.run("Note that we ship.");
+    if let Some(file) = std::env::var_os("APPROVAL_ATTACH") {
+        let media = Media::sniff(std::fs::read(&file)?)?;
+        goal = goal.attach(media.named(Path::new(&file).display().to_string()));
+    }
+    let outcome = goal.await?;
     let FinishReason::AwaitingApproval { pending } = &outcome.finish else {
         return Err(format!("expected a pause, got {:?}", outcome.finish).into());
     };
@@ -136,9 +146,20 @@ async fn resume(
         MockReply::tool_calls([ToolCall::new("read_2", "count_lines", json!({}))]),
         MockReply::text("Done."),
     ];
-    let outcome = runtime(workdir, replies)
+    let model = MockProvider::new(replies);
+    let outcome = runtime(workdir, model.clone())
         .continue_paused(state, [("write_1", decision)])
         .await?;
+    for (turn, request) in model.requests().iter().enumerate() {
+        for media in request.messages.iter().flat_map(|m| m.media()) {
+            let bytes = media.bytes().map_or(&[][..], |b| &b[..]);
+            println!(
+                "sent {turn} {} {}",
+                media.media_type,
+                eugene::digest::sha256_hex(&[bytes])
+            );
+        }
+    }
     println!("finish {:?}", outcome.finish);
     println!("answer {}", outcome.final_text.unwrap_or_default());
     println!("steps {} tokens {}", outcome.steps, outcome.usage.total());

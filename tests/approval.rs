@@ -244,3 +244,57 @@ fn the_same_state_continued_by_two_processes_at_once_runs_its_call_once_with_cla
     assert!(unclaimed.status.success(), "{unclaimed:?}");
     assert_eq!(runs(dir.path()), 2, "no claims, no single use");
 }
+
+/// A run paused with an image attached to its goal continues in another process: the state file
+/// carries the image (format version 5), the resumed run sends the model the very bytes that
+/// were attached, and a sealed state whose image was swapped in the file is refused.
+#[test]
+fn a_paused_run_holding_an_image_continues_in_another_process_with_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let photo = dir.path().join("photo.png");
+    std::fs::write(&photo, eugene::content::tiny_png()).unwrap();
+    let sha = eugene::digest::sha256_hex(&[&std::fs::read(&photo).unwrap()]);
+    let key = Path::new("a secret of thirty-two bytes or more, from a vault");
+    let (state, work) = (
+        dir.path().join("state.json"),
+        dir.path().to_string_lossy().into_owned(),
+    );
+    let state_arg = state.to_string_lossy().into_owned();
+    let env = [("APPROVAL_ATTACH", photo.as_path()), ("APPROVAL_KEY", key)];
+    let paused = approval_with(&env, &["pause", &state_arg, &work]);
+    assert!(paused.status.success(), "{paused:?}");
+    let kept = std::fs::read_to_string(&state).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    assert_eq!(value["version"], 5);
+    let part = &value["transcript"][0]["parts"][0];
+    assert_eq!(part["media_type"], "image/png");
+    assert!(
+        part["data"].as_str().unwrap().starts_with("iVBORw0KGgo"),
+        "{part}"
+    );
+
+    // Another image in its place (the same length, other pixels): refused, nothing runs.
+    let data = part["data"].as_str().unwrap();
+    let swapped = format!("{}A{}", &data[..40], &data[41..]);
+    std::fs::write(&state, kept.replace(data, &swapped)).unwrap();
+    let refused = approval_with(&env, &["resume", &state_arg, &work, "approve"]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("changed after it was sealed"), "{said}");
+    assert_eq!(runs(dir.path()), 0, "nothing ran");
+
+    std::fs::write(&state, &kept).unwrap();
+    let resumed = approval_with(&env, &["resume", &state_arg, &work, "approve"]);
+    assert!(resumed.status.success(), "{resumed:?}");
+    let printed = String::from_utf8_lossy(&resumed.stdout);
+    // Both of the resumed run's model calls carried the goal's image, byte for byte.
+    assert!(
+        printed.contains(&format!("sent 0 image/png {sha}")),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!("sent 1 image/png {sha}")),
+        "{printed}"
+    );
+    assert_eq!(runs(dir.path()), 1);
+}

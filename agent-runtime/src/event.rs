@@ -90,6 +90,17 @@ pub enum AgentEvent {
         /// Length of the summary, in characters.
         summary_chars: usize,
     },
+    /// Media of older turns (images, documents, audio) was replaced by a line saying what each
+    /// part was, to keep the transcript within its limit; the first thing compaction does before
+    /// it summarises.
+    MediaDropped {
+        /// The step.
+        step: usize,
+        /// Parts replaced.
+        parts: usize,
+        /// Their bytes.
+        bytes: usize,
+    },
     /// The model call failed transiently and is being retried.
     Retry {
         /// The step.

@@ -1,9 +1,56 @@
-//! Compaction: when the transcript is over its limit, the messages between the goal and the
-//! newest turns are summarised by the run's own model into one message. The cut never separates
-//! a tool call from its results.
+//! Compaction: when the transcript is over its limit, the media of the messages between the goal
+//! and the newest turns is dropped first (each part replaced by a line that says what it was);
+//! if that is not enough, those messages are summarised by the run's own model into one message.
+//! The cut never separates a tool call from its results.
+//!
+//! A media part counts toward the limit by an estimate, since its tokens depend on the model:
+//! an image as [`IMAGE_CHARS`] characters (about 1,600 tokens, what a one-megapixel image costs),
+//! a document or a sound as a character per three bytes.
 
+use agent_core::content::{MediaKind, Part};
 use agent_llm::llm::LlmProvider;
 use agent_llm::message::{ChatRequest, Message, Role, Usage};
+
+/// What an image counts for against a transcript limit, in characters.
+pub(crate) const IMAGE_CHARS: usize = 6_400;
+
+/// What a part counts for against a transcript limit, in characters.
+pub(super) fn part_chars(part: &Part) -> usize {
+    match part {
+        Part::Text(text) => text.chars().count(),
+        Part::Media(media) if media.kind() == MediaKind::Image => IMAGE_CHARS,
+        Part::Media(media) => media.len().div_ceil(3).max(IMAGE_CHARS / 4),
+    }
+}
+
+/// What dropping old media took out.
+pub(super) struct Dropped {
+    /// Parts replaced.
+    pub parts: usize,
+    /// Their bytes.
+    pub bytes: usize,
+}
+
+/// Replaces the media of the messages after the goal and before the kept tail (as [`cut`] places
+/// it) with a text part each: `[image/png, 48213 bytes, "chart.png": removed to keep the
+/// conversation within its limit]`. `None` when there was none.
+pub(super) fn drop_old_media(transcript: &mut [Message], keep_recent: usize) -> Option<Dropped> {
+    let cut = cut(transcript, keep_recent)?;
+    let mut dropped = Dropped { parts: 0, bytes: 0 };
+    for message in &mut transcript[1..cut] {
+        for part in &mut message.parts {
+            if let Part::Media(media) = part {
+                dropped.parts += 1;
+                dropped.bytes += media.len();
+                *part = Part::Text(format!(
+                    "[{}: removed to keep the conversation within its limit]",
+                    media.describe()
+                ));
+            }
+        }
+    }
+    (dropped.parts > 0).then_some(dropped)
+}
 
 /// What one attempt at compacting did.
 pub(super) struct Attempt {
@@ -83,6 +130,12 @@ async fn summarise(messages: &[Message], provider: &dyn LlmProvider) -> Option<(
             Role::Tool => "tool result",
         };
         text.push_str(&format!("[{who}] {}\n", message.content));
+        for part in &message.parts {
+            match part {
+                Part::Text(more) => text.push_str(&format!("{more}\n")),
+                Part::Media(media) => text.push_str(&format!("[{}]\n", media.describe())),
+            }
+        }
         for call in &message.tool_calls {
             text.push_str(&format!("[tool call] {} {}\n", call.name, call.arguments));
         }

@@ -107,6 +107,11 @@ impl ToolRecord {
         self
     }
 
+    /// Whether the result holds text and media (state format version 5).
+    pub(crate) fn has_media(&self) -> bool {
+        matches!(self.output, OutputRecord::Content(_))
+    }
+
     /// The id of the call this answers.
     pub(crate) fn call_id(&self) -> &str {
         &self.call_id

@@ -51,6 +51,11 @@ pub(super) fn message_chars(message: &Message) -> usize {
             .iter()
             .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum::<usize>()
+        + message
+            .parts
+            .iter()
+            .map(super::compaction::part_chars)
+            .sum::<usize>()
 }
 
 impl<'a, E: Effects> Run<'a, E> {
@@ -516,6 +521,19 @@ impl<'a, E: Effects> Run<'a, E> {
             }
             if self.state.compaction_failures >= 2 {
                 return Some(finish::transcript_limit(size, limit));
+            }
+            // Old media goes first: it is the bulk of a transcript that holds any, and the
+            // model keeps the words around it.
+            if let Some(dropped) =
+                super::compaction::drop_old_media(&mut self.state.transcript, rt.keep_recent)
+            {
+                self.chars = self.state.transcript.iter().map(message_chars).sum();
+                self.emit(|| AgentEvent::MediaDropped {
+                    step: self.state.steps,
+                    parts: dropped.parts,
+                    bytes: dropped.bytes,
+                });
+                continue;
             }
             // The summary is a model call like any other: the run's token cancels it, and a
             // durable run journals it.

@@ -16,12 +16,13 @@ use super::record::ToolRecord;
 use agent_core::pending::{PendingCall, Resumption};
 use agent_llm::message::{Message, Usage};
 
-/// The format version of [`RunState`] this build writes. Version 4 adds the run's id, the pause's
-/// id and the seal; version 3 added calls that suspended (nested agents' pauses) and children's
-/// usage; this build reads versions 2 to 4, and refuses a state whose label claims an older
+/// The format version of [`RunState`] this build writes. Version 5 adds media: messages with
+/// parts (images, documents, audio, their bytes in base64) and tool results with them; version 4
+/// added the run's id, the pause's id and the seal; version 3 added calls that suspended (nested agents' pauses) and children's
+/// usage; this build reads versions 2 to 5, and refuses a state whose label claims an older
 /// version than its content has (a version 2 state has none of version 3's fields). Version 2 is
 /// the whole run (version 1 was a snapshot taken at a pause).
-pub const RUN_STATE_VERSION: u32 = 4;
+pub const RUN_STATE_VERSION: u32 = 5;
 
 /// The oldest format version this build reads.
 const OLDEST_READ: u32 = 2;
@@ -228,6 +229,17 @@ impl RunState {
                  version {since} added: it is malformed or was edited; refused"
             ))
         };
+        if version < 5 {
+            let done: &[ToolRecord] = match &self.next {
+                Next::Decisions { done, .. } => done,
+                _ => &[],
+            };
+            if self.transcript.iter().any(|m| !m.parts.is_empty())
+                || done.iter().any(ToolRecord::has_media)
+            {
+                return newer("media parts", 5);
+            }
+        }
         if version < 4 {
             if !self.run_id.is_empty() {
                 return newer("a run id", 4);

@@ -11,6 +11,7 @@ mod agents;
 mod cost;
 mod finish;
 mod handoffs;
+mod media;
 mod model_use;
 mod pause;
 mod sessions;
