@@ -13,6 +13,9 @@ use agent_core::call::ToolCall;
 use agent_core::schema::ToolDefinition;
 
 /// One scripted answer: a response, or an error.
+// A reply is made once per scripted turn and moved once: boxing the response would cost an
+// allocation for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum MockReply {
     /// Answer with this.

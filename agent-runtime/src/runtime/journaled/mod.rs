@@ -295,6 +295,8 @@ fn read_back<T: for<'de> Deserialize<'de>>(name: &str, value: Value) -> Result<T
 }
 
 /// A model call's answer or error, as journaled.
+// Made once per model call and moved once into the journal: boxing would add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum ModelRecord {
