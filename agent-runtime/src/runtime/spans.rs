@@ -7,6 +7,7 @@
 //! filters. Attributes only the answer knows are recorded once it is in; everything costs nothing
 //! when no subscriber wants the spans (their fields are never computed).
 
+use agent_core::content::{Media, Part};
 use agent_llm::{ChatRequest, ChatResponse, Cost, Message, ProviderError, Role, StopReason};
 use tracing::Span;
 use tracing::field::Empty;
@@ -264,6 +265,12 @@ fn message(message: &Message) -> serde_json::Value {
         }
         None => {}
     }
+    for part in &message.parts {
+        parts.push(match part {
+            Part::Text(text) => serde_json::json!({"type": "text", "content": text}),
+            Part::Media(media) => media_reference(media),
+        });
+    }
     for call in &message.tool_calls {
         parts.push(serde_json::json!({
             "type": "tool_call", "id": call.id.as_ref(), "name": call.name,
@@ -271,4 +278,20 @@ fn message(message: &Message) -> serde_json::Value {
         }));
     }
     serde_json::json!({"role": role, "parts": parts})
+}
+
+/// A media part as a span records it: a reference, never its bytes. A URL is the GenAI
+/// conventions' `uri` part; bytes are a `blob_ref` with the modality, type, size and name (the
+/// conventions' `blob` would carry the base64 itself, which no span should).
+fn media_reference(media: &Media) -> serde_json::Value {
+    let mut part = match media.url_str() {
+        Some(url) => serde_json::json!({"type": "uri", "uri": url}),
+        None => serde_json::json!({"type": "blob_ref", "size": media.len()}),
+    };
+    part["modality"] = media.kind().as_str().into();
+    part["mime_type"] = (&*media.media_type).into();
+    if let Some(name) = &media.name {
+        part["name"] = (&**name).into();
+    }
+    part
 }

@@ -284,4 +284,33 @@ async fn prompts_and_answers_are_on_the_spans_only_when_turned_on() {
         parse(&second.2)[0]["parts"],
         json!([{"type": "text", "content": "It is a private bird."}])
     );
+
+    // Media is recorded as a reference (type, size, name), never as its bytes: in the same test,
+    // since turning content on is process-wide.
+    spans.clear();
+    let png = agent_core::content::tiny_png();
+    agent_runtime::trace::record_content(true);
+    AgentRuntime::new(MockProvider::new([MockReply::text("A dot.")]), registry())
+        .run("What is this?")
+        .attach(agent_core::Media::new("image/png", png.clone()).named("dot.png"))
+        .attach(agent_core::Media::url("https://example.com/a.pdf", "application/pdf"))
+        .await
+        .unwrap();
+    agent_runtime::trace::record_content(false);
+    let chat = &spans.named("chat")[0];
+    let input = parse(chat.field("gen_ai.input.messages").unwrap());
+    assert_eq!(
+        input[0]["parts"],
+        json!([
+            {"type": "text", "content": "What is this?"},
+            {"type": "blob_ref", "size": png.len(), "modality": "image", "mime_type": "image/png", "name": "dot.png"},
+            {"type": "uri", "uri": "https://example.com/a.pdf", "modality": "document", "mime_type": "application/pdf"},
+        ])
+    );
+    let base64 = "iVBORw0KGgo"; // how the PNG's base64 starts
+    for span in spans.all() {
+        for (_, value) in &span.fields {
+            assert!(!value.contains(base64), "{span:?}");
+        }
+    }
 }
