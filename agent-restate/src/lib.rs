@@ -42,6 +42,7 @@
 //! | handler | kind | input | answer |
 //! |---|---|---|---|
 //! | `run` | exclusive | the goal, a JSON string | [`RunSummary`], once the run ends (approvals included) |
+//! | `run_message` | exclusive | a user message with media, as eugene writes a `Message`: `{"role": "user", "content": "…", "parts": [{"type": "media", "media_type": "image/png", "data": "<base64>"}]}` | as `run`; the bytes are journaled with the transcript, so a replay sends the same ones |
 //! | `decide` | shared | `{"<call id>": {"decision": "approve"}}`, `"deny"` with `"with": "<reason>"`, `"edit"` with `"with": {<arguments>}` | the call ids decided |
 //! | `pending` | shared | — | the [`Approval`]s the run waits on (the id to decide by, call, reason, awakeable id) |
 //! | `outcome` | shared | — | the last [`RunSummary`] (empty before the first) |

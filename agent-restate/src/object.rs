@@ -32,18 +32,18 @@ pub struct AgentObject {
 
 #[restate_sdk::object(name = "Agent")]
 impl AgentObject {
-    /// The `run` handler's work, inside its span.
+    /// The `run` and `run_message` handlers' work, inside their span.
     async fn run_goal(
         &self,
         ctx: ObjectContext<'_>,
-        goal: String,
+        goal: Message,
     ) -> HandlerResult<Json<RunSummary>> {
         let mut transcript = ctx
             .get::<Json<Vec<Message>>>(TRANSCRIPT)
             .await?
             .map(Json::into_inner)
             .unwrap_or_default();
-        transcript.push(Message::user(goal));
+        transcript.push(goal);
 
         let gate = Arc::new(EventGate::new());
         let (journal, mut steps) = StepChannel::new(Arc::clone(&gate));
@@ -82,6 +82,38 @@ impl AgentObject {
     /// this invocation, for as long as it takes; the answer is the run's [`RunSummary`].
     #[handler]
     async fn run(&self, ctx: ObjectContext<'_>, goal: String) -> HandlerResult<Json<RunSummary>> {
+        self.run_traced(ctx, Message::user(goal)).await
+    }
+
+    /// Runs the agent on a user message that may carry images, documents and audio, as eugene
+    /// writes a [`Message`]: `{"role": "user", "content": "What is this?", "parts": [{"type":
+    /// "media", "media_type": "image/png", "data": "<base64>"}]}`. Otherwise as `run`: the
+    /// message (its bytes included) is kept in the session's transcript and the journal, so a
+    /// replay after a crash sends the model the same bytes. A message from anyone but the user is
+    /// refused (400).
+    #[handler]
+    async fn run_message(
+        &self,
+        ctx: ObjectContext<'_>,
+        message: Json<Message>,
+    ) -> HandlerResult<Json<RunSummary>> {
+        let message = message.into_inner();
+        if message.role != agent_llm::Role::User || !message.tool_calls.is_empty() {
+            return Err(TerminalError::new_with_code(
+                400,
+                "run_message takes a user message (role \"user\", no tool calls)",
+            )
+            .into());
+        }
+        self.run_traced(ctx, message).await
+    }
+
+    /// A run on `goal`, in a `durable_run` span continuing the trace of its first attempt.
+    async fn run_traced(
+        &self,
+        ctx: ObjectContext<'_>,
+        goal: Message,
+    ) -> HandlerResult<Json<RunSummary>> {
         let first = first_attempt(&ctx).await?;
         let span = tracing::info_span!(
             "durable_run",

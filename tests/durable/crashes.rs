@@ -366,3 +366,54 @@ async fn a_call_that_is_not_idempotent_killed_while_it_ran_is_not_run_again() {
     assert_eq!(results[1].0, "c2", "{results:?}");
     assert!(results[1].1.contains("was interrupted"), "{results:?}");
 }
+
+/// A run whose goal carries an image, killed in the middle of its batch: after the restart the
+/// model is sent the very image again, from the journal and the session's state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_restart() {
+    let llm = Server::start([
+        calls(&[
+            ("c1", "write_note", json!({"name": "a", "text": "first"})),
+            ("c2", "write_note", json!({"name": "b", "text": "second"})),
+        ]),
+        text("Both notes describe the picture."),
+    ])
+    .await;
+    let restate = Restate::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
+    restate.register(port).await;
+
+    let png = eugene::content::tiny_png();
+    let message = serde_json::to_value(
+        eugene::Message::user("Describe this picture in notes a and b.")
+            .attach(eugene::Media::new("image/png", png.clone()).named("picture.png")),
+    )
+    .unwrap();
+    let invocation = restate.send_run_message("picture", message).await;
+    wait_for("b to start", || {
+        count(&logged(work.path()), "started b") == 1
+    })
+    .await;
+    first.kill();
+    std::fs::write(work.path().join("notes/b.go"), "").unwrap();
+    let _second = service(port, work.path(), &llm.url, Some("b")).await;
+
+    let outcome = restate.attach(&invocation).await;
+    assert_eq!(outcome["final_text"], "Both notes describe the picture.", "{outcome}");
+    let requests = llm.received();
+    assert_eq!(requests.len(), 2, "a journaled turn was asked again");
+    use base64::Engine as _;
+    let expected = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&png)
+    );
+    for request in &requests {
+        let goal = &request.json()["messages"][1];
+        assert_eq!(goal["content"][1]["image_url"]["url"], expected.as_str(), "{goal}");
+    }
+    // The session keeps the image in its transcript.
+    let (_, transcript) = restate.ingress("/Agent/picture/transcript", None).await;
+    assert_eq!(transcript[0]["parts"][0]["media_type"], "image/png", "{transcript}");
+}

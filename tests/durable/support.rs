@@ -192,6 +192,16 @@ impl Restate {
         answer["invocationId"].as_str().unwrap().to_owned()
     }
 
+    /// Starts a run on a user message (media included) in `session`, without waiting; its
+    /// invocation id.
+    pub(crate) async fn send_run_message(&self, session: &str, message: Value) -> String {
+        let (status, answer) = self
+            .ingress(&format!("/Agent/{session}/run_message/send"), Some(message))
+            .await;
+        assert!(status < 300, "{status} {answer}");
+        answer["invocationId"].as_str().unwrap().to_owned()
+    }
+
     /// Waits for the invocation to end; its answer.
     pub(crate) async fn attach(&self, invocation: &str) -> Value {
         let (status, answer) = self
