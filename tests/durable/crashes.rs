@@ -401,7 +401,10 @@ async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_resta
     let _second = service(port, work.path(), &llm.url, Some("b")).await;
 
     let outcome = restate.attach(&invocation).await;
-    assert_eq!(outcome["final_text"], "Both notes describe the picture.", "{outcome}");
+    assert_eq!(
+        outcome["final_text"], "Both notes describe the picture.",
+        "{outcome}"
+    );
     let requests = llm.received();
     assert_eq!(requests.len(), 2, "a journaled turn was asked again");
     use base64::Engine as _;
@@ -411,9 +414,16 @@ async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_resta
     );
     for request in &requests {
         let goal = &request.json()["messages"][1];
-        assert_eq!(goal["content"][1]["image_url"]["url"], expected.as_str(), "{goal}");
+        assert_eq!(
+            goal["content"][1]["image_url"]["url"],
+            expected.as_str(),
+            "{goal}"
+        );
     }
     // The session keeps the image in its transcript.
     let (_, transcript) = restate.ingress("/Agent/picture/transcript", None).await;
-    assert_eq!(transcript[0]["parts"][0]["media_type"], "image/png", "{transcript}");
+    assert_eq!(
+        transcript[0]["parts"][0]["media_type"], "image/png",
+        "{transcript}"
+    );
 }

@@ -9,6 +9,7 @@
 //! address checked, as `web_fetch` does. Any failure is [`ProviderError::Media`], naming the
 //! message, the part and the format, and nothing is sent.
 
+use std::cell::RefCell;
 use std::net::IpAddr;
 
 use base64::Engine as _;
@@ -16,6 +17,8 @@ use base64::engine::general_purpose::STANDARD;
 
 use agent_core::content::check::{address_kind, check_kind, url_host};
 use agent_core::content::{Media, MediaKind, MediaLimits};
+
+use serde_json::Value;
 
 use super::ProviderError;
 use crate::message::{ChatRequest, Message, Role};
@@ -199,30 +202,106 @@ pub(crate) async fn check_urls_resolved(
     Ok(())
 }
 
-/// The bytes in standard base64. Only for media already checked: a URL part has no bytes and
-/// gives an empty string.
+thread_local! {
+    /// While a request body is made to be sent ([`encode_spliced`]): the media whose base64 a
+    /// marker stands for, in order, and the marker's nonce.
+    static SPLICE: RefCell<Option<(u64, Vec<Media>)>> = const { RefCell::new(None) };
+}
+
+/// The marker of media `index` under `nonce`, as it is in the JSON value. Serialized, U+0001 is
+/// written `\u0001`: the only place those six characters and the nonce meet is a marker, since
+/// the nonce is random and no other text can know it.
+fn marker(nonce: u64, index: usize) -> String {
+    format!("\u{1}{nonce:016x}:{index}\u{1}")
+}
+
+/// The request body made by `encode`, as the bytes sent: JSON whose media are base64-encoded
+/// once, straight into the output, not built as strings of the JSON value and copied (and
+/// scanned for escapes) again. What it sends is what `encode` alone gives, serialized.
+pub(crate) fn encode_spliced(encode: impl FnOnce() -> Value) -> Vec<u8> {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SPLICE.with(|s| s.borrow_mut().take());
+        }
+    }
+    let nonce = fastrand::u64(..);
+    SPLICE.with(|s| *s.borrow_mut() = Some((nonce, Vec::new())));
+    let reset = Reset;
+    let value = encode();
+    let media = SPLICE
+        .with(|s| s.borrow_mut().take())
+        .map(|(_, media)| media)
+        .unwrap_or_default();
+    drop(reset);
+    let json = serde_json::to_vec(&value).unwrap_or_default();
+    if media.is_empty() {
+        return json;
+    }
+    let encoded: usize = media.iter().map(|m| m.len().div_ceil(3) * 4).sum();
+    let mut out = Vec::with_capacity(json.len() + encoded);
+    let prefix = format!("\\u0001{nonce:016x}:");
+    let end = b"\\u0001";
+    let mut rest = &json[..];
+    while let Some(at) = find(rest, prefix.as_bytes()) {
+        out.extend_from_slice(&rest[..at]);
+        let after = &rest[at + prefix.len()..];
+        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        let index: usize = std::str::from_utf8(&after[..digits])
+            .ok()
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(usize::MAX);
+        match media.get(index).and_then(Media::bytes) {
+            Some(bytes) if after[digits..].starts_with(end) => {
+                let start = out.len();
+                out.resize(start + bytes.len().div_ceil(3) * 4, 0);
+                let written = STANDARD
+                    .encode_slice(bytes, &mut out[start..])
+                    .unwrap_or_default();
+                out.truncate(start + written);
+                rest = &after[digits + end.len()..];
+            }
+            // Not a marker after all: kept as it was.
+            _ => {
+                out.extend_from_slice(&rest[at..at + prefix.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The bytes in standard base64 (or, while a body is made to be sent, a marker
+/// [`encode_spliced`] replaces with it). Only for media already checked: a URL part has no bytes
+/// and gives an empty string.
 pub(super) fn base64_of(media: &Media) -> String {
-    media
-        .bytes()
-        .map(|b| STANDARD.encode(b))
-        .unwrap_or_default()
+    if media.bytes().is_none() {
+        return String::new();
+    }
+    let spliced = SPLICE.with(|s| {
+        s.borrow_mut().as_mut().map(|(nonce, held)| {
+            held.push(media.clone());
+            marker(*nonce, held.len() - 1)
+        })
+    });
+    spliced.unwrap_or_else(|| {
+        media
+            .bytes()
+            .map(|b| STANDARD.encode(b))
+            .unwrap_or_default()
+    })
 }
 
 /// A `data:` URL of the bytes, or the part's own URL.
 pub(super) fn data_url(media: &Media) -> String {
     match media.url_str() {
         Some(url) => url.to_owned(),
-        None => {
-            let bytes = media.bytes().map_or(&[][..], |b| &b[..]);
-            let mut url = String::with_capacity(
-                "data:;base64,".len() + media.media_type.len() + bytes.len().div_ceil(3) * 4,
-            );
-            url.push_str("data:");
-            url.push_str(&media.media_type);
-            url.push_str(";base64,");
-            STANDARD.encode_string(bytes, &mut url);
-            url
-        }
+        None => format!("data:{};base64,{}", media.media_type, base64_of(media)),
     }
 }
 

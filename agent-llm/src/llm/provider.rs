@@ -174,6 +174,12 @@ impl<W: WireCodec> HttpProvider<W> {
         self.wire.encode(&self.config.model, request, stream)
     }
 
+    /// The bytes this provider sends for `request`: [`HttpProvider::request_body`] serialized,
+    /// each media part base64-encoded once, straight into the body.
+    pub fn request_bytes(&self, request: &ChatRequest<'_>, stream: bool) -> Bytes {
+        Bytes::from(media::encode_spliced(|| self.request_body(request, stream)))
+    }
+
     fn url(&self, stream: bool) -> String {
         self.wire
             .endpoint(&self.config.base_url, &self.config.model, stream)
@@ -211,7 +217,7 @@ impl<W: WireCodec> HttpProvider<W> {
     }
 
     fn whole_unchecked(&self, request: &ChatRequest<'_>, deltas: bool) -> EventStream {
-        let body = Bytes::from(self.request_body(request, false).to_string());
+        let body = self.request_bytes(request, false);
         whole_answer(
             self.wire.clone(),
             self.http.clone(),
@@ -272,11 +278,11 @@ impl<W: WireCodec> HttpProvider<W> {
         let (wire, http, url) = (self.wire.clone(), self.http.clone(), self.url(true));
         let whole_url = self.url(false);
         let base_url = self.config.base_url.clone();
-        let whole = || Bytes::from(self.request_body(request, false).to_string());
+        let whole = || self.request_bytes(request, false);
         if self.whole_answers.load(Ordering::Relaxed) {
             return self.whole_unchecked(request, true);
         }
-        let body = Bytes::from(self.request_body(request, true).to_string());
+        let body = self.request_bytes(request, true);
         let has_tools = !request.tools.is_empty();
         // The transcript is encoded a second time only where falling back is possible.
         let whole_body = wire.may_fall_back_to_whole(has_tools).then(whole);

@@ -293,7 +293,10 @@ async fn prompts_and_answers_are_on_the_spans_only_when_turned_on() {
     AgentRuntime::new(MockProvider::new([MockReply::text("A dot.")]), registry())
         .run("What is this?")
         .attach(agent_core::Media::new("image/png", png.clone()).named("dot.png"))
-        .attach(agent_core::Media::url("https://example.com/a.pdf", "application/pdf"))
+        .attach(agent_core::Media::url(
+            "https://example.com/a.pdf",
+            "application/pdf",
+        ))
         .await
         .unwrap();
     agent_runtime::trace::record_content(false);
