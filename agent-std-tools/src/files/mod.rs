@@ -59,7 +59,7 @@ pub struct FilesConfig {
     pub max_write_bytes: usize,
     /// The most bytes of a file `read_file` answers with as media (an image, a PDF, a sound),
     /// checked from the file's size before it is read. Default
-    /// [`DEFAULT_MAX_MEDIA_BYTES`](crate::media::DEFAULT_MAX_MEDIA_BYTES) (20 MiB).
+    /// [`DEFAULT_MAX_MEDIA_BYTES`] (20 MiB).
     pub max_media_bytes: usize,
 }
 
