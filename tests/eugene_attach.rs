@@ -150,3 +150,24 @@ fn attach_needs_a_question() {
     assert_eq!(done.code(), Some(2), "{done:?}");
     assert!(done.stderr.contains("<QUESTION>"), "{}", done.stderr);
 }
+
+#[test]
+fn help_describes_attach_for_questions_and_eval_datasets() {
+    let done = run(eugene().arg("--help"));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert!(done.stdout.contains("--attach <FILE>"), "{}", done.stdout);
+    assert!(
+        done.stdout
+            .contains("an --attach\n       file that is missing"),
+        "exit status 2 names --attach:\n{}",
+        done.stdout
+    );
+    let done = run(eugene().args(["eval", "--help"]));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert!(
+        done.stdout.contains("attach: [map.png]")
+            && done.stdout.contains("relative to the dataset file"),
+        "{}",
+        done.stdout
+    );
+}
