@@ -36,6 +36,7 @@ use std::path::Path;
 
 use agent_core::content::{Media, MediaError, MediaInfo, MediaLimits};
 
+use crate::names::display_name;
 use crate::sandbox::{NotRegular, open_regular_ambient};
 
 /// The most bytes a file read as media may have unless configured otherwise: 20 MiB, more than
@@ -150,8 +151,8 @@ impl std::error::Error for MediaFileError {
 
 /// Reads the file at `path` (a path the user gave, outside any workspace) as media, within
 /// `limits` (see the [module](self) for the steps). A FIFO or a device at the path is refused
-/// without waiting on it. The media is named after the file's last component; errors name `path`
-/// as given.
+/// without waiting on it. The media is named after the file's last component (control and
+/// invisible characters escaped, as `\u{202e}`); errors name `path` as given.
 pub fn load_media(path: &Path, limits: &MediaLimits) -> Result<LoadedMedia, MediaFileError> {
     let file = path.display().to_string();
     let opened =
@@ -174,9 +175,7 @@ pub fn load_media(path: &Path, limits: &MediaLimits) -> Result<LoadedMedia, Medi
             source,
         })?
         .len();
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned());
+    let name = path.file_name().map(display_name);
     read_media(opened, size, &file, name.as_deref(), limits)
 }
 

@@ -174,7 +174,9 @@ fn read(
     let mut reader = BufReader::with_capacity(CHUNK_BYTES, file.into_std());
     let head = reader.fill_buf().map_err(|e| ws.fs_error(path, e))?;
     if starts_as_media(head) {
-        let name = rel.file_name().map(|name| name.to_string_lossy());
+        // Control and invisible characters escaped, as in every message naming a path: the name
+        // reaches the model as the part's title.
+        let name = rel.file_name().map(display_name);
         let loaded = read_media(
             reader,
             meta.len(),

@@ -102,6 +102,21 @@ async fn an_image_is_answered_as_media_whatever_its_name_says() {
 }
 
 #[tokio::test]
+async fn a_media_name_reaches_the_model_with_its_invisible_characters_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A right-to-left override: shown as it is, `cat\u{202e}gnp.exe` reads as `catexe.png`.
+    std::fs::write(tmp.path().join("cat\u{202e}gnp.exe"), tiny_png()).unwrap();
+    let ctx = SkillContext::new(tmp.path());
+    let output = read(&ctx, "cat\u{202e}gnp.exe").await.unwrap();
+    let (media, text) = only_media(&output);
+    assert_eq!(media.name.as_deref(), Some("cat\\u{202e}gnp.exe"));
+    assert!(
+        text.starts_with("`cat\\u{202e}gnp.exe`: image/png"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn text_named_as_an_image_is_read_as_text() {
     let tmp = tempfile::tempdir().unwrap();
     put(tmp.path(), "photo.png", "not a picture\n");
