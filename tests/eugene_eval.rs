@@ -8,6 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use eugene::content::tiny_png;
 use serde_json::{Value, json};
 use support::{Reply, Server, Terminal, eugene, run};
 
@@ -458,4 +459,69 @@ cases:
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
     assert!(tools.iter().any(|t| t == "final_answer"), "{tools:?}");
+}
+
+// ---------------------------------------------------------------- attachments
+
+const RECEIPT: &str = "\
+cases:
+  - name: receipt
+    goal: What is the total on the receipt?
+    attach: [scans/receipt.png]
+    checks:
+      - equals: 42
+";
+
+#[test]
+fn a_case_runs_with_its_attached_image() {
+    let (dir, file) = dataset(RECEIPT);
+    std::fs::create_dir(dir.path().join("scans")).unwrap();
+    std::fs::write(dir.path().join("scans/receipt.png"), tiny_png()).unwrap();
+    let server = Server::start([whole("42")]);
+    // Run from another directory: the path is the dataset's, not the current one's.
+    let done = run(eval(&server, dir.path(), &file).current_dir(std::env::temp_dir()));
+    assert_eq!(done.code(), Some(0), "{done:?}");
+    assert!(
+        row(&done.stdout, "receipt").contains("1/1"),
+        "{}",
+        done.stdout
+    );
+    assert_eq!(server.received().len(), 1);
+}
+
+#[test]
+fn a_case_whose_attachment_cannot_be_sent_stops_the_eval_before_it_runs() {
+    let (dir, file) = dataset(RECEIPT);
+    let server = Server::start([whole("never")]);
+    let done = run(&mut eval(&server, dir.path(), &file));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    let missing = dir.path().join("scans/receipt.png");
+    assert!(
+        done.stderr.contains(&format!(
+            "{}: case `receipt`: {}: cannot be read: ",
+            file.display(),
+            missing.display()
+        )),
+        "{}",
+        done.stderr
+    );
+
+    // There, but not an image: a DOS executable's header.
+    std::fs::create_dir(dir.path().join("scans")).unwrap();
+    std::fs::write(
+        &missing,
+        b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00",
+    )
+    .unwrap();
+    let done = run(&mut eval(&server, dir.path(), &file));
+    assert_eq!(done.code(), Some(2), "{done:?}");
+    assert!(
+        done.stderr.contains("case `receipt`") && done.stderr.contains("cannot be recognized"),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        server.received().is_empty(),
+        "nothing was asked of the model"
+    );
 }

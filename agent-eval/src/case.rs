@@ -1,5 +1,7 @@
-//! One case of a dataset: a goal, an optional typed output, checks, attempts.
+//! One case of a dataset: a goal with any attachments, an optional typed output, checks,
+//! attempts.
 
+use agent_core::content::Media;
 use serde_json::Value;
 
 use crate::check::Check;
@@ -11,11 +13,15 @@ pub const MAX_REPEAT: usize = 1_000;
 /// The longest case name, in characters.
 pub const MAX_NAME_CHARS: usize = 256;
 
-/// One case: a goal for the agent, what its answer must satisfy, how many attempts it gets.
+/// One case: a goal for the agent (with any images, documents or sounds attached to it), what
+/// its answer must satisfy, how many attempts it gets.
 #[derive(Debug, Clone)]
 pub struct Case {
     name: String,
     goal: String,
+    attachments: Vec<Media>,
+    /// The `attach:` paths of a YAML case, as written, until the dataset loads them.
+    pub(crate) attach_paths: Vec<String>,
     output: Option<OutputType>,
     output_schema: Option<Value>,
     checks: Vec<Check>,
@@ -28,11 +34,25 @@ impl Case {
         Case {
             name: name.into(),
             goal: goal.into(),
+            attachments: Vec::new(),
+            attach_paths: Vec::new(),
             output: None,
             output_schema: None,
             checks: Vec::new(),
             repeat: None,
         }
+    }
+
+    /// Attaches media to the goal (each attempt's run gets it with the goal, as
+    /// `AgentRuntime::run(goal).attach(media)` would). The provider checks it before sending.
+    pub fn attach(mut self, media: Media) -> Case {
+        self.add_attachment(media);
+        self
+    }
+
+    /// [`Case::attach`] in place.
+    pub(crate) fn add_attachment(&mut self, media: Media) {
+        self.attachments.push(media);
     }
 
     /// Adds a check; an attempt passes when its run finished and every check passed.
@@ -71,6 +91,11 @@ impl Case {
     /// The goal its run is given.
     pub fn goal(&self) -> &str {
         &self.goal
+    }
+
+    /// The media attached to the goal, in order.
+    pub fn attachments(&self) -> &[Media] {
+        &self.attachments
     }
 
     /// The checks, in order.

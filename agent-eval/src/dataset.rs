@@ -9,6 +9,11 @@
 //!     checks:
 //!       - equals: Paris
 //!       - rubric: The answer names Paris and nothing else.
+//!   - name: receipt
+//!     goal: What is the total on this receipt? Answer with the number alone.
+//!     attach: [receipt.png]  # files sent with the goal, relative to this file
+//!     checks:
+//!       - equals: 42.5
 //!   - name: ticket
 //!     goal: File a ticket for the failing login test.
 //!     repeat: 5
@@ -20,6 +25,15 @@
 //!       - contains: login
 //!       - json_schema: {properties: {priority: {const: high}}}
 //! ```
+//!
+//! `attach:` lists files (images, PDFs, sounds; at most [`MAX_ATTACHMENTS`] a case) sent with the
+//! case's goal, as `AgentRuntime::run(goal).attach(..)` sends them. They are read when the dataset
+//! is, relative to the dataset file's directory, through the same bounded loader as `read_file`'s
+//! media and `eugene --attach` ([`agent_std_tools::media`]): at most
+//! [`DEFAULT_MAX_MEDIA_BYTES`](agent_std_tools::media::DEFAULT_MAX_MEDIA_BYTES) a file, checked
+//! from its size before it is read, [`MAX_ATTACHED_BYTES`] for all of a dataset's files, the type
+//! read from the bytes (never the name), a corrupt image or a decompression bomb refused. A file
+//! that cannot be read or sent is a [`DatasetError::Attachment`] naming the case and the file.
 //!
 //! Every key is checked: a misspelt one, a missing `goal`, a check that is not one of `equals`,
 //! `contains`, `json_schema` and `rubric`, a schema that does not compile, a `repeat` of 0, two
@@ -34,6 +48,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::attach::load_attachments;
+pub use crate::attach::{MAX_ATTACHED_BYTES, MAX_ATTACHMENTS};
 pub use crate::case::{Case, MAX_NAME_CHARS, MAX_REPEAT};
 pub use crate::yaml::MAX_CASES;
 use crate::yaml::RawDataset;
@@ -73,6 +89,26 @@ pub enum DatasetError {
         column: usize,
         /// What is wrong, with the path to the key (`cases[1].checks[0]`) when there is one.
         message: String,
+    },
+    /// A case's attached file cannot be read, or is not media that can be sent.
+    #[error("{file}: case `{case}`: {source}")]
+    Attachment {
+        /// The dataset file.
+        file: String,
+        /// The case that attaches it.
+        case: String,
+        /// Why, naming the attached file.
+        source: Box<agent_std_tools::media::MediaFileError>,
+    },
+    /// The dataset's attached files hold more than [`MAX_ATTACHED_BYTES`] together.
+    #[error("{file}: case `{case}`: the attached files hold more than {max} bytes together")]
+    TooMuchAttached {
+        /// The dataset file.
+        file: String,
+        /// The case whose file went over.
+        case: String,
+        /// The limit.
+        max: usize,
     },
 }
 
@@ -171,8 +207,9 @@ impl Dataset {
         Ok(dataset)
     }
 
-    /// Reads a dataset from YAML text; `file` is the name errors give. Without a `name` key the
-    /// dataset's name is `file`'s (`load` uses the file's name without its extension).
+    /// Reads a dataset from YAML text; `file` is the name errors give, and its directory the one
+    /// `attach:` paths are relative to (the current one for a bare name). Without a `name` key
+    /// the dataset's name is `file`'s (`load` uses the file's name without its extension).
     pub fn from_yaml(file: &str, text: &str) -> Result<Dataset, DatasetError> {
         if text.len() as u64 > MAX_FILE_BYTES {
             return Err(DatasetError::TooLarge {
@@ -206,10 +243,12 @@ impl Dataset {
                 message,
             }
         })?;
+        let mut cases = raw.cases.0;
+        load_attachments(file, &mut cases)?;
         Ok(Dataset {
             name: raw.name.unwrap_or_default(),
             repeat: raw.repeat.map(|r| r.0),
-            cases: raw.cases.0,
+            cases,
         })
     }
 }

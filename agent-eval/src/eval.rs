@@ -286,7 +286,12 @@ impl Eval {
         let runtime = factory(case).event_sink(tally.sink());
         let started = Instant::now();
         let run = async {
-            let request = runtime.run(case.goal());
+            let request = case
+                .attachments()
+                .iter()
+                .fold(runtime.run(case.goal()), |request, media| {
+                    request.attach(media.clone())
+                });
             match case.output_type() {
                 Some(output) => request.output(output.clone()).await,
                 None => request.await,

@@ -44,7 +44,7 @@
 //!
 //! | module | central type | what it is for |
 //! |---|---|---|
-//! | [`dataset`] | [`Dataset`], [`Case`] | the cases: goal, optional typed output, checks, attempts; YAML with `file:line:column` errors |
+//! | [`dataset`] | [`Dataset`], [`Case`] | the cases: goal and attached files, optional typed output, checks, attempts; YAML with `file:line:column` errors |
 //! | [`check`] | [`Check`], [`Answer`] | equals, contains, JSON Schema, a rubric, a closure of yours |
 //! | [`judge`] | [`Judge`] | the model that grades rubrics, with a JSON verdict |
 //! | [`eval`] | [`Eval`] | the runner: N attempts a case, bounded concurrency, a time limit, progress |
@@ -75,13 +75,17 @@
 //! `agent-core`, `agent-llm`, `agent-runtime` (the registry, providers and runs under test),
 //! `futures` (`buffer_unordered`: bounded concurrency without spawning), `tokio` (time limits),
 //! `serde`/`serde_json` (reports), `serde_yaml_ng` (datasets, with lines and columns in its
-//! errors), `jsonschema` (the `json_schema` check and typed cases; without its HTTP and file
+//! errors), `agent-std-tools` without its `web` feature (its bounded media loader reads a case's
+//! `attach:` files, the one `read_file` and `eugene --attach` use), `jsonschema` (the `json_schema` check and typed cases; without its HTTP and file
 //! resolvers, so a schema reaches nothing outside itself), `thiserror` (error enums). The JUnit
-//! writer is a few escaping rules of its own rather than an XML crate. It compiles no HTTP, TLS or
-//! storage crate of its own: the providers under test bring theirs.
+//! writer is a few escaping rules of its own rather than an XML crate. It compiles no HTTP or TLS crate
+//! of its own: the providers under test bring theirs. (Through `agent-std-tools` it links that
+//! crate's dependencies, among them `redb` and the shell sandbox's `landlock` and `seccompiler`,
+//! for one function; moving the media loader into `agent-core` would drop them.)
 
 #![warn(missing_docs)]
 
+mod attach;
 mod case;
 pub mod check;
 pub mod compare;

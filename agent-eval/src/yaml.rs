@@ -12,6 +12,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use crate::attach::MAX_ATTACHMENTS;
 use crate::case::{Case, MAX_NAME_CHARS, MAX_REPEAT};
 use crate::check::Check;
 
@@ -98,6 +99,8 @@ struct RawCase {
     name: String,
     goal: String,
     #[serde(default)]
+    attach: Vec<String>,
+    #[serde(default)]
     output_schema: Option<Value>,
     #[serde(default)]
     checks: Vec<YamlCheck>,
@@ -136,7 +139,16 @@ impl<'de> DeserializeSeed<'de> for CaseSeed<'_> {
             if raw.goal.trim().is_empty() {
                 return Err(format!("case `{name}`: the goal must not be empty"));
             }
+            if raw.attach.len() > MAX_ATTACHMENTS {
+                return Err(format!(
+                    "case `{name}`: at most {MAX_ATTACHMENTS} files may be attached"
+                ));
+            }
+            if raw.attach.iter().any(|path| path.trim().is_empty()) {
+                return Err(format!("case `{name}`: an attached path must not be empty"));
+            }
             let mut case = Case::new(name, raw.goal);
+            case.attach_paths = raw.attach;
             if let Some(schema) = raw.output_schema {
                 case = case
                     .output_schema(schema)

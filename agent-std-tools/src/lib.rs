@@ -16,7 +16,7 @@
 //!
 //! | skill | arguments | flags | module | unit struct |
 //! |---|---|---|---|---|
-//! | `read_file` | `path`, `offset?` (first line, 1-based), `limit?` (lines) | read-only | [`files`] | [`ReadFileSkill`] |
+//! | `read_file` | `path`, `offset?` (first line, 1-based), `limit?` (lines); an image, PDF or sound file is answered as media ([`media`]) | read-only | [`files`] | [`ReadFileSkill`] |
 //! | `write_file` | `path`, `content` | — | [`files`] | [`WriteFileSkill`] |
 //! | `apply_patch` | `patch` (V4A text) | — | [`patch`] | [`ApplyPatchSkill`] |
 //! | `list_dir` | `path?` (default `.`), `depth?` (default 1) | read-only | [`files`] | [`ListDirSkill`] |
@@ -94,7 +94,7 @@
 //!
 //! | type | for | defaults |
 //! |---|---|---|
-//! | [`FilesConfig`] | `read_file`, `list_dir`, `write_file`, `apply_patch` | 15,000 characters a read, 1,000 entries a listing, 10 MiB a write or patch |
+//! | [`FilesConfig`] | `read_file`, `list_dir`, `write_file`, `apply_patch` | 15,000 characters a read, 20 MiB a file read as media, 1,000 entries a listing, 10 MiB a write or patch |
 //! | [`SearchConfig`] | `search_files` | a compiled pattern of at most 1 MiB, an 8 MiB DFA cache, lines of at most 4 MiB |
 //! | [`ShellConfig`] | `run_shell` | 120 s timeout, at most 600 s, 7,500 characters of stdout and of stderr, confined where the kernel allows, no network |
 //! | [`WebConfig`] | `web_fetch` | public addresses only, 30 s, 2 MiB, 15,000 characters, 5 redirects |
@@ -130,6 +130,7 @@
 pub mod agent_skills;
 mod blocking;
 pub mod files;
+pub mod media;
 pub mod memory;
 mod names;
 pub mod patch;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use eugene::{CancellationToken, HookVerdict, SkillError, SkillHook, SkillMetadata, async_trait};
 use serde_json::Value;
+use tokio::signal::unix::Signal;
 
 use crate::output::{Style, summarise_args};
 
@@ -170,5 +171,53 @@ fn why_ask(name: &str, metadata: &SkillMetadata) -> String {
         )
     } else {
         format!("`{name}` changes things (it is not read-only), so it needs your permission")
+    }
+}
+
+/// What the prompt got.
+pub enum Prompted {
+    /// A question.
+    Question(String),
+    /// Input ended (Ctrl-D).
+    End,
+    /// Ctrl-C twice.
+    Quit,
+}
+
+/// Asks for the next question. Ctrl-C here says how to quit; a second one in a row quits.
+pub async fn read_question(
+    input: &tokio::sync::Mutex<LineReader>,
+    sigint: &mut Signal,
+    style: Style,
+    show_prompt: bool,
+) -> Prompted {
+    let mut armed = false;
+    loop {
+        if show_prompt {
+            eprint!("{}", style.bold("? "));
+            let _ = std::io::stderr().flush();
+        }
+        let line = tokio::select! {
+            line = async { input.lock().await.next_line().await } => line,
+            _ = sigint.recv() => {
+                if armed {
+                    eprintln!();
+                    return Prompted::Quit;
+                }
+                armed = true;
+                eprintln!("\n{}", style.dim("(press Ctrl-C again to quit, or Ctrl-D)"));
+                continue;
+            }
+        };
+        match line {
+            None => {
+                if show_prompt {
+                    eprintln!();
+                }
+                return Prompted::End;
+            }
+            Some(line) if line.trim().is_empty() => armed = false,
+            Some(line) => return Prompted::Question(line.trim().to_owned()),
+        }
     }
 }

@@ -40,7 +40,8 @@ Exit statuses:
   0    answered (in --plan mode: the plan is ready); interactive mode: input ended
   1    internal error
   2    usage or configuration error (bad flag, no provider, bad URL, no such workspace,
-       a --json-schema file that is missing, not JSON or not a valid JSON Schema, a --session
+       a --json-schema file that is missing, not JSON or not a valid JSON Schema, an --attach
+       file that is missing, over 20 MiB or not the media its bytes start as, a --session
        name with other characters, --approve/--deny that leave a pending call without a
        decision or name a call that is not pending)
   3    provider error: the model could not be reached or answered with an error
@@ -150,6 +151,12 @@ pub struct Args {
     #[arg(long, value_name = "BUDGET", num_args = 0..=1, require_equals = true,
           default_missing_value = "4096", value_parser = parse_thinking)]
     pub think: Option<ThinkingConfig>,
+    /// Send FILE with the question (repeatable): an image (PNG, JPEG, GIF, WebP), a PDF, a sound
+    /// or a text file, its type read from its bytes, at most 20 MiB. One that is missing, larger,
+    /// of another type, a corrupt image or one of too many pixels is a usage error (exit status
+    /// 2): nothing is sent.
+    #[arg(long, value_name = "FILE", requires = "question")]
+    pub attach: Vec<PathBuf>,
     /// The directory the agent works in [default: the current one].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,

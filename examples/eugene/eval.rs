@@ -31,6 +31,8 @@ The dataset (YAML):
     - name: capital             unique
       goal: What is the capital of France? Answer with the city alone.
       repeat: 5                 optional
+      attach: [map.png]         optional: files sent with the goal (images, PDFs, sounds; at
+                                most 16, 20 MiB each), relative to the dataset file
       output_schema: {...}      optional: a typed run ending in a value under this JSON Schema
       checks:                   all must pass, and the run must end with an answer
         - equals: Paris         the trimmed text (or the typed value) equals this
@@ -38,6 +40,8 @@ The dataset (YAML):
         - json_schema: {...}    the answer's JSON follows this schema
         - rubric: Names Paris.  the judge model finds the answer meets this
 A mistake in it is reported as FILE:LINE:COLUMN: what is wrong (exit status 2); nothing runs.
+So is an attached file that is missing, over 20 MiB, of no known type, a corrupt image or one of
+too many pixels (FILE: case `NAME`: the attached file and what is wrong).
 
 The model is chosen as for a question (see eugene --help: --provider, the environment). The
 judge of rubrics is the same provider and model, or --judge-model. Calls that change things are

@@ -42,6 +42,7 @@
 //! `--mcp URL` adds its tools to a run ([`mcp`]).
 
 mod ask;
+mod attach;
 mod cli;
 mod eval;
 mod mcp;
@@ -64,7 +65,7 @@ use eugene::{
 };
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use ask::{AskFirst, CurrentRun, LineReader};
+use ask::{AskFirst, CurrentRun, LineReader, Prompted, read_question};
 use cli::{Args, Exit};
 use observe::observe;
 use output::{Limits, Renderer, RunStats, Style, Summary};
@@ -128,6 +129,8 @@ struct Session {
     renderer: Renderer,
     current: CurrentRun,
     sigint: Signal,
+    /// `--attach`: sent with the first question.
+    attachments: Vec<eugene::content::Media>,
 }
 
 async fn run(args: Args) -> Exit {
@@ -137,6 +140,10 @@ async fn run(args: Args) -> Exit {
     // Read first: a wrong file is found before any server is asked anything.
     let schema = match args.json_schema.as_deref().map(Schema::load).transpose() {
         Ok(schema) => schema,
+        Err(message) => return config_error(&args, style, &message),
+    };
+    let attachments = match attach::load(&args.attach, style) {
+        Ok(attachments) => attachments,
         Err(message) => return config_error(&args, style, &message),
     };
     let chosen = match provider::choose(&args).await {
@@ -251,6 +258,7 @@ async fn run(args: Args) -> Exit {
         renderer,
         current,
         sigint,
+        attachments,
     };
 
     if let Some((pending, decisions)) = decided {
@@ -341,51 +349,6 @@ enum Turn {
     Decide(Vec<(String, Decision)>),
 }
 
-/// What the prompt got.
-enum Prompted {
-    Question(String),
-    End,
-    Quit,
-}
-
-/// Asks for the next question. Ctrl-C here says how to quit; a second one in a row quits.
-async fn read_question(
-    input: &tokio::sync::Mutex<LineReader>,
-    sigint: &mut Signal,
-    style: Style,
-    show_prompt: bool,
-) -> Prompted {
-    let mut armed = false;
-    loop {
-        if show_prompt {
-            eprint!("{}", style.bold("? "));
-            let _ = std::io::stderr().flush();
-        }
-        let line = tokio::select! {
-            line = async { input.lock().await.next_line().await } => line,
-            _ = sigint.recv() => {
-                if armed {
-                    eprintln!();
-                    return Prompted::Quit;
-                }
-                armed = true;
-                eprintln!("\n{}", style.dim("(press Ctrl-C again to quit, or Ctrl-D)"));
-                continue;
-            }
-        };
-        match line {
-            None => {
-                if show_prompt {
-                    eprintln!();
-                }
-                return Prompted::End;
-            }
-            Some(line) if line.trim().is_empty() => armed = false,
-            Some(line) => return Prompted::Question(line.trim().to_owned()),
-        }
-    }
-}
-
 impl Session {
     /// Runs one question on top of `transcript` (which grows by the run when it did not fail), or
     /// in the `--session`, or goes on from the session's pause; renders how it ended, and returns
@@ -409,16 +372,18 @@ impl Session {
             .as_ref()
             .map(|k| (k.store.clone(), k.name.clone()));
         let mut conversation = transcript.clone();
+        let attachments = std::mem::take(&mut self.attachments);
         let run = async move {
             let request = match (&kept, turn) {
                 (Some((store, name)), Turn::Question(question)) => {
-                    runtime.run(question).in_session(store, name.clone())
+                    attach::request(runtime.run(question), attachments)
+                        .in_session(store, name.clone())
                 }
                 (Some((store, name)), Turn::Decide(decisions)) => {
                     runtime.decide(decisions).in_session(store, name.clone())
                 }
                 (None, Turn::Question(question)) => {
-                    conversation.push(Message::user(question));
+                    conversation.push(attach::message(question, attachments));
                     runtime.resume(conversation)
                 }
                 (None, Turn::Decide(_)) => unreachable!("--approve and --deny require --session"),

@@ -5,6 +5,7 @@
 //! Nothing here measures time: a time limit is proven by a model that never answers, and the
 //! concurrency bound by counting the calls in flight.
 
+mod attach;
 mod dataset;
 mod http;
 mod judge;

@@ -28,10 +28,14 @@ mod lines;
 
 use std::io::{BufRead, BufReader};
 
-use agent_core::{SkillContext, SkillError, skill};
+use agent_core::content::Content;
+use agent_core::{SkillContext, SkillError, SkillOutput, skill};
 use cap_std::fs::OpenOptions;
 
 use crate::blocking::{Stop, blocking, blocking_until_stopped};
+use crate::media::{
+    DEFAULT_MAX_MEDIA_BYTES, MediaFileError, media_limits, read_media, starts_as_media,
+};
 use crate::names::display_name;
 use crate::sandbox::{Links, NotRegular, Workspace, open_regular};
 use crate::walk::{display_rel, walker};
@@ -53,6 +57,10 @@ pub struct FilesConfig {
     /// as long as its provider sends. Default [`DEFAULT_MAX_WRITE_BYTES`] (10 MiB, some twenty
     /// times the longest answer models give today).
     pub max_write_bytes: usize,
+    /// The most bytes of a file `read_file` answers with as media (an image, a PDF, a sound),
+    /// checked from the file's size before it is read. Default
+    /// [`DEFAULT_MAX_MEDIA_BYTES`] (20 MiB).
+    pub max_media_bytes: usize,
 }
 
 /// The default of [`FilesConfig::max_write_bytes`]: 10 MiB.
@@ -64,6 +72,7 @@ impl Default for FilesConfig {
             max_read_chars: 15_000,
             max_list_entries: 1_000,
             max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
+            max_media_bytes: DEFAULT_MAX_MEDIA_BYTES,
         }
     }
 }
@@ -96,14 +105,18 @@ fn config(ctx: &SkillContext) -> FilesConfig {
     ctx.extension::<FilesConfig>().cloned().unwrap_or_default()
 }
 
-/// Read a text file in the workspace. Returns its lines as they are; long files are cut with a
-/// notice that says which lines were shown and the `offset` to continue from. Binary files are
-/// refused; invalid UTF-8 is shown with replacement characters.
+/// Read a file in the workspace. A text file: its lines as they are; long files are cut with a
+/// notice that says which lines were shown and the `offset` to continue from. An image (PNG,
+/// JPEG, GIF, WebP), a PDF or a sound file: the file itself, for you to see, with a line saying
+/// what it is (the type is read from the bytes, not the name; at most 20 MiB; a corrupt image or
+/// one of too many pixels is an error). Other binary files are refused; invalid UTF-8 is shown
+/// with replacement characters.
 ///
 /// # Arguments
 /// * `path` - File path, relative to the workspace root.
-/// * `offset` - The first line to return, counting from 1. Default 1.
-/// * `limit` - The most lines to return. Default: as many as fit the output limit.
+/// * `offset` - The first line to return, counting from 1. Default 1. Text files only.
+/// * `limit` - The most lines to return. Default: as many as fit the output limit. Text files
+///   only.
 #[skill(
     read_only,
     search_hint = "open show cat view print file contents lines"
@@ -113,9 +126,11 @@ pub async fn read_file(
     path: String,
     offset: Option<usize>,
     limit: Option<usize>,
-) -> Result<String, SkillError> {
+) -> Result<SkillOutput, SkillError> {
     let ws = Workspace::from_context(ctx)?;
-    let max_chars = config(ctx).max_read_chars.max(1);
+    let config = config(ctx);
+    let max_chars = config.max_read_chars.max(1);
+    let max_media = config.max_media_bytes;
     if offset == Some(0) {
         return Err(SkillError::bad_args(
             "offset",
@@ -126,19 +141,20 @@ pub async fn read_file(
         return Err(SkillError::bad_args("limit", "must be at least 1"));
     }
     blocking_until_stopped(ctx, move |stop| {
-        read_lines(&ws, &path, offset.unwrap_or(1), limit, max_chars, stop)
+        let lines = Lines::new(offset.unwrap_or(1), limit, max_chars);
+        read(&ws, &path, lines, max_media, stop)
     })
     .await
 }
 
-fn read_lines(
+/// Reads `path` as media when its first bytes say it is, as `lines` of text otherwise.
+fn read(
     ws: &Workspace,
     path: &str,
-    offset: usize,
-    limit: Option<usize>,
-    max_chars: usize,
+    mut lines: Lines,
+    max_media: usize,
     stop: &Stop,
-) -> Result<String, SkillError> {
+) -> Result<SkillOutput, SkillError> {
     let shown = display_name(path);
     // Opened first and checked after (by the sandbox): a FIFO put in the file's place after a
     // check would make the open wait for a writer forever.
@@ -157,19 +173,39 @@ fn read_lines(
     let meta = file.metadata().map_err(|e| ws.fs_error(path, e))?;
     let mut reader = BufReader::with_capacity(CHUNK_BYTES, file.into_std());
     let head = reader.fill_buf().map_err(|e| ws.fs_error(path, e))?;
+    if starts_as_media(head) {
+        // Control and invisible characters escaped, as in every message naming a path: the name
+        // reaches the model as the part's title.
+        let name = rel.file_name().map(display_name);
+        let loaded = read_media(
+            reader,
+            meta.len(),
+            &format!("`{shown}`"),
+            name.as_deref(),
+            &media_limits(max_media),
+        )
+        .map_err(|e| match e {
+            MediaFileError::TooLarge { .. } | MediaFileError::Grew { .. } => {
+                SkillError::tool(format!("{e} (FilesConfig::max_media_bytes)"))
+            }
+            e => SkillError::tool(e.to_string()),
+        })?;
+        let what = format!("`{shown}`: {}", loaded.summary());
+        return Ok(SkillOutput::Content(Content::text(what).with(loaded.media)));
+    }
     if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(SkillError::tool(format!(
-            "`{shown}` is a binary file ({} bytes); read_file shows text files only",
+            "`{shown}` is a binary file ({} bytes); read_file shows text, images, PDFs and sound \
+             files only",
             meta.len()
         )));
     }
     if head.is_empty() {
-        return Ok(format!("[`{shown}` is empty]"));
+        return Ok(SkillOutput::Text(format!("[`{shown}` is empty]")));
     }
 
     // The file is read a chunk at a time; of each line only what the output could still show is
     // kept, so memory stays within the output limit whatever the shape of the file.
-    let mut lines = Lines::new(offset, limit, max_chars);
     loop {
         if stop.is_set() {
             return Err(SkillError::Cancelled);
@@ -185,7 +221,7 @@ fn read_lines(
             break;
         }
     }
-    lines.finish(&shown)
+    lines.finish(&shown).map(SkillOutput::Text)
 }
 
 /// Write a text file in the workspace, replacing it if it exists and creating missing parent

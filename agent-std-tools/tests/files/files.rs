@@ -74,15 +74,17 @@ async fn read_file_offset_past_the_end_and_zero_are_bad_arguments() {
 #[tokio::test]
 async fn read_file_refuses_binary_files_clearly() {
     let (tmp, ctx) = ws();
+    // An executable's header, named as an image: neither text nor media.
     put(
         tmp.path(),
         "img.png",
-        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00",
     );
     let answer = call(&ctx, "read_file", json!({"path": "img.png"})).await;
     assert_eq!(
         answer.err(),
-        "`img.png` is a binary file (16 bytes); read_file shows text files only"
+        "`img.png` is a binary file (16 bytes); read_file shows text, images, PDFs and sound \
+         files only"
     );
 }
 

@@ -210,7 +210,7 @@ async fn read_errors_and_file_skill_messages_show_the_name_escaped() {
     assert_eq!(
         texts,
         [
-            "`bin\\u{202e}gnp.txt` is a binary file (3 bytes); read_file shows text files only",
+            "`bin\\u{202e}gnp.txt` is a binary file (3 bytes); read_file shows text, images, PDFs and sound files only",
             "`dir\\u{200b}` is a directory; use list_dir to see what is in it",
             "`gone\\u{2066}.txt` does not exist",
             "`bin\\u{202e}gnp.txt` is a file, not a directory; use read_file to read it",
