@@ -238,37 +238,46 @@ pub(crate) fn encode_spliced(encode: impl FnOnce() -> Value) -> Vec<u8> {
     if media.is_empty() {
         return json;
     }
-    let encoded: usize = media.iter().map(|m| m.len().div_ceil(3) * 4).sum();
-    let mut out = Vec::with_capacity(json.len() + encoded);
+    // Where each marker is, and what goes there; then the body in one allocation of its final
+    // size (zeroed by the allocator, not written twice), filled in order.
     let prefix = format!("\\u0001{nonce:016x}:");
     let end = b"\\u0001";
-    let mut rest = &json[..];
-    while let Some(at) = find(rest, prefix.as_bytes()) {
-        out.extend_from_slice(&rest[..at]);
-        let after = &rest[at + prefix.len()..];
-        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
-        let index: usize = std::str::from_utf8(&after[..digits])
+    let mut spans: Vec<(usize, usize, &[u8])> = Vec::with_capacity(media.len());
+    let mut from = 0;
+    while let Some(at) = find(&json[from..], prefix.as_bytes()).map(|at| from + at) {
+        let after = at + prefix.len();
+        let digits = json[after..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let index: Option<usize> = std::str::from_utf8(&json[after..after + digits])
             .ok()
-            .and_then(|d| d.parse().ok())
-            .unwrap_or(usize::MAX);
-        match media.get(index).and_then(Media::bytes) {
-            Some(bytes) if after[digits..].starts_with(end) => {
-                let start = out.len();
-                out.resize(start + bytes.len().div_ceil(3) * 4, 0);
-                let written = STANDARD
-                    .encode_slice(bytes, &mut out[start..])
-                    .unwrap_or_default();
-                out.truncate(start + written);
-                rest = &after[digits + end.len()..];
+            .and_then(|d| d.parse().ok());
+        let bytes = index.and_then(|i| media.get(i)).and_then(Media::bytes);
+        match bytes {
+            Some(bytes) if json[after + digits..].starts_with(end) => {
+                let stop = after + digits + end.len();
+                spans.push((at, stop, bytes));
+                from = stop;
             }
             // Not a marker after all: kept as it was.
-            _ => {
-                out.extend_from_slice(&rest[at..at + prefix.len()]);
-                rest = after;
-            }
+            _ => from = after,
         }
     }
-    out.extend_from_slice(rest);
+    let removed: usize = spans.iter().map(|(start, stop, _)| stop - start).sum();
+    let added: usize = spans.iter().map(|(_, _, b)| b.len().div_ceil(3) * 4).sum();
+    let mut out = vec![0u8; json.len() - removed + added];
+    let (mut read, mut write) = (0, 0);
+    for (start, stop, bytes) in spans {
+        let text = &json[read..start];
+        out[write..write + text.len()].copy_from_slice(text);
+        write += text.len();
+        write += STANDARD
+            .encode_slice(bytes, &mut out[write..])
+            .unwrap_or_default();
+        read = stop;
+    }
+    out[write..write + json.len() - read].copy_from_slice(&json[read..]);
     out
 }
 

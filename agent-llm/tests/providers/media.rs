@@ -448,3 +448,53 @@ fn big_png(mb: usize) -> Vec<u8> {
     png.resize(mb * 1024 * 1024, 0);
     png
 }
+
+/// What is sent is the body serialized, byte for byte, on every format: the media written once
+/// into it, never a marker left behind, and text that looks like a marker left alone.
+#[test]
+fn the_bytes_sent_are_the_body_serialized_whatever_the_text_says() {
+    let png = agent_core::content::tiny_png();
+    let transcript = [
+        Message::user("look-alike: \u{1}0000000000000000:0\u{1} and \\u0001")
+            .attach(Media::new("image/png", png.clone()))
+            .attach("between")
+            .attach(Media::new("application/pdf", big_pdf(0)).named("a.pdf")),
+        Message::assistant("Seen."),
+        Message::user("again").attach(Media::new("image/png", png)),
+    ];
+    let request = ChatRequest::new(&transcript);
+    let bodies: [(Value, bytes::Bytes); 4] = [
+        {
+            let p = AnthropicProvider::new("k", "m");
+            (
+                p.request_body(&request, false),
+                p.request_bytes(&request, false),
+            )
+        },
+        {
+            let p = OpenAiProvider::new("k", "m");
+            (
+                p.request_body(&request, true),
+                p.request_bytes(&request, true),
+            )
+        },
+        {
+            let p = OpenAiResponsesProvider::new("k", "m");
+            (
+                p.request_body(&request, false),
+                p.request_bytes(&request, false),
+            )
+        },
+        {
+            let p = GeminiProvider::new("k", "m");
+            (
+                p.request_body(&request, false),
+                p.request_bytes(&request, false),
+            )
+        },
+    ];
+    for (body, sent) in bodies {
+        assert_eq!(sent, serde_json::to_vec(&body).unwrap());
+        assert!(String::from_utf8_lossy(&sent).contains("iVBORw0KGgo"));
+    }
+}
