@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
 //! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses, Gemini and scripted models, whole and streamed |
+//! | `llm/media.rs` (feature `http`) | `MediaRules` | what media each wire format takes; every request's parts checked before it is sent; base64 written once into the body |
 //! | [`model_use`] | [`ModelUseReporter`] | a skill that asks a model on the run's behalf counts it in the run ([`report_model_use`]) |
 //! | `cassette` (feature `cassette`) | `Cassette` | record real exchanges once (secrets redacted), replay them offline in tests |
 //!
@@ -26,7 +27,8 @@
 //! `ring` provider checked against the system's certificates (through `agent-tls`, no system
 //! TLS library), `eventsource-stream` (the server-sent-events parser of the streaming APIs),
 //! `async-stream` (the provider streams written as plain loops), `bytes` (request bodies shared
-//! across retries), `fastrand` (retry jitter). Without `http` the crate compiles no HTTP or TLS
+//! across retries), `fastrand` (retry jitter, and the nonce of a body's media markers), `base64`
+//! (media as the wire formats carry it). Without `http` the crate compiles no HTTP or TLS
 //! crate. Feature `cassette` (off by default; implies `http`) adds what only the cassettes use:
 //! `serde_yaml_ng` (the YAML of vcrpy's cassettes; the maintained fork of `serde_yaml`, whose
 //! repetition and recursion limits keep an alias bomb or a deep nesting from exhausting memory

@@ -92,7 +92,7 @@ impl WireCodec for OpenAiWire {
     /// Images (PNG, JPEG, GIF, WebP; 20 MB each) as `data:` URLs or URLs, audio (WAV, MP3) as
     /// `input_audio`, PDFs as `file` parts, plain-text documents as text; 50 MB a request. A
     /// `tool` message takes text only: a result's media is named in it and sent in a user
-    /// message right after the results (see the [module docs](self)). OpenAI-compatible servers
+    /// message right after the results (as the module docs say). OpenAI-compatible servers
     /// (vLLM, Ollama...) take what their model takes; a part they cannot read is their error.
     fn media_rules(&self) -> MediaRules {
         MediaRules {
