@@ -42,6 +42,11 @@
 //!   decided call runs once (or is denied), and the program goes on. A program that makes other
 //!   calls when it runs again (it cannot depend on a clock or randomness, but could on a
 //!   changed result) has those calls refused.
+//! - **Media stays with the host.** A skill that answers with media (an image, a PDF) answers a
+//!   program with `{"text": "…", "media": [{"media_type", "bytes", "name", "url"}]}`: what the
+//!   media is, not its bytes (a program handles JSON; a 5 MB image is not copied into the
+//!   interpreter). The media itself does not reach the model through a program; a model that
+//!   needs to see it calls the skill directly.
 //! - **What comes back.** `{"value": <what it returned>, "printed": "<what it printed>"}`, the
 //!   printed text cut at [`DEFAULT_MAX_PRINTED`] characters; an exception, a syntax error (with
 //!   line and column in the program as written), the time limit, the memory cap or the call

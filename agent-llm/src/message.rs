@@ -441,9 +441,50 @@ pub struct Usage {
     /// not say.
     #[serde(default)]
     pub reasoning_tokens: u64,
+    /// Of the input tokens (normal and cached), those that were audio, where the provider says
+    /// (OpenAI's `audio_tokens`, Gemini's `AUDIO` modality); 0 otherwise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub audio_input_tokens: u64,
+    /// Of the input tokens, those that were images or documents, where the provider says
+    /// (Gemini's `IMAGE` and `DOCUMENT` modalities); billed as input tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub image_input_tokens: u64,
+    /// Of the output tokens, those that were audio, where the provider says.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub audio_output_tokens: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Usage {
+    /// What `self` has more than `before` (which it grew from), count by count.
+    pub fn since(&self, before: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(before.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(before.output_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_sub(before.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(before.cache_write_tokens),
+            reasoning_tokens: self
+                .reasoning_tokens
+                .saturating_sub(before.reasoning_tokens),
+            audio_input_tokens: self
+                .audio_input_tokens
+                .saturating_sub(before.audio_input_tokens),
+            image_input_tokens: self
+                .image_input_tokens
+                .saturating_sub(before.image_input_tokens),
+            audio_output_tokens: self
+                .audio_output_tokens
+                .saturating_sub(before.audio_output_tokens),
+        }
+    }
+
     /// Every token counted (reasoning tokens are a part of the output tokens).
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
@@ -457,6 +498,9 @@ impl std::ops::AddAssign for Usage {
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
+        self.audio_input_tokens += other.audio_input_tokens;
+        self.image_input_tokens += other.image_input_tokens;
+        self.audio_output_tokens += other.audio_output_tokens;
     }
 }
 

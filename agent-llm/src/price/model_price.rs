@@ -117,8 +117,10 @@ impl<'de> Deserialize<'de> for Rate {
 
 /// What one model costs, by kind of token (each a [`Rate`]; a kind without one costs nothing),
 /// in the shape of the genai-prices data (`input_mtok`, `output_mtok`, `cache_read_mtok`,
-/// `cache_write_mtok`, `requests_kcount`) plus `reasoning_mtok` for tables that bill reasoning
-/// apart from the output. Audio prices are read and ignored: eugene counts no audio tokens.
+/// `cache_write_mtok`, `requests_kcount`, `input_audio_mtok`, `output_audio_mtok`) plus
+/// `reasoning_mtok` for tables that bill reasoning apart from the output. Audio tokens (where the
+/// provider reports them: [`Usage::audio_input_tokens`]) are billed at the audio rates where the
+/// model has them, and taken out of the normal input and output; images are input tokens.
 ///
 /// ```
 /// use agent_llm::{ModelPrice, Usage};
@@ -147,10 +149,12 @@ pub struct ModelPrice {
     /// Dollars per thousand requests.
     #[serde(default, rename = "requests_kcount", deserialize_with = "per_thousand")]
     pub per_request: Option<Usd>,
-    #[serde(default, rename = "input_audio_mtok", deserialize_with = "ignored")]
-    _input_audio: (),
-    #[serde(default, rename = "output_audio_mtok", deserialize_with = "ignored")]
-    _output_audio: (),
+    /// Audio input tokens.
+    #[serde(default, rename = "input_audio_mtok")]
+    pub input_audio: Option<Rate>,
+    /// Audio output tokens.
+    #[serde(default, rename = "output_audio_mtok")]
+    pub output_audio: Option<Rate>,
     #[serde(
         default,
         rename = "cache_audio_read_mtok",
@@ -214,9 +218,25 @@ impl ModelPrice {
             }
             None => (usage.output_tokens, Usd::ZERO),
         };
+        // Audio at its own rates, where the model has them, out of the normal input and output.
+        let (input_tokens, audio_in) = match &self.input_audio {
+            Some(_) => {
+                let audio = usage.audio_input_tokens.min(usage.input_tokens);
+                (usage.input_tokens - audio, at(&self.input_audio, audio))
+            }
+            None => (usage.input_tokens, Usd::ZERO),
+        };
+        let (output_tokens, audio_out) = match &self.output_audio {
+            Some(_) => {
+                let audio = usage.audio_output_tokens.min(output_tokens);
+                (output_tokens - audio, at(&self.output_audio, audio))
+            }
+            None => (output_tokens, Usd::ZERO),
+        };
         Cost {
-            input: at(&self.input, usage.input_tokens),
+            input: at(&self.input, input_tokens),
             output: at(&self.output, output_tokens),
+            audio: audio_in + audio_out,
             cache_read: at(&self.cache_read, usage.cache_read_tokens),
             cache_write: at(&self.cache_write, usage.cache_write_tokens),
             reasoning,
@@ -285,6 +305,33 @@ mod tests {
         });
         assert_eq!(cost.output, Usd::dollars(0.006));
         assert_eq!(cost.reasoning, Usd::dollars(0.008));
+    }
+
+    #[test]
+    fn audio_tokens_are_billed_at_the_audio_rates_where_the_model_has_them() {
+        let price: ModelPrice = serde_json::from_str(
+            r#"{"input_mtok": 2.5, "output_mtok": 10, "input_audio_mtok": 40, "output_audio_mtok": 80}"#,
+        )
+        .unwrap();
+        let usage = Usage {
+            input_tokens: 1_000,
+            audio_input_tokens: 400,
+            output_tokens: 100,
+            audio_output_tokens: 50,
+            ..Usage::default()
+        };
+        let cost = price.cost(&usage);
+        // 600 × $2.5/M and 50 × $10/M; audio: 400 × $40/M + 50 × $80/M.
+        assert_eq!(cost.input, Usd::dollars(0.0015));
+        assert_eq!(cost.output, Usd::dollars(0.0005));
+        assert_eq!(cost.audio, Usd::dollars(0.02));
+        assert_eq!(cost.total(), Usd::dollars(0.022));
+        // Without audio rates, audio is input like any other.
+        let plain = ModelPrice::per_million(2.5, 10.0).cost(&usage);
+        assert_eq!(
+            (plain.input, plain.audio),
+            (Usd::dollars(0.0025), Usd::ZERO)
+        );
     }
 
     #[test]

@@ -144,6 +144,10 @@ pub struct Cost {
     /// Reasoning tokens, where a price table bills them apart from the output; zero otherwise.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning: Usd,
+    /// Audio tokens, in and out, where a price table bills them apart (they are then taken out
+    /// of `input` and `output`); zero otherwise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub audio: Usd,
     /// A price per request, where the model has one.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub requests: Usd,
@@ -169,6 +173,7 @@ impl Cost {
         cache_read: Usd::ZERO,
         cache_write: Usd::ZERO,
         reasoning: Usd::ZERO,
+        audio: Usd::ZERO,
         requests: Usd::ZERO,
         unpriced_calls: 1,
     };
@@ -180,6 +185,7 @@ impl Cost {
             + self.cache_read
             + self.cache_write
             + self.reasoning
+            + self.audio
             + self.requests
     }
 
@@ -196,6 +202,7 @@ impl Cost {
             cache_read: self.cache_read.saturating_sub(before.cache_read),
             cache_write: self.cache_write.saturating_sub(before.cache_write),
             reasoning: self.reasoning.saturating_sub(before.reasoning),
+            audio: self.audio.saturating_sub(before.audio),
             requests: self.requests.saturating_sub(before.requests),
             unpriced_calls: self.unpriced_calls.saturating_sub(before.unpriced_calls),
         }
@@ -209,6 +216,7 @@ impl std::ops::AddAssign for Cost {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.reasoning += other.reasoning;
+        self.audio += other.audio;
         self.requests += other.requests;
         self.unpriced_calls += other.unpriced_calls;
     }

@@ -150,6 +150,7 @@ async fn cached_and_thinking_tokens_are_counted_apart() {
             cache_read_tokens: 3512,
             cache_write_tokens: 0,
             reasoning_tokens: 42,
+            ..Usage::default() // all of it text: no tokens of other modalities
         }
     );
     assert_eq!(answer.usage.total(), 3564, "the recorded totalTokenCount");

@@ -281,6 +281,8 @@ async fn a_pdf_attached_by_the_user_is_sent_as_each_format_was_recorded() {
     );
     assert_eq!(on_the_wire, recorded_pdf);
     assert!(answer.message.content.contains("dummy PDF"));
+    // Gemini reports tokens by modality: the PDF's 1,290 of the 1,305.
+    assert_eq!(answer.usage.image_input_tokens, 1290);
 }
 
 #[tokio::test]
@@ -308,6 +310,8 @@ async fn audio_attached_by_the_user_is_input_audio_on_chat_completions() {
         at(recorded, "/messages")
     );
     assert!(answer.message.content.contains("Marcelo"));
+    // The recorded usage says which input tokens were audio.
+    assert_eq!(answer.usage.audio_input_tokens, 44);
 }
 
 /// Each refusal happens before anything is sent: the server never hears of the request.

@@ -281,13 +281,7 @@ fn since(
     total: Usage,
     agents: &BTreeMap<String, Usage>,
 ) -> (Usage, BTreeMap<String, Usage>) {
-    let minus = |a: Usage, b: Usage| Usage {
-        input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
-        output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
-        cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
-        cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
-        reasoning_tokens: a.reasoning_tokens.saturating_sub(b.reasoning_tokens),
-    };
+    let minus = |a: Usage, b: Usage| a.since(&b);
     let new_total = minus(total, before.total);
     let mut by_agent = BTreeMap::new();
     let mut below = Usage::default();

@@ -65,7 +65,26 @@ fn decode_usage(usage: &Value) -> Usage {
         cache_read_tokens: cached,
         cache_write_tokens: 0,
         reasoning_tokens: thoughts,
+        audio_input_tokens: by_modality(usage, "promptTokensDetails", &["AUDIO"]),
+        image_input_tokens: by_modality(usage, "promptTokensDetails", &["IMAGE", "DOCUMENT"]),
+        audio_output_tokens: by_modality(usage, "candidatesTokensDetails", &["AUDIO"]),
     }
+}
+
+/// The tokens of `modalities` in a list of `{modality, tokenCount}`.
+fn by_modality(usage: &Value, list: &str, modalities: &[&str]) -> u64 {
+    usage
+        .get(list)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|d| {
+            d.get("modality")
+                .and_then(Value::as_str)
+                .is_some_and(|m| modalities.contains(&m))
+        })
+        .filter_map(|d| d.get("tokenCount").and_then(Value::as_u64))
+        .sum()
 }
 
 /// An answer being put together from its parts.

@@ -27,6 +27,13 @@ pub(super) fn decode_usage(usage: &Value) -> Usage {
         reasoning_tokens: usage
             .get("completion_tokens_details")
             .map_or(0, |d| get(d, "reasoning_tokens")),
+        audio_input_tokens: usage
+            .get("prompt_tokens_details")
+            .map_or(0, |d| get(d, "audio_tokens")),
+        image_input_tokens: 0,
+        audio_output_tokens: usage
+            .get("completion_tokens_details")
+            .map_or(0, |d| get(d, "audio_tokens")),
     }
 }
 

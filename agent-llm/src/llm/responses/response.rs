@@ -157,6 +157,8 @@ pub(super) fn decode_usage(usage: &Value) -> Usage {
         cache_read_tokens: cached,
         cache_write_tokens: written,
         reasoning_tokens: get(usage.get("output_tokens_details"), "reasoning_tokens").unwrap_or(0),
+        // The Responses API reports no tokens by modality.
+        ..Usage::default()
     }
 }
 
