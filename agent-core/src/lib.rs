@@ -215,6 +215,7 @@ pub use agent_macros::skill;
 pub use agent_skills::{AgentSkill, AgentSkillFiles, EmbeddedAgentSkill, EmbeddedFile};
 pub use async_trait::async_trait;
 pub use call::{SharedStr, ToolCall, ToolResult};
+pub use content::{Content, Media, MediaKind, Part};
 pub use context::{RunScope, SkillContext};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use hook::{
@@ -242,7 +243,6 @@ pub use serde;
 /// The `serde_json` this crate's arguments and outputs are values of, re-exported so that a crate
 /// of skills can write `agent_core::serde_json::json!` and name `Value` without depending on it.
 pub use serde_json;
-pub use content::{Content, Media, MediaKind, Part};
 pub use skill::{DynSkill, ParsedInput, Skill, SkillFuture, SkillMetadata, SkillOutput};
 pub use tokio_util::sync::CancellationToken;
 

@@ -15,16 +15,23 @@ fn png_claiming(width: u32, height: u32) -> Bytes {
     Bytes::from(png)
 }
 
-const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+const PDF: &[u8] =
+    b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
 
 #[test]
 fn the_type_is_read_from_the_bytes_not_a_name() {
     assert_eq!(&*Media::sniff(tiny_png()).unwrap().media_type, "image/png");
     assert_eq!(&*Media::sniff(PDF).unwrap().media_type, "application/pdf");
-    assert_eq!(&*Media::sniff(&b"plain words"[..]).unwrap().media_type, "text/plain");
+    assert_eq!(
+        &*Media::sniff(&b"plain words"[..]).unwrap().media_type,
+        "text/plain"
+    );
     let wav = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00";
     let audio = Media::sniff(&wav[..]).unwrap();
-    assert_eq!((&*audio.media_type, audio.kind()), ("audio/wav", MediaKind::Audio));
+    assert_eq!(
+        (&*audio.media_type, audio.kind()),
+        ("audio/wav", MediaKind::Audio)
+    );
     assert!(matches!(
         Media::sniff(&[0xff, 0xfe, 0x00, 0x81, 0x92][..]),
         Err(MediaError::Unknown { bytes: 5 })
@@ -43,19 +50,37 @@ fn bytes_that_are_not_what_the_part_says_are_refused() {
     assert!(error.to_string().contains("\"cat.jpg\""), "{error}");
     // A PDF that is not one: an executable, and a PDF cut short.
     let exe = Media::new("application/pdf", &b"MZ\x90\x00\x03\x00\x00\x00"[..]);
-    assert!(matches!(exe.check(&limits), Err(MediaError::Mismatch { .. })));
+    assert!(matches!(
+        exe.check(&limits),
+        Err(MediaError::Mismatch { .. })
+    ));
     let cut = Media::new("application/pdf", &PDF[..20]);
-    assert!(matches!(cut.check(&limits), Err(MediaError::Corrupt { .. })));
+    assert!(matches!(
+        cut.check(&limits),
+        Err(MediaError::Corrupt { .. })
+    ));
     let text = Media::new("application/pdf", &b"just text"[..]);
-    assert!(matches!(text.check(&limits), Err(MediaError::Corrupt { .. })));
+    assert!(matches!(
+        text.check(&limits),
+        Err(MediaError::Corrupt { .. })
+    ));
     // A corrupt image: the signature, then nothing readable.
     let corrupt = Media::new("image/png", tiny_png().slice(..12));
-    assert!(matches!(corrupt.check(&limits), Err(MediaError::Corrupt { .. })));
+    assert!(matches!(
+        corrupt.check(&limits),
+        Err(MediaError::Corrupt { .. })
+    ));
     // Text that is not UTF-8, and an image called text.
     let latin1 = Media::new("text/plain", &b"caf\xe9"[..]);
-    assert!(matches!(latin1.check(&limits), Err(MediaError::Corrupt { .. })));
+    assert!(matches!(
+        latin1.check(&limits),
+        Err(MediaError::Corrupt { .. })
+    ));
     let png_as_text = Media::new("text/plain", tiny_png());
-    assert!(matches!(png_as_text.check(&limits), Err(MediaError::Mismatch { .. })));
+    assert!(matches!(
+        png_as_text.check(&limits),
+        Err(MediaError::Mismatch { .. })
+    ));
     // What passes says what it learned.
     let info = Media::new("image/png", tiny_png()).check(&limits).unwrap();
     assert_eq!(info.dimensions, Some((1, 1)));
@@ -67,7 +92,14 @@ fn a_decompression_bomb_is_refused_from_its_header_without_being_decoded() {
     let bomb = Media::new("image/png", png_claiming(100_000, 100_000));
     let error = bomb.check(&MediaLimits::default()).unwrap_err();
     assert!(
-        matches!(error, MediaError::TooManyPixels { width: 100_000, height: 100_000, .. }),
+        matches!(
+            error,
+            MediaError::TooManyPixels {
+                width: 100_000,
+                height: 100_000,
+                ..
+            }
+        ),
         "{error}"
     );
     // A long thin strip: few pixels, but a side over the limit.
@@ -77,7 +109,10 @@ fn a_decompression_bomb_is_refused_from_its_header_without_being_decoded() {
         Err(MediaError::TooManyPixels { .. })
     ));
     let empty = Media::new("image/png", png_claiming(0, 10));
-    assert!(matches!(empty.check(&MediaLimits::default()), Err(MediaError::Corrupt { .. })));
+    assert!(matches!(
+        empty.check(&MediaLimits::default()),
+        Err(MediaError::Corrupt { .. })
+    ));
 }
 
 #[test]
@@ -87,7 +122,10 @@ fn a_part_over_the_limit_is_refused_before_its_bytes_are_read() {
         ..MediaLimits::default()
     };
     let big = Media::new("application/pdf", vec![0u8; 2048]);
-    assert!(matches!(big.check(&limits), Err(MediaError::TooLarge { limit: 1024, .. })));
+    assert!(matches!(
+        big.check(&limits),
+        Err(MediaError::TooLarge { limit: 1024, .. })
+    ));
 }
 
 #[test]
@@ -199,5 +237,11 @@ async fn a_skill_answers_with_an_image_or_mixed_content_and_the_bytes_are_not_co
     assert_eq!(result.content(), "Sales rose.");
     assert_eq!(result.output.as_ref().unwrap().media().count(), 1);
     // No output schema: the answer is media, not JSON.
-    assert!(registry.metadata("draw_chart").unwrap().output_schema.is_none());
+    assert!(
+        registry
+            .metadata("draw_chart")
+            .unwrap()
+            .output_schema
+            .is_none()
+    );
 }

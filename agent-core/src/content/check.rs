@@ -83,7 +83,9 @@ pub enum MediaError {
         reason: String,
     },
     /// The bytes are of no type eugene can send.
-    #[error("the type of these {bytes} bytes cannot be recognized (not an image, PDF, audio or UTF-8 text)")]
+    #[error(
+        "the type of these {bytes} bytes cannot be recognized (not an image, PDF, audio or UTF-8 text)"
+    )]
     Unknown {
         /// How many bytes.
         bytes: usize,
@@ -268,7 +270,10 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<(), String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err("a URL part needs a scheme (https://…)".to_owned());
     };
-    if !matches!(scheme.to_ascii_lowercase().as_str(), "https" | "http" | "gs") {
+    if !matches!(
+        scheme.to_ascii_lowercase().as_str(),
+        "https" | "http" | "gs"
+    ) {
         return Err(format!(
             "the scheme `{scheme}` cannot be sent (https, http or gs)"
         ));
