@@ -233,6 +233,7 @@ mod host_form;
 pub mod http;
 mod http_settings;
 mod jsonrpc;
+pub mod media;
 pub mod origin;
 pub mod server;
 mod sessions;
@@ -242,7 +243,7 @@ pub use auth::generate_token;
 pub use client::oauth;
 pub use client::{
     Elicitation, ElicitationAnswer, Handshake, McpSkills, Sampling, SamplingHook, SamplingRequest,
-    SamplingVerdict, from_call_tool_result, skill_name,
+    SamplingVerdict, from_call_tool_result, from_call_tool_result_with, skill_name,
 };
 pub use error::McpError;
 pub use rmcp;

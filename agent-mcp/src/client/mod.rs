@@ -168,6 +168,7 @@ use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_core::content::MediaLimits;
 use agent_core::registry::is_valid_name;
 use agent_core::{DynSkill, LiveSkills, Registry};
 use rmcp::RoleClient;
@@ -218,7 +219,7 @@ fn handler(shared: &Arc<Shared>) -> Handler {
         shared: shared.clone(),
     }
 }
-pub use skill::from_call_tool_result;
+pub use skill::{from_call_tool_result, from_call_tool_result_with};
 
 /// How long one call to a remote tool may take unless [`McpSkills::with_call_timeout`] says otherwise.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -338,6 +339,7 @@ impl McpSkills {
                 call_timeout: DEFAULT_CALL_TIMEOUT,
                 defer: false,
                 resource_skill: None,
+                media_limits: MediaLimits::default(),
             },
         })
     }
@@ -353,6 +355,16 @@ impl McpSkills {
     /// server is told to cancel it.
     pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
         self.make.call_timeout = timeout;
+        self
+    }
+
+    /// What the media in the server's results (images, audio, resources with a `blob`) and in
+    /// the resources the `read_resource` skill reads is checked against before it reaches the
+    /// model ([`MediaLimits::default`] unless set): a part over
+    /// [`MediaLimits::max_part_bytes`] is refused by its base64's length, before it is decoded.
+    /// See [`crate::media`].
+    pub fn with_media_limits(mut self, limits: MediaLimits) -> Self {
+        self.make.media_limits = limits;
         self
     }
 

@@ -1,9 +1,12 @@
 //! The `read_resource` skill ([`McpSkills::with_resource_skill`](super::McpSkills::with_resource_skill)):
-//! the model reads a remote server's resource by its URI, the text cut at [`MAX_RESOURCE_BYTES`].
+//! the model reads a remote server's resource by its URI, the text cut at [`MAX_RESOURCE_BYTES`];
+//! a `blob` of an image, audio or PDF type reaches the model as a media part (checked as
+//! [`crate::media`] says), any other binary contents as a line that describes them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_core::content::{Content, MediaKind, MediaLimits};
 use agent_core::{
     DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
     async_trait,
@@ -13,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::connection::Connection;
+use crate::media::media_of_resource;
 
 /// The most bytes of a resource's text the `read_resource` skill gives the model; the rest is
 /// cut, and the model told so. Under the registry's own cut of a tool's output, so that the
@@ -32,6 +36,7 @@ pub(super) struct ReadResourceSkill {
     pub(super) metadata: SkillMetadata,
     pub(super) description: String,
     pub(super) call_timeout: Duration,
+    pub(super) media_limits: MediaLimits,
 }
 
 impl ReadResourceSkill {
@@ -42,6 +47,7 @@ impl ReadResourceSkill {
         name: String,
         uris: &[String],
         call_timeout: Duration,
+        media_limits: MediaLimits,
     ) -> Self {
         let mut description = format!(
             "Reads a resource of the MCP server {} by its URI and returns its text.",
@@ -80,6 +86,7 @@ impl ReadResourceSkill {
             connection,
             description,
             call_timeout,
+            media_limits,
         }
     }
 }
@@ -138,13 +145,43 @@ impl DynSkill for ReadResourceSkill {
             Ok(result) => result,
             Err(error) => return Err(self.connection.failure(error, child.as_deref()).await),
         };
-        let text = result
-            .contents
-            .iter()
-            .map(describe)
-            .collect::<Vec<_>>()
-            .join("\n");
-        Ok(SkillOutput::Text(cut(text)))
+        let mut texts = Vec::new();
+        let mut media = Vec::new();
+        for contents in &result.contents {
+            if shown_as_media(contents) {
+                let part = media_of_resource(contents, &self.media_limits).map_err(|e| {
+                    SkillError::tool(format!("the resource {uri} was refused: {e}"))
+                })?;
+                media.extend(part);
+            } else {
+                texts.push(describe(contents));
+            }
+        }
+        let text = cut(texts.join("\n"));
+        if media.is_empty() {
+            return Ok(SkillOutput::Text(text));
+        }
+        let mut content = Content::default();
+        if !text.is_empty() {
+            content = Content::text(text);
+        }
+        Ok(SkillOutput::Content(
+            media.into_iter().fold(content, Content::with),
+        ))
+    }
+}
+
+/// Whether contents are a blob the model is shown as media: an image, audio or a PDF (by the
+/// type the server says).
+fn shown_as_media(contents: &ResourceContents) -> bool {
+    match contents {
+        ResourceContents::BlobResourceContents { mime_type, .. } => {
+            mime_type.as_deref().is_some_and(|media_type| {
+                media_type.eq_ignore_ascii_case("application/pdf")
+                    || MediaKind::of(media_type) != MediaKind::Document
+            })
+        }
+        _ => false,
     }
 }
 
