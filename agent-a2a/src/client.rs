@@ -27,7 +27,7 @@ use crate::card::AgentCard;
 use crate::error::A2aError;
 use crate::jsonrpc;
 use crate::types::{
-    AGENT_CARD_PATH, Message, PROTOCOL_VERSION, SendMessageRequest, SendMessageResponse,
+    AGENT_CARD_PATH, Message, PROTOCOL_VERSION, Part, SendMessageRequest, SendMessageResponse,
     StreamResponse, Task, TaskIdParams, TaskState, TaskStatus, parts_text,
 };
 
@@ -107,6 +107,46 @@ impl Reply {
             }
         }
     }
+}
+
+impl Reply {
+    /// The answer's file parts (bytes or URL): the task's artifacts' if any has one, else its
+    /// status message's, else its last agent message's; a direct message's.
+    pub fn file_parts(&self) -> Vec<&Part> {
+        match self {
+            Reply::Message(message) => files(&message.parts),
+            Reply::Task(task) => {
+                let artifacts: Vec<&Part> = task
+                    .artifacts
+                    .iter()
+                    .flat_map(|a| files(&a.parts))
+                    .collect();
+                if !artifacts.is_empty() {
+                    return artifacts;
+                }
+                if let Some(message) = &task.status.message {
+                    let status = files(&message.parts);
+                    if !status.is_empty() {
+                        return status;
+                    }
+                }
+                task.history
+                    .iter()
+                    .rev()
+                    .find(|m| m.role == crate::types::Role::Agent)
+                    .map(|m| files(&m.parts))
+                    .unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// The file parts of `parts`.
+fn files(parts: &[Part]) -> Vec<&Part> {
+    parts
+        .iter()
+        .filter(|p| p.raw.is_some() || p.url.is_some())
+        .collect()
 }
 
 impl RemoteAgent {

@@ -51,6 +51,8 @@ pub(crate) struct RunContext {
     pub(crate) runtime: AgentRuntime,
     pub(crate) store: Arc<TaskStore>,
     pub(crate) run_timeout: Duration,
+    /// What the files of incoming messages are checked against.
+    pub(crate) media_limits: agent_core::content::MediaLimits,
 }
 
 /// Marks the task working and starts its run on a task of its own. Call with the task's lock
