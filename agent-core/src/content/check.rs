@@ -287,7 +287,7 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<(), String> {
     if lower == "localhost" || lower.ends_with(".localhost") {
         return Err("the URL leads to this machine (localhost)".to_owned());
     }
-    if let Some(kind) = host_kind(&lower) {
+    if let Some(kind) = host_kind(lower) {
         return check_kind(kind, allow_private);
     }
     Ok(())
