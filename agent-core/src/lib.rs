@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`skill`](mod@skill) | [`Skill`], [`DynSkill`], [`#[skill]`](macro@skill) | a tool the model can call: typed input, flags, `run`; the attribute that writes one |
 //! | [`agent_skills`](mod@agent_skills) | [`AgentSkill`] | instructions the model loads when a task calls for them (`SKILL.md` folders), a level at a time |
-//! | [`content`](mod@content) | [`Media`](content::Media), [`Content`](content::Content) | images, documents and audio: in messages, in skills' answers; checked before sending |
+//! | [`content`](mod@content) | [`content::Media`], [`content::Content`] | images, documents and audio: in messages, in skills' answers; checked before sending |
 //! | [`context`] | [`SkillContext`] | what a running skill reaches: workspace, cancellation, session, extensions |
 //! | [`registry`] | [`Registry`] | finding skills, describing them to the model, running calls |
 //! | [`hook`] | [`SkillHook`] | allowing, denying, rewriting or replacing calls; inspecting results |
