@@ -109,7 +109,11 @@
 //! ```
 //!
 //! Each tool becomes a [`DynSkill`](agent_core::DynSkill) with the server's schema; read-only
-//! and destructive flags come from the tool's annotations and fail closed. A server that exits
+//! and destructive flags come from the tool's annotations and fail closed. Images, audio and
+//! embedded files in a tool's result (and in a server's sampling request) reach the model as
+//! media parts, decoded within [`MediaLimits`](agent_core::content::MediaLimits) and checked; a
+//! skill's media is served as MCP image, audio, resource and resource-link blocks. The mapping,
+//! both ways, is in [`media`]. A server that exits
 //! or a connection that breaks gives error results, never a hang; [`McpSkills::reconnect`]
 //! connects again. See [`client`].
 //!

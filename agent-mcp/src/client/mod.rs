@@ -34,8 +34,15 @@
 //!   sent it: the model reads it as compact JSON, hooks see the structured value. A
 //!   `{"result": VALUE}` wrapper is kept, not unwrapped: it is what the tool's output schema
 //!   describes, and a wrapper the server meant as data is indistinguishable from one added for
-//!   the protocol. Otherwise, text content is joined with newlines; images, audio and binary
-//!   resources are described in brackets. A result with `isError: true` is a
+//!   the protocol. A result with images, audio or resources with a `blob` is
+//!   [`SkillOutput::Content`](agent_core::SkillOutput::Content): its blocks as parts, in order,
+//!   the media decoded and checked against [`McpSkills::with_media_limits`] (one part refused,
+//!   by its base64's length before decoding, as invalid base64 or as bytes of another type than
+//!   it says, refuses the result with an error); so the model sees the image the tool returned
+//!   ([`crate::media`] has the mapping). Otherwise, text content is joined with newlines. A
+//!   server's sampling request carries its images and audio to the model the same way
+//!   ([`Sampling::media_limits`]), and `read_resource` a blob of an image, audio or PDF type. A
+//!   result with `isError: true` is a
 //!   [`SkillError::Tool`](agent_core::SkillError::Tool) with its text (or its `structuredContent`).
 //! - **Failures never hang.** Every call has a time limit ([`McpSkills::with_call_timeout`],
 //!   default [`DEFAULT_CALL_TIMEOUT`]). A server process that has exited gives a
@@ -378,7 +385,9 @@ impl McpSkills {
     /// Adds a skill `read_resource` (with the prefix, like the tools) that reads one of the
     /// server's resources by URI; its description lists the resources and templates the server
     /// has now. The model gets at most [`MAX_RESOURCE_BYTES`] of a resource's text (the rest is
-    /// cut, saying so) and a description of binary contents. Off by default: a server's
+    /// cut, saying so), an image, audio or PDF blob as a media part (checked against
+    /// [`McpSkills::with_media_limits`]), and a description of other binary contents. Off by
+    /// default: a server's
     /// resources are the application's to offer.
     pub async fn with_resource_skill(mut self) -> Result<Self, McpError> {
         self.connection

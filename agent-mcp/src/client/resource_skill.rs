@@ -50,7 +50,7 @@ impl ReadResourceSkill {
         media_limits: MediaLimits,
     ) -> Self {
         let mut description = format!(
-            "Reads a resource of the MCP server {} by its URI and returns its text.",
+            "Reads a resource of the MCP server {} by its URI and returns its text (or its image, audio or PDF).",
             connection.label
         );
         if !uris.is_empty() {
