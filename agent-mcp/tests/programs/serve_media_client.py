@@ -1,6 +1,8 @@
 """The official Python MCP SDK (PyPI `mcp`) as a client of eugene's server, for media: calls the
 skill `draw` (tests/serve/media.rs), which answers with text, a PNG, a WAV, a PDF and a URL, and
-checks each content block and that the base64 decodes to the bytes the test gave in hex.
+checks each content block and that the base64 decodes to the bytes the test gave in hex; then
+calls `look`, which asks this client's model about the PNG (sampling), and checks the image the
+sampling callback received.
 
 Usage: python serve_media_client.py --stdio PNG_HEX WAV_HEX PDF_HEX
 
@@ -30,7 +32,18 @@ async def run(png, wav, pdf):
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        async with ClientSession(read, write) as session:
+        asked = []
+
+        async def sample(context, params):
+            asked.append(params)
+            return types.CreateMessageResult(
+                role="assistant",
+                content=types.TextContent(type="text", text="a single dot"),
+                model="python-test-model",
+                stop_reason="endTurn",
+            )
+
+        async with ClientSession(read, write, sampling_callback=sample) as session:
             await session.initialize()
             result = await session.call_tool("draw", {})
             check(not result.is_error, f"the call succeeds: {result}")
@@ -52,6 +65,20 @@ async def run(png, wav, pdf):
                 check(str(link.uri) == "https://example.com/q3.png", f"the link: {link}")
                 check(link.mime_type == "image/png", f"the link's type: {link}")
                 check(last.text == "That is all.", f"the last text: {last}")
+
+            result = await session.call_tool("look", {})
+            said = "".join(getattr(block, "text", "") for block in result.content)
+            check(not result.is_error and said == "the model saw: a single dot", f"look: {result}")
+            check(len(asked) == 1, f"one sampling request: {asked}")
+            if asked:
+                content = asked[0].messages[0].content
+                content = content if isinstance(content, list) else [content]
+                kinds = [block.type for block in content]
+                check(kinds == ["text", "image"], f"the sampling message's blocks: {kinds}")
+                if kinds == ["text", "image"]:
+                    check(content[0].text == "What is in this picture?", f"the question: {content[0]}")
+                    check(content[1].mime_type == "image/png", f"the image's type: {content[1]}")
+                    check(base64.b64decode(content[1].data, validate=True) == png, "the sampled image's bytes")
         finish()
 
 

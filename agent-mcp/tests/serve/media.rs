@@ -2,11 +2,14 @@
 //! (`tests/programs/serve_media_client.py`) calls a skill that answers with text, an image,
 //! audio, a PDF and a URL, and checks each block: the text, `ImageContent` and `AudioContent`
 //! whose base64 decodes to the bytes this side sent (given to the client in hex), the PDF as an
-//! embedded resource with a blob at `eugene://media/NAME`, the URL as a resource link.
+//! embedded resource with a blob at `eugene://media/NAME`, the URL as a resource link; and a
+//! skill that asks the client's model about an image (sampling), whose callback checks the image's
+//! bytes.
 
 use agent_core::content::{Content, Media};
-use agent_core::{Registry, SkillError, skill};
+use agent_core::{Registry, SkillContext, SkillError, skill};
 use agent_mcp::McpServer;
+use agent_mcp::server::{SampleRequest, client_of};
 use bytes::Bytes;
 
 use crate::python::run_script;
@@ -51,14 +54,25 @@ async fn draw() -> Result<Content, SkillError> {
         .with("That is all."))
 }
 
+/// Asks the client's model what the tiny PNG shows.
+#[skill(read_only, register = false)]
+async fn look(ctx: &SkillContext) -> Result<String, SkillError> {
+    let picture = Media::new("image/png", agent_core::content::tiny_png());
+    let request = SampleRequest::new(20)
+        .user("What is in this picture?")
+        .attach(picture);
+    let answer = client_of(ctx)?.sample(&request).await?;
+    Ok(format!("the model saw: {}", answer.text))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_reads_a_skills_image_audio_pdf_and_url_as_mcp_content() {
+async fn the_python_sdk_reads_a_skills_image_audio_pdf_and_url_and_samples_with_an_image() {
     let mut registry = Registry::new();
-    registry.add(DrawSkill);
+    registry.add(DrawSkill).add(LookSkill);
     let png = hex(&agent_core::content::tiny_png());
     let wav = hex(&wav());
     let pdf = hex(PDF);
