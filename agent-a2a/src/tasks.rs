@@ -121,7 +121,7 @@ fn append_parts(artifact: &mut Artifact, piece: &Artifact) {
 /// The most messages one context's conversation may hold.
 pub const MAX_CONTEXT_MESSAGES: usize = 1_000;
 
-/// The most bytes (the messages' text and calls) one context's conversation may hold.
+/// The most bytes (the messages' text, media and calls) one context's conversation may hold.
 pub const MAX_CONTEXT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The most bytes the kept conversations of all contexts may hold together; past it the least

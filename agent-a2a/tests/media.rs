@@ -1,6 +1,7 @@
 //! Files both ways, against the official Python SDK (`a2a-sdk` 1.3.0): a PNG a Python client
 //! sends as a file part reaches our model with the same bytes (and a URL part as a URL); a PNG a
-//! Python agent answers with reaches our side as media. Bad files (invalid base64, over the
+//! Python agent answers with reaches our side as media; a chart our run's skill drew reaches a
+//! Python client as a file part of the answer. Bad files (invalid base64, over the
 //! limit, of another type than they say, a URL to a loopback address) are refused with an error
 //! that says so, and nothing reaches the model.
 
@@ -11,7 +12,7 @@ use std::time::Duration;
 use agent_a2a::types::{Message, Part, Role};
 use agent_a2a::{A2aError, A2aServer, RemoteAgent};
 use agent_core::content::{Media, MediaLimits, MediaSource};
-use agent_core::{DynSkill, Registry, SkillContext, SkillOutput};
+use agent_core::{DynSkill, Registry, SkillContext, SkillError, SkillOutput, ToolCall, skill};
 use agent_llm::{MockProvider, MockReply};
 use agent_runtime::AgentRuntime;
 use serde_json::{Value, json};
@@ -36,12 +37,12 @@ fn bytes_of_hex(hex: &str) -> Vec<u8> {
         .collect()
 }
 
-async fn media_client(url: &str) -> Value {
+async fn media_client(url: &str, scenario: &str) -> Value {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
         tokio::process::Command::new(python())
             .arg(program("a2a_media_client.py"))
-            .args([url, TOKEN])
+            .args([url, TOKEN, scenario])
             .kill_on_drop(true)
             .output(),
     )
@@ -58,7 +59,7 @@ async fn media_client(url: &str) -> Value {
 async fn a_python_clients_file_parts_reach_the_model_with_the_same_bytes() {
     let (server, model) = server_with(MediaLimits::default());
     let served = serve(server).await;
-    let seen = media_client(&served.url).await;
+    let seen = media_client(&served.url, "send").await;
     assert_eq!(seen.get("error"), None, "{seen}");
     assert_eq!(seen["state"], "TASK_STATE_COMPLETED", "{seen}");
     assert_eq!(seen["text"], "Seen.");
@@ -203,5 +204,73 @@ async fn a_python_agents_file_part_reaches_our_side_as_media() {
     assert!(
         error.contains("larger than the limit of 10 bytes"),
         "{error}"
+    );
+}
+
+/// Draws the chart (the tiny PNG).
+#[skill(read_only, register = false)]
+async fn draw() -> Result<Media, SkillError> {
+    Ok(Media::new("image/png", agent_core::content::tiny_png()).named("chart.png"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_the_run_drew_reaches_a_python_client_as_a_file_part() {
+    let model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("d1", "draw", json!({}))]),
+        MockReply::text("Here is the chart."),
+    ]);
+    let mut registry = Registry::new();
+    registry.add(DrawSkill);
+    let server = A2aServer::new(AgentRuntime::new(model, registry)).bearer_token(TOKEN);
+    let served = serve(server).await;
+    let seen = media_client(&served.url, "receive").await;
+    assert_eq!(seen.get("error"), None, "{seen}");
+    assert_eq!(seen["state"], "TASK_STATE_COMPLETED", "{seen}");
+    let png: String = agent_core::content::tiny_png()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        seen["parts"],
+        json!([
+            {"text": "Here is the chart."},
+            {"raw": png, "media_type": "image/png", "filename": "chart.png"}
+        ]),
+        "{seen}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn between_two_eugene_agents_a_drawn_chart_arrives_as_media() {
+    let model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("d1", "draw", json!({}))]),
+        MockReply::text("Here is the chart."),
+    ]);
+    let mut registry = Registry::new();
+    registry.add(DrawSkill);
+    let server = A2aServer::new(AgentRuntime::new(model, registry))
+        .name("painter")
+        .bearer_token(TOKEN);
+    let served = serve(server).await;
+    let skill = RemoteAgent::connect(&served.url, Some(TOKEN))
+        .await
+        .unwrap()
+        .into_skill();
+    let output = skill
+        .start(
+            &json!({"message": "Draw the chart."}),
+            &SkillContext::new("."),
+        )
+        .unwrap()
+        .await
+        .unwrap();
+    let SkillOutput::Content(content) = output else {
+        panic!("the answer has media: {output:?}")
+    };
+    assert_eq!(content.text_only(), "Here is the chart.");
+    let media: Vec<&Media> = content.media().collect();
+    assert_eq!(
+        media,
+        [&Media::new("image/png", agent_core::content::tiny_png()).named("chart.png")]
     );
 }
