@@ -43,7 +43,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! See [`client`] for the calls and their bounds, [`skill`] for what a skill call answers (its
+//! See [`client`] for the calls and their bounds, [`reply`] for what an answer says (its text
+//! and its files), [`skill`] for what a skill call answers (its
 //! text, and the files of the answer as media, checked as [`media`] says; a remote
 //! input-required task suspends the call).
 //!
@@ -80,6 +81,7 @@ mod ids;
 pub mod jsonrpc;
 pub mod media;
 mod methods;
+pub mod reply;
 pub mod run;
 pub mod server;
 pub mod skill;
@@ -88,8 +90,9 @@ pub mod types;
 
 pub use auth::generate_token;
 pub use card::AgentCard;
-pub use client::{RemoteAgent, Reply};
+pub use client::RemoteAgent;
 pub use error::A2aError;
+pub use reply::Reply;
 pub use server::A2aServer;
 pub use skill::{RemoteAgentSkill, skill_name};
 pub use tasks::{

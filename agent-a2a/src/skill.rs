@@ -43,9 +43,10 @@ use agent_core::{
 
 use agent_core::content::{Content, MediaLimits};
 
-use crate::client::{RemoteAgent, Reply};
+use crate::client::RemoteAgent;
 use crate::error::A2aError;
 use crate::media::media_of_parts;
+use crate::reply::Reply;
 use crate::types::{Message, Part, Role, TaskState};
 
 /// A remote agent as a skill. Made by [`RemoteAgent::into_skill`].
