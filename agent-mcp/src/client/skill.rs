@@ -206,7 +206,7 @@ pub fn from_call_tool_result_with(
 }
 
 /// A block in words, for where media cannot go (an error's text, a prompt's message).
-pub(super) fn describe_content(block: &ContentBlock) -> String {
+fn describe_content(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => {

@@ -1,7 +1,7 @@
 //! Media from a server written by others (`media_server.py`, on the official Python SDK): an
 //! image, audio or embedded PDF a tool returns reaches the run's model as a media part with the
 //! bytes the server made; an image in a sampling request reaches the sampling model the same way;
-//! a PNG resource the `read_resource` skill reads too. Invalid base64, bytes that are not what
+//! a PNG resource the `read_resource` skill reads too, and an image in a prompt. Invalid base64, bytes that are not what
 //! their type says, and a part over the limit are refused with an error the model reads, and no
 //! media reaches it.
 
@@ -215,4 +215,30 @@ async fn a_png_resource_read_by_the_model_is_a_media_part() {
         logo.bytes().unwrap().as_ref(),
         hex_in(&format!("hex={hex}")).as_slice()
     );
+}
+
+#[tokio::test]
+async fn a_prompts_image_is_a_media_part_and_a_broken_one_an_error() {
+    let skills = media_server().await;
+    let messages = skills
+        .get_prompt("picture_question", serde_json::Map::new())
+        .await
+        .expect("the prompt is read");
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].parts.is_empty());
+    let image = only_media(&messages[1]);
+    assert_eq!(messages[1].content, "");
+    assert_eq!(&*image.media_type, "image/png");
+    assert_eq!(
+        image.bytes().unwrap().as_ref(),
+        hex_in(&messages[0].content).as_slice()
+    );
+
+    let error = skills
+        .get_prompt("broken_picture", serde_json::Map::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("the prompt `broken_picture`"), "{error}");
+    assert!(error.contains("base64 is not valid"), "{error}");
 }

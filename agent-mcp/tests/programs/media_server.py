@@ -1,6 +1,7 @@
 """An MCP server on the official Python SDK (PyPI `mcp`), for tests/consume/media.rs: tools whose
 results carry an image, audio, an embedded PDF, base64 that is not base64, a large image; a tool
-that asks the client's model about an image (sampling); and a resource that is a PNG. Each PNG is
+that asks the client's model about an image (sampling); a resource that is a PNG; and prompts
+with an image (one valid, one not base64). Each PNG is
 made here, with zlib and struct, and its bytes are also given in hex in a text block, so that the
 test compares what reached its model with what this server made. Serves over stdio."""
 
@@ -10,6 +11,7 @@ import sys
 import zlib
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.types import (
     AudioContent,
     BlobResourceContents,
@@ -112,6 +114,20 @@ async def describe(ctx: Context) -> str:
     content = result.content
     said = content.text if isinstance(content, TextContent) else str(content)
     return f"the model says: {said}; hex={image.hex()}"
+
+
+@mcp.prompt(description="Asks about a 2×2 PNG, given in hex too.")
+def picture_question() -> list:
+    image = png(2, 2)
+    return [
+        UserMessage(f"What is in this picture? hex={image.hex()}"),
+        UserMessage(ImageContent(type="image", data=b64(image), mimeType="image/png")),
+    ]
+
+
+@mcp.prompt(description="An image whose data is not base64.")
+def broken_picture() -> list:
+    return [UserMessage(ImageContent(type="image", data="not base64!!", mimeType="image/png"))]
 
 
 @mcp.resource("media://logo.png", name="logo", description="A 5×5 PNG.", mime_type="image/png")
