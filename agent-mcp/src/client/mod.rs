@@ -35,7 +35,8 @@
 //!   `{"result": VALUE}` wrapper is kept, not unwrapped: it is what the tool's output schema
 //!   describes, and a wrapper the server meant as data is indistinguishable from one added for
 //!   the protocol. A result with images, audio or resources with a `blob` is
-//!   [`SkillOutput::Content`](agent_core::SkillOutput::Content): its blocks as parts, in order,
+//!   [`SkillOutput::Content`](agent_core::SkillOutput::Content), with or without
+//!   `structuredContent` (whose JSON the spec has the text blocks carry): its blocks as parts, in order,
 //!   the media decoded and checked against [`McpSkills::with_media_limits`] (one part refused,
 //!   by its base64's length before decoding, as invalid base64 or as bytes of another type than
 //!   it says, refuses the result with an error); so the model sees the image the tool returned
