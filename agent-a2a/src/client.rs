@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::card::AgentCard;
 use crate::error::A2aError;
 use crate::jsonrpc;
-use crate::reply::Reply;
+pub use crate::reply::Reply;
 use crate::types::{
     AGENT_CARD_PATH, Message, PROTOCOL_VERSION, SendMessageRequest, SendMessageResponse,
     StreamResponse, Task, TaskIdParams, TaskState, TaskStatus,
