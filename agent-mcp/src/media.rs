@@ -5,7 +5,8 @@
 //! | `text` | [`Part::Text`] |
 //! | `image` (base64 `data`, `mimeType`) | [`Part::Media`], an image |
 //! | `audio` (base64 `data`, `mimeType`) | [`Part::Media`], audio |
-//! | `resource` with a `blob` (and `mimeType`) | [`Part::Media`] named by the resource's `uri` (the type read from the bytes when the server gives none) |
+//! | `resource` with a `blob` of an image, audio, PDF or text type | [`Part::Media`] named by the resource's `uri` (the type read from the bytes when the server gives none) |
+//! | `resource` with a `blob` of another type (a zip, an executable) | [`Part::Text`] `[resource URI: TYPE, N bytes of base64]`: no model takes it |
 //! | `resource` with `text` | [`Part::Text`] |
 //! | `resource_link` | received: [`Part::Text`] `[resource link: URI]`; served for a URL part |
 //!
@@ -42,7 +43,7 @@ pub fn part_of_block(block: &ContentBlock, limits: &MediaLimits) -> Result<Part,
         )?),
         ContentBlock::Resource(embedded) => match media_of_resource(&embedded.resource, limits)? {
             Some(media) => Part::Media(media),
-            None => Part::Text(resource_text(&embedded.resource)),
+            None => Part::Text(describe_resource(&embedded.resource)),
         },
         ContentBlock::ResourceLink(link) => Part::Text(format!("[resource link: {}]", link.uri)),
         #[allow(unreachable_patterns)] // rmcp's enum is non-exhaustive
@@ -50,44 +51,75 @@ pub fn part_of_block(block: &ContentBlock, limits: &MediaLimits) -> Result<Part,
     })
 }
 
-/// Whether a block carries media (an image, audio, or a resource with a `blob`).
+/// Whether a block may carry media: an image, audio, or a resource with a `blob` of a type a
+/// model takes (or of no stated type).
 pub fn is_media_block(block: &ContentBlock) -> bool {
     match block {
         ContentBlock::Image(_) | ContentBlock::Audio(_) => true,
-        ContentBlock::Resource(embedded) => matches!(
-            embedded.resource,
-            ResourceContents::BlobResourceContents { .. }
-        ),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::BlobResourceContents { mime_type, .. } => {
+                mime_type.as_deref().is_none_or(is_model_type)
+            }
+            _ => false,
+        },
         _ => false,
     }
 }
 
-/// The media a resource's contents are, when they are a `blob`: decoded, checked against
-/// `limits`, named by the resource's URI. `None` for text contents.
+/// Whether a model takes media of this type: an image, audio, a PDF or text.
+pub fn is_model_type(media_type: &str) -> bool {
+    let lower = media_type.to_ascii_lowercase();
+    lower.starts_with("text/")
+        || lower.starts_with("application/pdf")
+        || MediaKind::of(&lower) != MediaKind::Document
+}
+
+/// The media a resource's contents are, when they are a `blob` a model takes (by its stated
+/// type, or by its bytes when it states none): decoded, checked against `limits`, named by the
+/// resource's URI. `None` for text contents and for blobs of other types.
 pub fn media_of_resource(
     contents: &ResourceContents,
     limits: &MediaLimits,
 ) -> Result<Option<Media>, MediaError> {
+    let ResourceContents::BlobResourceContents {
+        uri,
+        mime_type,
+        blob,
+        ..
+    } = contents
+    else {
+        return Ok(None);
+    };
+    let media = match mime_type.as_deref() {
+        Some(media_type) if is_model_type(media_type) => {
+            Media::from_base64(media_type, blob, limits)?
+        }
+        Some(_) => return Ok(None),
+        None => match Media::from_base64("", blob, limits) {
+            Ok(media) => media,
+            Err(MediaError::Unknown { .. }) => return Ok(None),
+            Err(error) => return Err(error),
+        },
+    };
+    Ok(Some(media.named(uri.as_str())))
+}
+
+/// Resource contents in words: the text of text contents, a line describing a blob.
+pub fn describe_resource(contents: &ResourceContents) -> String {
     match contents {
+        ResourceContents::TextResourceContents { text, .. } => text.clone(),
         ResourceContents::BlobResourceContents {
             uri,
             mime_type,
             blob,
             ..
-        } => {
-            let media_type = mime_type.as_deref().unwrap_or("");
-            let media = Media::from_base64(media_type, blob, limits)?;
-            Ok(Some(media.named(uri.as_str())))
-        }
-        _ => Ok(None),
-    }
-}
-
-/// The text of text contents (empty for a blob).
-fn resource_text(contents: &ResourceContents) -> String {
-    match contents {
-        ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        _ => String::new(),
+        } => format!(
+            "[resource {uri}: {}, {} bytes of base64]",
+            mime_type.as_deref().unwrap_or("binary"),
+            blob.len()
+        ),
+        #[allow(unreachable_patterns)] // rmcp's enum is non-exhaustive
+        _ => "[a resource of a kind this client does not show]".to_owned(),
     }
 }
 

@@ -1,22 +1,22 @@
 //! The `read_resource` skill ([`McpSkills::with_resource_skill`](super::McpSkills::with_resource_skill)):
 //! the model reads a remote server's resource by its URI, the text cut at [`MAX_RESOURCE_BYTES`];
-//! a `blob` of an image, audio or PDF type reaches the model as a media part (checked as
+//! a `blob` of an image, audio, PDF or text type reaches the model as a media part (checked as
 //! [`crate::media`] says), any other binary contents as a line that describes them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::content::{Content, MediaKind, MediaLimits};
+use agent_core::content::{Content, MediaLimits};
 use agent_core::{
     DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
     async_trait,
 };
-use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+use rmcp::model::ReadResourceRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::connection::Connection;
-use crate::media::media_of_resource;
+use crate::media::{describe_resource, media_of_resource};
 
 /// The most bytes of a resource's text the `read_resource` skill gives the model; the rest is
 /// cut, and the model told so. Under the registry's own cut of a tool's output, so that the
@@ -148,13 +148,11 @@ impl DynSkill for ReadResourceSkill {
         let mut texts = Vec::new();
         let mut media = Vec::new();
         for contents in &result.contents {
-            if shown_as_media(contents) {
-                let part = media_of_resource(contents, &self.media_limits).map_err(|e| {
-                    SkillError::tool(format!("the resource {uri} was refused: {e}"))
-                })?;
-                media.extend(part);
-            } else {
-                texts.push(describe(contents));
+            let part = media_of_resource(contents, &self.media_limits)
+                .map_err(|e| SkillError::tool(format!("the resource {uri} was refused: {e}")))?;
+            match part {
+                Some(part) => media.push(part),
+                None => texts.push(describe_resource(contents)),
             }
         }
         let text = cut(texts.join("\n"));
@@ -168,38 +166,6 @@ impl DynSkill for ReadResourceSkill {
         Ok(SkillOutput::Content(
             media.into_iter().fold(content, Content::with),
         ))
-    }
-}
-
-/// Whether contents are a blob the model is shown as media: an image, audio or a PDF (by the
-/// type the server says).
-fn shown_as_media(contents: &ResourceContents) -> bool {
-    match contents {
-        ResourceContents::BlobResourceContents { mime_type, .. } => {
-            mime_type.as_deref().is_some_and(|media_type| {
-                media_type.eq_ignore_ascii_case("application/pdf")
-                    || MediaKind::of(media_type) != MediaKind::Document
-            })
-        }
-        _ => false,
-    }
-}
-
-fn describe(contents: &ResourceContents) -> String {
-    match contents {
-        ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        ResourceContents::BlobResourceContents {
-            uri,
-            mime_type,
-            blob,
-            ..
-        } => format!(
-            "[resource {uri}: {}, {} bytes of base64, not shown]",
-            mime_type.as_deref().unwrap_or("binary"),
-            blob.len()
-        ),
-        #[allow(unreachable_patterns)]
-        _ => "[a resource of a kind this client does not show]".to_owned(),
     }
 }
 

@@ -8,12 +8,12 @@ use agent_core::{
     DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
     async_trait,
 };
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::Connection;
 use super::follow::FOLLOW_WAIT;
-use crate::media::{is_media_block, part_of_block};
+use crate::media::{describe_resource, is_media_block, part_of_block};
 
 /// One remote tool as a skill.
 pub(super) struct McpSkill {
@@ -205,7 +205,7 @@ pub fn from_call_tool_result_with(
     }
 }
 
-/// A block in words, for where media cannot go (an error's text, a prompt's message).
+/// A block in words, for where media cannot go (an error's text) and results without media.
 fn describe_content(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
@@ -223,20 +223,7 @@ fn describe_content(block: &ContentBlock) -> String {
                 audio.data.len()
             )
         }
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            ResourceContents::TextResourceContents { text, .. } => text.clone(),
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => format!(
-                "[resource {uri}: {}, {} bytes of base64]",
-                mime_type.as_deref().unwrap_or("binary"),
-                blob.len()
-            ),
-            _ => "[a resource of a kind this client does not show]".to_owned(),
-        },
+        ContentBlock::Resource(embedded) => describe_resource(&embedded.resource),
         ContentBlock::ResourceLink(resource) => format!("[resource link: {}]", resource.uri),
         _ => "[content of a kind this client does not show]".to_owned(),
     }

@@ -106,6 +106,20 @@ async fn audio_and_an_embedded_pdf_reach_the_model_as_media() {
 }
 
 #[tokio::test]
+async fn a_blob_no_model_takes_is_described_not_refused() {
+    let skills = media_server().await;
+    let seen = result_the_model_saw(&skills, "archive", json!({})).await;
+    assert!(!seen.is_error, "{seen:?}");
+    assert!(seen.parts.is_empty(), "{:?}", seen.parts);
+    assert!(
+        seen.content
+            .starts_with("The archive:\n[resource file:///a.zip: application/zip, "),
+        "{}",
+        seen.content
+    );
+}
+
+#[tokio::test]
 async fn invalid_base64_is_refused_and_nothing_of_the_result_reaches_the_model() {
     let skills = media_server().await;
     let seen = result_the_model_saw(&skills, "broken", json!({})).await;

@@ -1,13 +1,15 @@
 """An MCP server on the official Python SDK (PyPI `mcp`), for tests/consume/media.rs: tools whose
-results carry an image, audio, an embedded PDF, base64 that is not base64, a large image; a tool
+results carry an image, audio, an embedded PDF, an embedded zip, base64 that is not base64, a large image; a tool
 that asks the client's model about an image (sampling); a resource that is a PNG; and prompts
 with an image (one valid, one not base64). Each PNG is
 made here, with zlib and struct, and its bytes are also given in hex in a text block, so that the
 test compares what reached its model with what this server made. Serves over stdio."""
 
 import base64
+import io
 import struct
 import sys
+import zipfile
 import zlib
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -75,6 +77,18 @@ def invoice() -> list:
     """A PDF, as an embedded resource with a blob."""
     resource = BlobResourceContents(uri="file:///invoices/42.pdf", mimeType="application/pdf", blob=b64(PDF))
     return [TextContent(type="text", text="The invoice:"), EmbeddedResource(type="resource", resource=resource)]
+
+
+@mcp.tool()
+def archive() -> list:
+    """A zip (no model takes one), as an embedded resource with a blob."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zipped:
+        zipped.writestr("a.txt", "hello")
+    resource = BlobResourceContents(
+        uri="file:///a.zip", mimeType="application/zip", blob=b64(buffer.getvalue())
+    )
+    return [TextContent(type="text", text="The archive:"), EmbeddedResource(type="resource", resource=resource)]
 
 
 @mcp.tool()
