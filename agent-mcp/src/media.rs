@@ -3,7 +3,8 @@
 //! | MCP content block | eugene part |
 //! |---|---|
 //! | `text` | [`Part::Text`] |
-//! | `image` (base64 `data`, `mimeType`) | [`Part::Media`], an image |
+//! | `image` (base64 `data`, `mimeType`) of a type models take ([`IMAGE_TYPES`]) | [`Part::Media`], an image |
+//! | `image` of another type (SVG, BMP, TIFF) | [`Part::Text`] `[image: TYPE, N bytes of base64, …]` |
 //! | `audio` (base64 `data`, `mimeType`) | [`Part::Media`], audio |
 //! | `resource` with a `blob` of an image, audio, PDF or text type | [`Part::Media`] named by the resource's `uri` (the type read from the bytes when the server gives none) |
 //! | `resource` with a `blob` of another type (a zip, an executable) | [`Part::Text`] `[resource URI: TYPE, N bytes of base64]`: no model takes it |
@@ -31,6 +32,11 @@ use rmcp::model::{ContentBlock, Resource, ResourceContents};
 pub fn part_of_block(block: &ContentBlock, limits: &MediaLimits) -> Result<Part, MediaError> {
     Ok(match block {
         ContentBlock::Text(text) => Part::Text(text.text.clone()),
+        ContentBlock::Image(image) if !is_model_type(&image.mime_type) => Part::Text(format!(
+            "[image: {}, {} bytes of base64, of a type models do not take]",
+            image.mime_type,
+            image.data.len()
+        )),
         ContentBlock::Image(image) => Part::Media(Media::from_base64(
             image.mime_type.as_str(),
             &image.data,
@@ -51,11 +57,12 @@ pub fn part_of_block(block: &ContentBlock, limits: &MediaLimits) -> Result<Part,
     })
 }
 
-/// Whether a block may carry media: an image, audio, or a resource with a `blob` of a type a
-/// model takes (or of no stated type).
+/// Whether a block may carry media: an image of a type models take, audio, or a resource with a
+/// `blob` of such a type (or of no stated type).
 pub fn is_media_block(block: &ContentBlock) -> bool {
     match block {
-        ContentBlock::Image(_) | ContentBlock::Audio(_) => true,
+        ContentBlock::Image(image) => is_model_type(&image.mime_type),
+        ContentBlock::Audio(_) => true,
         ContentBlock::Resource(embedded) => match &embedded.resource {
             ResourceContents::BlobResourceContents { mime_type, .. } => {
                 mime_type.as_deref().is_none_or(is_model_type)
@@ -66,12 +73,24 @@ pub fn is_media_block(block: &ContentBlock) -> bool {
     }
 }
 
-/// Whether a model takes media of this type: an image, audio, a PDF or text.
+/// The image types models take (and [`Media::check`] reads).
+pub const IMAGE_TYPES: [&str; 5] = [
+    "image/png",
+    "image/jpeg",
+    "image/jpg",
+    "image/gif",
+    "image/webp",
+];
+
+/// Whether a model takes media of this type: an image of [`IMAGE_TYPES`], audio, a PDF or text.
 pub fn is_model_type(media_type: &str) -> bool {
     let lower = media_type.to_ascii_lowercase();
-    lower.starts_with("text/")
-        || lower.starts_with("application/pdf")
-        || MediaKind::of(&lower) != MediaKind::Document
+    let lower = lower.split(';').next().unwrap_or("").trim();
+    match MediaKind::of(lower) {
+        MediaKind::Image => IMAGE_TYPES.contains(&lower),
+        MediaKind::Audio => true,
+        MediaKind::Document => lower.starts_with("text/") || lower == "application/pdf",
+    }
 }
 
 /// The media a resource's contents are, when they are a `blob` a model takes (by its stated

@@ -120,6 +120,19 @@ async fn a_blob_no_model_takes_is_described_not_refused() {
 }
 
 #[tokio::test]
+async fn an_image_of_a_type_no_model_takes_is_described_beside_one_that_is_sent() {
+    let skills = media_server().await;
+    let seen = result_the_model_saw(&skills, "sketch", json!({})).await;
+    assert!(!seen.is_error, "{seen:?}");
+    assert!(
+        seen.content.starts_with("[image: image/svg+xml, "),
+        "{}",
+        seen.content
+    );
+    assert_eq!(&*only_media(&seen).media_type, "image/png");
+}
+
+#[tokio::test]
 async fn invalid_base64_is_refused_and_nothing_of_the_result_reaches_the_model() {
     let skills = media_server().await;
     let seen = result_the_model_saw(&skills, "broken", json!({})).await;

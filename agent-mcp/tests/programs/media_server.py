@@ -1,5 +1,5 @@
 """An MCP server on the official Python SDK (PyPI `mcp`), for tests/consume/media.rs: tools whose
-results carry an image, audio, an embedded PDF, an embedded zip, base64 that is not base64, a large image; a tool
+results carry an image, audio, an embedded PDF, an embedded zip, an SVG, base64 that is not base64, a large image; a tool
 that asks the client's model about an image (sampling); a resource that is a PNG; and prompts
 with an image (one valid, one not base64). Each PNG is
 made here, with zlib and struct, and its bytes are also given in hex in a text block, so that the
@@ -89,6 +89,16 @@ def archive() -> list:
         uri="file:///a.zip", mimeType="application/zip", blob=b64(buffer.getvalue())
     )
     return [TextContent(type="text", text="The archive:"), EmbeddedResource(type="resource", resource=resource)]
+
+
+@mcp.tool()
+def sketch() -> list:
+    """An SVG (no model takes one) beside a PNG."""
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'
+    return [
+        ImageContent(type="image", data=b64(svg), mimeType="image/svg+xml"),
+        ImageContent(type="image", data=b64(png(1, 1)), mimeType="image/png"),
+    ]
 
 
 @mcp.tool()
