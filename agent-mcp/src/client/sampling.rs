@@ -15,6 +15,8 @@ use rmcp::model::{
     SamplingMessage, SamplingMessageContentBlock,
 };
 
+use crate::media::is_model_type;
+
 /// The most messages one sampling request may carry.
 pub const MAX_SAMPLING_MESSAGES: usize = 64;
 
@@ -428,6 +430,12 @@ fn content_of(
     for block in blocks {
         let part = match block {
             SamplingMessageContentBlock::Text(text) => Part::Text(text.text.clone()),
+            SamplingMessageContentBlock::Image(image) if !is_model_type(&image.mime_type) => {
+                Part::Text(format!(
+                    "[image: {}, of a type models do not take]",
+                    image.mime_type
+                ))
+            }
             SamplingMessageContentBlock::Image(image) => Part::Media(
                 Media::from_base64(image.mime_type.as_str(), &image.data, limits)
                     .map_err(|e| e.to_string())?,
