@@ -26,9 +26,10 @@ use serde_json::Value;
 use crate::card::AgentCard;
 use crate::error::A2aError;
 use crate::jsonrpc;
+pub use crate::reply::Reply;
 use crate::types::{
     AGENT_CARD_PATH, Message, PROTOCOL_VERSION, SendMessageRequest, SendMessageResponse,
-    StreamResponse, Task, TaskIdParams, TaskState, TaskStatus, parts_text,
+    StreamResponse, Task, TaskIdParams, TaskState, TaskStatus,
 };
 
 /// How long a whole call may take unless [`RemoteAgent::timeout`] says otherwise.
@@ -59,53 +60,6 @@ impl std::fmt::Debug for RemoteAgent {
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("timeout", &self.timeout)
             .finish()
-    }
-}
-
-/// How a task sent with [`RemoteAgent::ask`] stands when the call returns.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    /// The agent answered with a task; it ended, or waits for input.
-    Task(Task),
-    /// The agent answered with a message, without a task.
-    Message(Message),
-}
-
-impl Reply {
-    /// The task's state (`Completed` for a direct message).
-    pub fn state(&self) -> TaskState {
-        match self {
-            Reply::Task(task) => task.status.state,
-            Reply::Message(_) => TaskState::Completed,
-        }
-    }
-
-    /// The answer's text: the task's artifacts' text, else its status message's, else its last
-    /// agent message's; a direct message's text.
-    pub fn text(&self) -> String {
-        match self {
-            Reply::Message(message) => message.text(),
-            Reply::Task(task) => {
-                let artifacts: Vec<String> = task
-                    .artifacts
-                    .iter()
-                    .map(|a| parts_text(&a.parts))
-                    .filter(|t| !t.is_empty())
-                    .collect();
-                if !artifacts.is_empty() {
-                    return artifacts.join("\n");
-                }
-                if let Some(message) = &task.status.message {
-                    return message.text();
-                }
-                task.history
-                    .iter()
-                    .rev()
-                    .find(|m| m.role == crate::types::Role::Agent)
-                    .map(Message::text)
-                    .unwrap_or_default()
-            }
-        }
     }
 }
 

@@ -30,7 +30,8 @@
 //! `ListTasks`, `CancelTask` and `SubscribeToTask` (push notifications and the extended card
 //! answer their A2A "not supported" errors); a task is a run, its lifecycle as [`run`] describes; a run that pauses for approval is an
 //! input-required task that the client's next message decides ([`decision`]); the limits are
-//! in [`server`] and [`http`].
+//! in [`server`] and [`http`]. A message's file parts (bytes or URL) are attached to the run's
+//! goal as media, checked first ([`media`]).
 //!
 //! # Consume
 //!
@@ -42,8 +43,10 @@
 //! # Ok(()) }
 //! ```
 //!
-//! See [`client`] for the calls and their bounds, [`skill`] for what a skill call answers (a
-//! remote input-required task is, for now, an error result).
+//! See [`client`] for the calls and their bounds, [`reply`] for what an answer says (its text
+//! and its files), [`skill`] for what a skill call answers (its
+//! text, and the files of the answer as media, checked as [`media`] says; a remote
+//! input-required task suspends the call).
 //!
 //! # Why written here, and the dependencies
 //!
@@ -63,7 +66,8 @@
 //! workspace's one HTTP client and its TLS settings), `agent_llm::sse` (reading SSE within bounds),
 //! `agent-bearer` (tokens, shared with agent-mcp), `getrandom` (ids), `tokio`,
 //! `tokio-util` (the runtime's cancellation token), `futures`, `serde`/`serde_json`,
-//! `thiserror`, `tracing`, `async-trait`; and `agent-core`, `agent-runtime`, `agent-llm`.
+//! `thiserror`, `tracing`, `async-trait`, `base64` (file parts' bytes); and `agent-core`,
+//! `agent-runtime`, `agent-llm`.
 
 #![warn(missing_docs)]
 
@@ -75,7 +79,9 @@ pub mod error;
 pub mod http;
 mod ids;
 pub mod jsonrpc;
+pub mod media;
 mod methods;
+pub mod reply;
 pub mod run;
 pub mod server;
 pub mod skill;
@@ -84,8 +90,9 @@ pub mod types;
 
 pub use auth::generate_token;
 pub use card::AgentCard;
-pub use client::{RemoteAgent, Reply};
+pub use client::RemoteAgent;
 pub use error::A2aError;
+pub use reply::Reply;
 pub use server::A2aServer;
 pub use skill::{RemoteAgentSkill, skill_name};
 pub use tasks::{

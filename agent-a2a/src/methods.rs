@@ -3,7 +3,7 @@
 //!
 //! | method | what it does |
 //! |---|---|
-//! | `SendMessage` | a new task (no `taskId`) runs the agent on the message's text, in its context's conversation; a message with the `taskId` of an input-required task carries its decisions. Answers once the task completes, fails or waits for input (`returnImmediately` answers at once) |
+//! | `SendMessage` | a new task (no `taskId`) runs the agent on the message's text and files (attached to the goal as media, checked as [`crate::media`] says; a file refused refuses the message), in its context's conversation; a message with the `taskId` of an input-required task carries its decisions. Answers once the task completes, fails or waits for input (`returnImmediately` answers at once) |
 //! | `SendStreamingMessage` | the same, answered with a stream: the task, then its status and artifact updates, until it ends or waits for input |
 //! | `GetTask` | the task (`historyLength` newest history messages) |
 //! | `ListTasks` | the tasks kept, newest first, by `contextId` and `status`, in pages |
@@ -25,6 +25,9 @@ use crate::jsonrpc::{
     PUSH_NOTIFICATION_NOT_SUPPORTED, RpcError, TASK_NOT_CANCELABLE, TASK_NOT_FOUND,
     UNSUPPORTED_OPERATION,
 };
+use agent_core::content::Part;
+
+use crate::media::media_of_parts;
 use crate::run::{self, RunContext, Start};
 use crate::tasks::{self, Phase, TaskSlot};
 use crate::types::{
@@ -137,10 +140,17 @@ async fn send(
     }
     let (slot, task, receiver) = if message.task_id.is_empty() {
         let text = message.text();
-        if text.trim().is_empty() {
+        // Files first: one refused refuses the message, before anything starts.
+        let media = media_of_parts(&message.parts, &context.media_limits).map_err(|e| {
+            RpcError::new(
+                INVALID_PARAMS,
+                format!("a file part of the message was refused: {e}"),
+            )
+        })?;
+        if text.trim().is_empty() && media.is_empty() {
             return Err(RpcError::new(
                 INVALID_PARAMS,
-                "the message has no text: this agent reads text parts",
+                "the message has no text and no file: this agent reads text and file parts",
             ));
         }
         if message.context_id.is_empty() {
@@ -151,7 +161,9 @@ async fn send(
             .store
             .conversation(&message.context_id)
             .unwrap_or_default();
-        transcript.push(agent_llm::Message::user(text));
+        let mut goal = agent_llm::Message::user(text);
+        goal.parts = media.into_iter().map(Part::Media).collect();
+        transcript.push(goal);
         // A conversation grows by what each message adds: refused, saying so, at its bounds.
         tasks::within_context_bounds(transcript.len(), tasks::transcript_bytes(&transcript))
             .map_err(|why| {

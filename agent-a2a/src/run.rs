@@ -7,11 +7,17 @@
 //! | starts | `TASK_STATE_WORKING` |
 //! | streams text ([`AgentEvent::TextDelta`]) | artifact `answer`, appended piece by piece |
 //! | calls a skill | a `WORKING` status whose message names it |
-//! | ends with an answer | artifact `answer` replaced by the whole answer (`lastChunk`), then `COMPLETED` |
+//! | ends with an answer | artifact `answer` replaced by the whole answer (`lastChunk`) and the files the run produced (see below), then `COMPLETED` |
 //! | pauses for approval | `INPUT_REQUIRED`, the pending calls in the status message ([`crate::decision`]) |
 //! | is cancelled (`CancelTask`) | `CANCELED` |
 //! | runs past the run timeout | stopped, `FAILED` saying so |
 //! | fails or ends without an answer (budget, stuck...) | `FAILED`, the reason in the status message |
+
+//!
+//! The files a run produced are the media of its tool results and of its final message (those
+//! after the task's message), served as file parts of the `answer` artifact after its text
+//! ([`crate::media::part_of_media`]), at most [`MAX_ANSWER_FILE_BYTES`] together; a file past
+//! that is left out, and a text part says so.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +35,9 @@ use crate::types::{
 
 /// The id of the artifact a run's answer is written to.
 pub const ANSWER_ARTIFACT: &str = "answer";
+
+/// The most bytes of files (before base64) one task's answer carries.
+pub const MAX_ANSWER_FILE_BYTES: usize = 8 * 1024 * 1024;
 
 /// How long a cancelled run (by `CancelTask` or the run timeout) has to stop by itself before it
 /// is dropped.
@@ -51,6 +60,8 @@ pub(crate) struct RunContext {
     pub(crate) runtime: AgentRuntime,
     pub(crate) store: Arc<TaskStore>,
     pub(crate) run_timeout: Duration,
+    /// What the files of incoming messages are checked against.
+    pub(crate) media_limits: agent_core::content::MediaLimits,
 }
 
 /// Marks the task working and starts its run on a task of its own. Call with the task's lock
@@ -126,7 +137,7 @@ fn on_event(slot: &TaskSlot, streamed: &AtomicBool, event: &AgentEvent) {
     match event {
         AgentEvent::TextDelta { text, .. } if !text.is_empty() => {
             let append = streamed.swap(true, Ordering::Relaxed);
-            let update = artifact_event(&data.task, Part::text(text.clone()), append, false);
+            let update = artifact_event(&data.task, vec![Part::text(text.clone())], append, false);
             slot.publish(&mut data, update);
         }
         AgentEvent::ToolCall { call, .. } => {
@@ -146,16 +157,16 @@ fn finish(context: &RunContext, slot: &TaskSlot, ended: Ended) {
         Ended::Run(ended, timed_out) => match *ended {
             Ok(outcome) => match outcome.finish {
                 FinishReason::NoMoreToolCalls => {
+                    let mut answer = vec![Part::text(outcome.final_text.unwrap_or_default())];
+                    answer.extend(produced_files(&outcome.transcript));
                     context
                         .store
                         .save_conversation(&data.task.context_id, outcome.transcript);
-                    (
-                        TaskState::Completed,
-                        None,
-                        Some(outcome.final_text.unwrap_or_default()),
-                    )
+                    (TaskState::Completed, None, Some(answer))
                 }
-                FinishReason::PlanPending { plan } => (TaskState::Completed, None, Some(plan)),
+                FinishReason::PlanPending { plan } => {
+                    (TaskState::Completed, None, Some(vec![Part::text(plan)]))
+                }
                 FinishReason::AwaitingApproval { pending } => match outcome.state {
                     Some(state) => {
                         let message = crate::decision::input_required_message(&pending);
@@ -201,12 +212,42 @@ fn finish(context: &RunContext, slot: &TaskSlot, ended: Ended) {
     };
     data.phase = Phase::Done;
     if let Some(answer) = answer {
-        let update = artifact_event(&data.task, Part::text(answer), false, true);
+        let update = artifact_event(&data.task, answer, false, true);
         slot.publish(&mut data, update);
     }
     let message = text.map(|text| agent_message(&data.task, text));
     let update = status_event(&data.task, TaskStatus::now(state, message));
     slot.publish(&mut data, update);
+}
+
+/// The file parts of the media the run produced after the task's message (its tool results and
+/// final message), within [`MAX_ANSWER_FILE_BYTES`].
+fn produced_files(transcript: &[agent_llm::Message]) -> Vec<Part> {
+    let start = transcript
+        .iter()
+        .rposition(|m| m.role == agent_llm::Role::User)
+        .map_or(0, |at| at + 1);
+    let mut parts = Vec::new();
+    let mut bytes = 0;
+    let mut left_out = Vec::new();
+    for media in transcript[start..]
+        .iter()
+        .flat_map(agent_llm::Message::media)
+    {
+        if bytes + media.len() > MAX_ANSWER_FILE_BYTES {
+            left_out.push(media.describe());
+            continue;
+        }
+        bytes += media.len();
+        parts.push(crate::media::part_of_media(media));
+    }
+    if !left_out.is_empty() {
+        parts.push(Part::text(format!(
+            "[left out, over the {MAX_ANSWER_FILE_BYTES} bytes of files an answer carries: {}]",
+            left_out.join("; ")
+        )));
+    }
+    parts
 }
 
 fn timeout_text(timeout: Duration) -> String {
@@ -239,7 +280,7 @@ pub(crate) fn status_event(task: &crate::types::Task, status: TaskStatus) -> Str
 
 fn artifact_event(
     task: &crate::types::Task,
-    part: Part,
+    parts: Vec<Part>,
     append: bool,
     last_chunk: bool,
 ) -> StreamResponse {
@@ -250,7 +291,7 @@ fn artifact_event(
             artifact_id: ANSWER_ARTIFACT.into(),
             name: "answer".into(),
             description: String::new(),
-            parts: vec![part],
+            parts,
             metadata: None,
         },
         append,

@@ -43,7 +43,8 @@
 //! the token, and [`A2aServer::max_pending_connections`] with no such request yet (the oldest
 //! of them that waits on its client closed to make room), so that connections without the
 //! token cannot keep a client with it waiting; requests from a browser page on an origin not
-//! in [`A2aServer::allowed_origins`] are refused. What each request and connection goes
+//! in [`A2aServer::allowed_origins`] are refused; a message's file parts are checked against
+//! [`A2aServer::media_limits`]. What each request and connection goes
 //! through, in order, is in [`crate::http`].
 
 use std::sync::Arc;
@@ -53,6 +54,7 @@ use agent_serve::{Limits, Origins};
 use bytes::Bytes;
 use tokio::net::TcpListener;
 
+use agent_core::content::MediaLimits;
 use agent_runtime::AgentRuntime;
 
 use crate::card::AgentCard;
@@ -99,6 +101,7 @@ pub struct A2aServer {
     max_connections: usize,
     max_pending_connections: usize,
     allowed_origins: Vec<String>,
+    media_limits: MediaLimits,
 }
 
 impl A2aServer {
@@ -120,7 +123,16 @@ impl A2aServer {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_pending_connections: DEFAULT_MAX_PENDING_CONNECTIONS,
             allowed_origins: Vec::new(),
+            media_limits: MediaLimits::default(),
         }
+    }
+
+    /// What the file parts of incoming messages are checked against before they are attached
+    /// to the run's goal ([`MediaLimits::default`] unless set; see [`crate::media`]). A message
+    /// with a file refused is refused whole, with `InvalidParams` saying why.
+    pub fn media_limits(mut self, limits: MediaLimits) -> Self {
+        self.media_limits = limits;
+        self
     }
 
     /// The agent's name in its card.
@@ -263,6 +275,7 @@ impl A2aServer {
                 runtime: self.runtime,
                 store: Arc::new(TaskStore::new(self.max_tasks)),
                 run_timeout: self.run_timeout,
+                media_limits: self.media_limits,
             },
             card: Bytes::from(card),
             token: token.into(),

@@ -10,7 +10,10 @@
 //! ```
 //!
 //! A call sends `{"message": ...}` as a new task ([`RemoteAgent::ask`]) and answers with the
-//! task's final text. Every other end is an error result ([`SkillError::Tool`]) that says what
+//! task's final text; when the answer has file parts ([`Reply::file_parts`]), with
+//! [`SkillOutput::Content`]: the text, then each file as [`Media`](agent_core::content::Media),
+//! decoded and checked against [`RemoteAgentSkill::media_limits`] as [`crate::media`] says (one
+//! file refused refuses the answer, with an error result saying why). Every other end is an error result ([`SkillError::Tool`]) that says what
 //! happened: the task failed, was rejected or canceled (with the agent's message), the agent
 //! could not be reached, answered something malformed, or took longer than the client's
 //! timeout. A call cancelled by the run asks the agent to cancel the task.
@@ -38,8 +41,12 @@ use agent_core::{
     SkillError, SkillMetadata, SkillOutput, Suspension, ToolCall,
 };
 
-use crate::client::{RemoteAgent, Reply};
+use agent_core::content::{Content, MediaLimits};
+
+use crate::client::RemoteAgent;
 use crate::error::A2aError;
+use crate::media::media_of_parts;
+use crate::reply::Reply;
 use crate::types::{Message, Part, Role, TaskState};
 
 /// A remote agent as a skill. Made by [`RemoteAgent::into_skill`].
@@ -48,6 +55,7 @@ pub struct RemoteAgentSkill {
     agent: RemoteAgent,
     name: String,
     description: String,
+    media_limits: MediaLimits,
 }
 
 #[derive(serde::Deserialize)]
@@ -85,11 +93,12 @@ impl RemoteAgent {
                 .collect();
             description.push_str(&format!(". Its skills: {}", skills.join("; ")));
         }
-        description.push_str(". Send it a message; it answers in text.");
+        description.push_str(". Send it a message; it answers in text (and files).");
         RemoteAgentSkill {
             agent: self,
             name,
             description,
+            media_limits: MediaLimits::default(),
         }
     }
 }
@@ -131,6 +140,13 @@ impl RemoteAgentSkill {
         self
     }
 
+    /// What the files of the agent's answers are checked against before the model sees them
+    /// ([`MediaLimits::default`] unless set).
+    pub fn media_limits(mut self, limits: MediaLimits) -> Self {
+        self.media_limits = limits;
+        self
+    }
+
     /// The agent behind the skill.
     pub fn agent(&self) -> &RemoteAgent {
         &self.agent
@@ -150,11 +166,11 @@ impl RemoteAgentSkill {
         let reply = reply.map_err(|e| failed(&self.agent, e))?;
         let text = reply.text();
         let Reply::Task(task) = &reply else {
-            return Ok(text.into());
+            return self.answer(text, &reply);
         };
         let agent = &self.agent.card().name;
         match task.status.state {
-            TaskState::Completed => Ok(text.into()),
+            TaskState::Completed => self.answer(text, &reply),
             TaskState::InputRequired => Err(suspended(&self.name, task, &text)),
             TaskState::AuthRequired => Err(SkillError::tool(format!(
                 "the remote agent `{agent}` needs authentication before it can go on (task `{}`): \
@@ -177,6 +193,27 @@ impl RemoteAgentSkill {
                 }
             ))),
         }
+    }
+
+    /// The answer of a completed call: its text, and its files as media.
+    fn answer(&self, text: String, reply: &Reply) -> Result<SkillOutput, SkillError> {
+        let media = media_of_parts(reply.file_parts(), &self.media_limits).map_err(|e| {
+            SkillError::tool(format!(
+                "the answer of the remote agent `{}` was refused: {e}",
+                self.agent.card().name
+            ))
+        })?;
+        if media.is_empty() {
+            return Ok(text.into());
+        }
+        let content = if text.is_empty() {
+            Content::default()
+        } else {
+            Content::text(text)
+        };
+        Ok(SkillOutput::Content(
+            media.into_iter().fold(content, Content::with),
+        ))
     }
 
     /// The message that continues a task the call suspended on, with the decisions of the run.

@@ -121,7 +121,7 @@ fn append_parts(artifact: &mut Artifact, piece: &Artifact) {
 /// The most messages one context's conversation may hold.
 pub const MAX_CONTEXT_MESSAGES: usize = 1_000;
 
-/// The most bytes (the messages' text and calls) one context's conversation may hold.
+/// The most bytes (the messages' text, media and calls) one context's conversation may hold.
 pub const MAX_CONTEXT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The most bytes the kept conversations of all contexts may hold together; past it the least
@@ -153,12 +153,19 @@ struct Inner {
     context_bytes: usize,
 }
 
-/// The bytes a conversation holds: its messages' text and calls.
+/// The bytes a conversation holds: its messages' text, media and calls.
 pub(crate) fn transcript_bytes(transcript: &[agent_llm::Message]) -> usize {
     transcript
         .iter()
         .map(|m| {
             m.content.len()
+                + m.parts
+                    .iter()
+                    .map(|part| match part {
+                        agent_core::content::Part::Text(text) => text.len(),
+                        agent_core::content::Part::Media(media) => media.len(),
+                    })
+                    .sum::<usize>()
                 + m.tool_calls
                     .iter()
                     .map(|c| c.name.len() + c.arguments.to_string().len())

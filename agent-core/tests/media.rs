@@ -245,3 +245,49 @@ async fn a_skill_answers_with_an_image_or_mixed_content_and_the_bytes_are_not_co
             .is_none()
     );
 }
+
+/// Base64 as peers send it: standard or URL-safe, padded or not, refused by its length before
+/// decoding, refused when it is not base64, and checked once decoded.
+#[test]
+fn media_from_base64_is_bounded_before_decoding_and_checked_after() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let limits = MediaLimits::default();
+    let png = tiny_png();
+    for encoded in [STANDARD.encode(&png), URL_SAFE_NO_PAD.encode(&png)] {
+        let media = Media::from_base64("image/png", &encoded, &limits).unwrap();
+        assert_eq!(media.bytes(), Some(&png));
+    }
+    // No type given: read from the bytes.
+    let sniffed = Media::from_base64("", &STANDARD.encode(&png), &limits).unwrap();
+    assert_eq!(&*sniffed.media_type, "image/png");
+
+    // The bound is on the encoded length: 4 characters for every 3 bytes allowed.
+    let small = MediaLimits {
+        max_part_bytes: png.len(),
+        ..limits
+    };
+    assert!(Media::from_base64("image/png", &STANDARD.encode(&png), &small).is_ok());
+    let over = "A".repeat(agent_core::content::max_base64_len(png.len()) + 1);
+    let Err(MediaError::TooLarge { part, limit }) = Media::from_base64("image/png", &over, &small)
+    else {
+        panic!("refused by its length")
+    };
+    assert_eq!(limit, png.len());
+    assert!(part.contains("characters of base64"), "{part}");
+
+    for bad in ["not base64!!", "iVBORw===", "iVBO Rw0K", "iVBORw0KGgo=AAAA"] {
+        assert!(
+            matches!(
+                Media::from_base64("image/png", bad, &limits),
+                Err(MediaError::Corrupt { ref reason, .. }) if reason.contains("base64 is not valid")
+            ),
+            "{bad}"
+        );
+    }
+    // Valid base64 of bytes that are not what the type says.
+    assert!(matches!(
+        Media::from_base64("image/jpeg", &STANDARD.encode(&png), &limits),
+        Err(MediaError::Mismatch { .. })
+    ));
+}

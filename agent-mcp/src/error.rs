@@ -66,6 +66,18 @@ pub enum McpError {
     /// an allowed origin that is no origin. The message says which and what to do.
     #[error("refusing to serve MCP over HTTP: {0}")]
     HttpConfig(String),
+    /// Media the server sent (an image in a prompt) was refused: not base64, past the limit, or
+    /// not what its type says (see [`crate::media`]).
+    #[error("the MCP server {server} sent media that was refused ({what}): {source}")]
+    Media {
+        /// The server: its command line or URL.
+        server: String,
+        /// Where the media was, e.g. "the prompt `review`".
+        what: String,
+        /// Why it was refused.
+        #[source]
+        source: agent_core::content::MediaError,
+    },
     /// Serving ended with an error from rmcp's service loop.
     #[error("the MCP service stopped: {0}")]
     Serve(String),

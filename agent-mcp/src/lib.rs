@@ -109,7 +109,11 @@
 //! ```
 //!
 //! Each tool becomes a [`DynSkill`](agent_core::DynSkill) with the server's schema; read-only
-//! and destructive flags come from the tool's annotations and fail closed. A server that exits
+//! and destructive flags come from the tool's annotations and fail closed. Images, audio and
+//! embedded files in a tool's result (and in a server's sampling request) reach the model as
+//! media parts, decoded within [`MediaLimits`](agent_core::content::MediaLimits) and checked; a
+//! skill's media is served as MCP image, audio, resource and resource-link blocks. The mapping,
+//! both ways, is in [`media`]. A server that exits
 //! or a connection that breaks gives error results, never a hang; [`McpSkills::reconnect`]
 //! connects again. See [`client`].
 //!
@@ -233,6 +237,7 @@ mod host_form;
 pub mod http;
 mod http_settings;
 mod jsonrpc;
+pub mod media;
 pub mod origin;
 pub mod server;
 mod sessions;
@@ -242,7 +247,7 @@ pub use auth::generate_token;
 pub use client::oauth;
 pub use client::{
     Elicitation, ElicitationAnswer, Handshake, McpSkills, Sampling, SamplingHook, SamplingRequest,
-    SamplingVerdict, from_call_tool_result, skill_name,
+    SamplingVerdict, from_call_tool_result, from_call_tool_result_with, skill_name,
 };
 pub use error::McpError;
 pub use rmcp;

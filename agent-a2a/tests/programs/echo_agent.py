@@ -1,12 +1,16 @@
 """A tiny A2A agent on the official Python SDK (a2a-sdk): it answers each message with
-`echo: <text>`, except `hang` (never answers), `fail` (the task fails) and `ask` (the task waits
-for input: the next message on the task is the answer, and it completes with `you chose: <text>`).
+`echo: <text>`, except `hang` (never answers), `fail` (the task fails), `ask` (the task waits
+for input: the next message on the task is the answer, and it completes with `you chose: <text>`)
+and `picture` (the answer is a 3×2 PNG made here, as a file part with its bytes, after a text
+part that gives the same bytes in hex).
 
 Usage: python echo_agent.py <port>
 """
 
 import asyncio
+import struct
 import sys
+import zlib
 
 import uvicorn
 from starlette.applications import Starlette
@@ -16,7 +20,21 @@ from a2a.server.agent_execution import AgentExecutor
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState
+
+
+def png(width, height):
+    """A `width`×`height` RGB PNG, made by hand."""
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+    rows = b"".join(
+        b"\x00" + b"".join(bytes([x * 50, y * 90, 200]) for x in range(width)) for y in range(height)
+    )
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 class Echo(AgentExecutor):
@@ -39,6 +57,15 @@ class Echo(AgentExecutor):
             await asyncio.sleep(3600)
         if text == "fail":
             await updater.failed(updater.new_agent_message([new_text_part("it broke")]))
+            return
+        if text == "picture":
+            image = png(3, 2)
+            parts = [
+                new_text_part(f"a picture, hex={image.hex()}"),
+                Part(raw=image, media_type="image/png", filename="picture.png"),
+            ]
+            await updater.add_artifact(parts, name="answer")
+            await updater.complete()
             return
         if text == "ask":
             await updater.requires_input(updater.new_agent_message([new_text_part("which one?")]))

@@ -28,8 +28,15 @@
 //! [`Media::check`] reads a part's type from its bytes (never its name) and refuses a part whose
 //! bytes are not what its media type says, a corrupt image, a PDF that is not one; the providers
 //! run it, with their limits, before anything is sent ([`check`](mod@check) has the details).
+//!
+//! # Received as base64
+//!
+//! What a protocol peer sends (an MCP tool's image, an A2A file part) arrives as base64 text:
+//! [`Media::from_base64`] refuses it by its encoded length before decoding anything, decodes it,
+//! and checks it as above.
 
 pub mod check;
+mod encoded;
 mod serde_media;
 
 use std::borrow::Cow;
@@ -39,6 +46,7 @@ use bytes::Bytes;
 
 use crate::call::SharedStr;
 pub use check::{MediaError, MediaInfo, MediaLimits};
+pub use encoded::max_base64_len;
 
 /// What kind of content a [`Media`] is, from its media type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

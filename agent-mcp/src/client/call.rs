@@ -27,7 +27,7 @@ use super::elicitation::Elicitation;
 use super::handler::{Asked, Waiter};
 use super::open::{Answer, Open, OpenCall, Request, call_response, result_of};
 use super::sampling::{pending_sampling, refused};
-use super::skill::{McpSkill, from_call_tool_result};
+use super::skill::{McpSkill, from_call_tool_result_with};
 
 /// How many `input_required` rounds one call may take before it fails.
 const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
@@ -185,7 +185,7 @@ impl McpSkill {
                 Err(self.connection.failure(error, child.as_deref()).await)
             }
             Seen::Answer(Ok(Ok(CallToolResponse::Complete(result)))) => {
-                from_call_tool_result(result).map(Step::Done)
+                from_call_tool_result_with(result, &self.media_limits).map(Step::Done)
             }
             Seen::Answer(Ok(Ok(CallToolResponse::InputRequired(asked)))) => {
                 self.input_required(asked, round, model_use).await

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
+use agent_core::content::{MediaError, MediaLimits, Part};
 use agent_llm::Message;
 use rmcp::model::{
     GetPromptRequestParams, Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResult,
@@ -17,8 +18,8 @@ use serde_json::{Map, Value};
 use super::McpSkills;
 use super::handler::ListChanges;
 use super::pages::{self, bounded, read_pages};
-use super::skill::describe_content;
 use crate::error::McpError;
+use crate::media::part_of_block;
 
 impl McpSkills {
     /// Which lists the server said changed since they were last read here.
@@ -94,7 +95,8 @@ impl McpSkills {
 
     /// The messages of the prompt `name` with `arguments` (the server checks them), ready to
     /// start or continue a conversation: user and assistant messages, text content as it is,
-    /// images, audio and binary resources described in brackets.
+    /// an image, audio or embedded file as the message's part (decoded and checked against
+    /// [`McpSkills::with_media_limits`]; media refused is [`McpError::Media`]).
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -107,7 +109,17 @@ impl McpSkills {
             peer.get_prompt(GetPromptRequestParams::new(name).with_arguments(arguments)),
         )
         .await?;
-        Ok(result.messages.iter().map(prompt_message).collect())
+        let limits = self.make.media_limits;
+        result
+            .messages
+            .iter()
+            .map(|message| prompt_message(message, &limits))
+            .collect::<Result<_, _>>()
+            .map_err(|source| McpError::Media {
+                server: self.connection.label.clone(),
+                what: format!("the prompt `{name}`"),
+                source,
+            })
     }
 
     pub(super) fn live_peer(&self) -> Result<Peer<RoleClient>, McpError> {
@@ -123,11 +135,17 @@ impl McpSkills {
     }
 }
 
-/// A prompt's message as a conversation's.
-fn prompt_message(message: &PromptMessage) -> Message {
-    let text = describe_content(&message.content);
-    match message.role {
+/// A prompt's message as a conversation's: its text, or its image, audio or embedded file as a
+/// part (decoded and checked against `limits`).
+fn prompt_message(message: &PromptMessage, limits: &MediaLimits) -> Result<Message, MediaError> {
+    let (text, parts) = match part_of_block(&message.content, limits)? {
+        Part::Text(text) => (text, Vec::new()),
+        media @ Part::Media(_) => (String::new(), vec![media]),
+    };
+    let mut message = match message.role {
         Role::Assistant => Message::assistant(text),
         _ => Message::user(text),
-    }
+    };
+    message.parts = parts;
+    Ok(message)
 }

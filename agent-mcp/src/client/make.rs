@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::DynSkill;
+use agent_core::content::MediaLimits;
 use rmcp::model::Tool;
 
 use super::connection::Connection;
@@ -23,6 +24,8 @@ pub(super) struct Make {
     pub(super) defer: bool,
     /// The URIs the `read_resource` skill lists, when there is one.
     pub(super) resource_skill: Option<Vec<String>>,
+    /// What the media of results is checked against.
+    pub(super) media_limits: MediaLimits,
 }
 
 impl Make {
@@ -56,6 +59,7 @@ impl Make {
                 skill_name(&self.prefix, READ_RESOURCE),
                 uris,
                 self.call_timeout,
+                self.media_limits,
             )) as Arc<dyn DynSkill>
         });
         tools
@@ -68,6 +72,7 @@ impl Make {
                     self.call_timeout,
                     self.defer,
                     &server,
+                    self.media_limits,
                 )) as Arc<dyn DynSkill>
             })
             .chain(resource_skill)

@@ -34,8 +34,16 @@
 //!   sent it: the model reads it as compact JSON, hooks see the structured value. A
 //!   `{"result": VALUE}` wrapper is kept, not unwrapped: it is what the tool's output schema
 //!   describes, and a wrapper the server meant as data is indistinguishable from one added for
-//!   the protocol. Otherwise, text content is joined with newlines; images, audio and binary
-//!   resources are described in brackets. A result with `isError: true` is a
+//!   the protocol. A result with images, audio or resources with a `blob` is
+//!   [`SkillOutput::Content`](agent_core::SkillOutput::Content), with or without
+//!   `structuredContent` (whose JSON the spec has the text blocks carry): its blocks as parts, in order,
+//!   the media decoded and checked against [`McpSkills::with_media_limits`] (one part refused,
+//!   by its base64's length before decoding, as invalid base64 or as bytes of another type than
+//!   it says, refuses the result with an error); so the model sees the image the tool returned
+//!   ([`crate::media`] has the mapping). Otherwise, text content is joined with newlines. A
+//!   server's sampling request carries its images and audio to the model the same way
+//!   ([`Sampling::media_limits`]), and `read_resource` a blob of an image, audio or PDF type. A
+//!   result with `isError: true` is a
 //!   [`SkillError::Tool`](agent_core::SkillError::Tool) with its text (or its `structuredContent`).
 //! - **Failures never hang.** Every call has a time limit ([`McpSkills::with_call_timeout`],
 //!   default [`DEFAULT_CALL_TIMEOUT`]). A server process that has exited gives a
@@ -168,6 +176,7 @@ use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_core::content::MediaLimits;
 use agent_core::registry::is_valid_name;
 use agent_core::{DynSkill, LiveSkills, Registry};
 use rmcp::RoleClient;
@@ -218,7 +227,7 @@ fn handler(shared: &Arc<Shared>) -> Handler {
         shared: shared.clone(),
     }
 }
-pub use skill::from_call_tool_result;
+pub use skill::{from_call_tool_result, from_call_tool_result_with};
 
 /// How long one call to a remote tool may take unless [`McpSkills::with_call_timeout`] says otherwise.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -338,6 +347,7 @@ impl McpSkills {
                 call_timeout: DEFAULT_CALL_TIMEOUT,
                 defer: false,
                 resource_skill: None,
+                media_limits: MediaLimits::default(),
             },
         })
     }
@@ -356,6 +366,16 @@ impl McpSkills {
         self
     }
 
+    /// What the media in the server's results (images, audio, resources with a `blob`) and in
+    /// the resources the `read_resource` skill reads is checked against before it reaches the
+    /// model ([`MediaLimits::default`] unless set): a part over
+    /// [`MediaLimits::max_part_bytes`] is refused by its base64's length, before it is decoded.
+    /// See [`crate::media`].
+    pub fn with_media_limits(mut self, limits: MediaLimits) -> Self {
+        self.make.media_limits = limits;
+        self
+    }
+
     /// Makes every skill deferred: hidden from the model until `tool_search` loads it (useful for
     /// servers with many tools). `tool_search` also matches the server's name.
     pub fn deferred(mut self, defer: bool) -> Self {
@@ -366,7 +386,9 @@ impl McpSkills {
     /// Adds a skill `read_resource` (with the prefix, like the tools) that reads one of the
     /// server's resources by URI; its description lists the resources and templates the server
     /// has now. The model gets at most [`MAX_RESOURCE_BYTES`] of a resource's text (the rest is
-    /// cut, saying so) and a description of binary contents. Off by default: a server's
+    /// cut, saying so), an image, audio or PDF blob as a media part (checked against
+    /// [`McpSkills::with_media_limits`]), and a description of other binary contents. Off by
+    /// default: a server's
     /// resources are the application's to offer.
     pub async fn with_resource_skill(mut self) -> Result<Self, McpError> {
         self.connection

@@ -1,18 +1,22 @@
 //! The `read_resource` skill ([`McpSkills::with_resource_skill`](super::McpSkills::with_resource_skill)):
-//! the model reads a remote server's resource by its URI, the text cut at [`MAX_RESOURCE_BYTES`].
+//! the model reads a remote server's resource by its URI, the text cut at [`MAX_RESOURCE_BYTES`];
+//! a `blob` of an image, audio, PDF or text type reaches the model as a media part (checked as
+//! [`crate::media`] says), any other binary contents as a line that describes them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_core::content::{Content, MediaLimits};
 use agent_core::{
     DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
     async_trait,
 };
-use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+use rmcp::model::ReadResourceRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::connection::Connection;
+use crate::media::{describe_resource, media_of_resource};
 
 /// The most bytes of a resource's text the `read_resource` skill gives the model; the rest is
 /// cut, and the model told so. Under the registry's own cut of a tool's output, so that the
@@ -32,6 +36,7 @@ pub(super) struct ReadResourceSkill {
     pub(super) metadata: SkillMetadata,
     pub(super) description: String,
     pub(super) call_timeout: Duration,
+    pub(super) media_limits: MediaLimits,
 }
 
 impl ReadResourceSkill {
@@ -42,9 +47,10 @@ impl ReadResourceSkill {
         name: String,
         uris: &[String],
         call_timeout: Duration,
+        media_limits: MediaLimits,
     ) -> Self {
         let mut description = format!(
-            "Reads a resource of the MCP server {} by its URI and returns its text.",
+            "Reads a resource of the MCP server {} by its URI and returns its text (or its image, audio or PDF).",
             connection.label
         );
         if !uris.is_empty() {
@@ -80,6 +86,7 @@ impl ReadResourceSkill {
             connection,
             description,
             call_timeout,
+            media_limits,
         }
     }
 }
@@ -138,31 +145,27 @@ impl DynSkill for ReadResourceSkill {
             Ok(result) => result,
             Err(error) => return Err(self.connection.failure(error, child.as_deref()).await),
         };
-        let text = result
-            .contents
-            .iter()
-            .map(describe)
-            .collect::<Vec<_>>()
-            .join("\n");
-        Ok(SkillOutput::Text(cut(text)))
-    }
-}
-
-fn describe(contents: &ResourceContents) -> String {
-    match contents {
-        ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        ResourceContents::BlobResourceContents {
-            uri,
-            mime_type,
-            blob,
-            ..
-        } => format!(
-            "[resource {uri}: {}, {} bytes of base64, not shown]",
-            mime_type.as_deref().unwrap_or("binary"),
-            blob.len()
-        ),
-        #[allow(unreachable_patterns)]
-        _ => "[a resource of a kind this client does not show]".to_owned(),
+        let mut texts = Vec::new();
+        let mut media = Vec::new();
+        for contents in &result.contents {
+            let part = media_of_resource(contents, &self.media_limits)
+                .map_err(|e| SkillError::tool(format!("the resource {uri} was refused: {e}")))?;
+            match part {
+                Some(part) => media.push(part),
+                None => texts.push(describe_resource(contents)),
+            }
+        }
+        let text = cut(texts.join("\n"));
+        if media.is_empty() {
+            return Ok(SkillOutput::Text(text));
+        }
+        let mut content = Content::default();
+        if !text.is_empty() {
+            content = Content::text(text);
+        }
+        Ok(SkillOutput::Content(
+            media.into_iter().fold(content, Content::with),
+        ))
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_core::content::{Content, Media, MediaLimits, Part};
 use agent_llm::{
     ChatRequest, LlmProvider, Message, ModelUseReporter, Role as LlmRole, StopReason, Usage,
 };
@@ -14,14 +15,23 @@ use rmcp::model::{
     SamplingMessage, SamplingMessageContentBlock,
 };
 
+use crate::media::is_model_type;
+
 /// The most messages one sampling request may carry.
 pub const MAX_SAMPLING_MESSAGES: usize = 64;
 
 /// The most bytes of text one sampling request may carry, all messages and the system prompt.
 pub const MAX_SAMPLING_BYTES: usize = 256 * 1024;
 
+/// The most base64 characters of images and audio one sampling request may carry, all messages
+/// together (each part is bounded by [`Sampling::media_limits`] too); counted before anything is
+/// decoded.
+pub const MAX_SAMPLING_MEDIA_BASE64: usize = 32 * 1024 * 1024;
+
 /// A server's request for a model completion, as the [`SamplingHook`] sees it (and may change
-/// it): text only; images and audio the server sent are described in brackets.
+/// it): each message's text, and the images and audio the server sent as its
+/// [`parts`](Message::parts), decoded and checked ([`crate::media`], against
+/// [`Sampling::media_limits`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamplingRequest {
     /// The system prompt the server asked for.
@@ -82,6 +92,7 @@ pub struct Sampling {
     provider: Arc<dyn LlmProvider>,
     hook: Arc<dyn SamplingHook>,
     max_tokens: u32,
+    media_limits: MediaLimits,
 }
 
 impl Sampling {
@@ -100,12 +111,21 @@ impl Sampling {
             provider,
             hook: Arc::new(hook),
             max_tokens: 4096,
+            media_limits: MediaLimits::default(),
         }
     }
 
     /// The most tokens an answer may have, whatever the server asks (4,096 by default).
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
+        self
+    }
+
+    /// What the images and audio of a request are checked against before the hook or the model
+    /// sees them ([`MediaLimits::default`] unless set); a request with one part refused is
+    /// refused whole.
+    pub fn media_limits(mut self, limits: MediaLimits) -> Self {
+        self.media_limits = limits;
         self
     }
 }
@@ -181,9 +201,10 @@ impl SamplingState {
                 "this client answers sampling requests only when the application configured a model for them (McpSkills::with_sampling)",
             ));
         };
-        let request = from_params(params, sampling.max_tokens).map_err(|why| {
-            ErrorData::invalid_params(format!("sampling request refused: {why}"), None)
-        })?;
+        let request =
+            from_params(params, sampling.max_tokens, &sampling.media_limits).map_err(|why| {
+                ErrorData::invalid_params(format!("sampling request refused: {why}"), None)
+            })?;
         match sampling.hook.review(server, &request) {
             SamplingVerdict::Allow => Ok(Reviewed::Ready(sampling, request)),
             SamplingVerdict::Deny(reason) => {
@@ -289,7 +310,12 @@ pub(super) fn pending_sampling(
             } else {
                 "user"
             };
-            serde_json::json!({"role": role, "content": m.content})
+            let media: Vec<String> = m.media().map(Media::describe).collect();
+            if media.is_empty() {
+                serde_json::json!({"role": role, "content": m.content})
+            } else {
+                serde_json::json!({"role": role, "content": m.content, "media": media})
+            }
         })
         .collect();
     let arguments = serde_json::json!({
@@ -334,6 +360,7 @@ pub(super) fn refused(reason: &str) -> ErrorData {
 fn from_params(
     params: &CreateMessageRequestParams,
     max_tokens: u32,
+    limits: &MediaLimits,
 ) -> Result<SamplingRequest, String> {
     if params.messages.len() > MAX_SAMPLING_MESSAGES {
         return Err(format!(
@@ -341,20 +368,37 @@ fn from_params(
             params.messages.len()
         ));
     }
+    let base64: usize = params
+        .messages
+        .iter()
+        .flat_map(|message| blocks_of(&message.content))
+        .map(|block: &SamplingMessageContentBlock| match block {
+            SamplingMessageContentBlock::Image(image) => image.data.len(),
+            SamplingMessageContentBlock::Audio(audio) => audio.data.len(),
+            _ => 0,
+        })
+        .sum();
+    if base64 > MAX_SAMPLING_MEDIA_BASE64 {
+        return Err(format!(
+            "its images and audio are {base64} characters of base64, over the limit of {MAX_SAMPLING_MEDIA_BASE64}"
+        ));
+    }
     let mut bytes = params.system_prompt.as_deref().map_or(0, str::len);
     let mut messages = Vec::with_capacity(params.messages.len());
     for message in &params.messages {
-        let text = text_of(&message.content);
+        let (text, parts) = content_of(blocks_of(&message.content), limits)?;
         bytes += text.len();
         if bytes > MAX_SAMPLING_BYTES {
             return Err(format!(
                 "its text is over the limit of {MAX_SAMPLING_BYTES} bytes"
             ));
         }
-        messages.push(match message.role {
+        let mut message = match message.role {
             Role::Assistant => Message::assistant(text),
             _ => Message::user(text),
-        });
+        };
+        message.parts = parts;
+        messages.push(message);
     }
     debug_assert!(messages.iter().all(|m| m.role != LlmRole::Tool));
     Ok(SamplingRequest {
@@ -366,19 +410,45 @@ fn from_params(
     })
 }
 
-fn text_of(content: &SamplingContent<SamplingMessageContentBlock>) -> String {
-    let blocks: Vec<&SamplingMessageContentBlock> = match content {
-        SamplingContent::Single(block) => vec![block],
-        SamplingContent::Multiple(blocks) => blocks.iter().collect(),
-    };
-    blocks
-        .into_iter()
-        .map(|block| match block {
-            SamplingMessageContentBlock::Text(text) => text.text.clone(),
-            SamplingMessageContentBlock::Image(image) => format!("[image: {}]", image.mime_type),
-            SamplingMessageContentBlock::Audio(audio) => format!("[audio: {}]", audio.mime_type),
-            _ => "[content of a kind this client does not send to its model]".to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// A message's blocks, one or several.
+fn blocks_of(
+    content: &SamplingContent<SamplingMessageContentBlock>,
+) -> &[SamplingMessageContentBlock] {
+    match content {
+        SamplingContent::Single(block) => std::slice::from_ref(block),
+        SamplingContent::Multiple(blocks) => blocks,
+    }
+}
+
+/// A message's blocks as its text (before its first image or sound) and its parts; the media
+/// decoded and checked.
+fn content_of(
+    blocks: &[SamplingMessageContentBlock],
+    limits: &MediaLimits,
+) -> Result<(String, Vec<Part>), String> {
+    let mut content = Content::default();
+    for block in blocks {
+        let part = match block {
+            SamplingMessageContentBlock::Text(text) => Part::Text(text.text.clone()),
+            SamplingMessageContentBlock::Image(image) if !is_model_type(&image.mime_type) => {
+                Part::Text(format!(
+                    "[image: {}, of a type models do not take]",
+                    image.mime_type
+                ))
+            }
+            SamplingMessageContentBlock::Image(image) => Part::Media(
+                Media::from_base64(image.mime_type.as_str(), &image.data, limits)
+                    .map_err(|e| e.to_string())?,
+            ),
+            SamplingMessageContentBlock::Audio(audio) => Part::Media(
+                Media::from_base64(audio.mime_type.as_str(), &audio.data, limits)
+                    .map_err(|e| e.to_string())?,
+            ),
+            _ => {
+                Part::Text("[content of a kind this client does not send to its model]".to_owned())
+            }
+        };
+        content = content.with(part);
+    }
+    Ok(content.into_leading_text())
 }

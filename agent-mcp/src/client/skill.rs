@@ -3,15 +3,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_core::content::{Content, MediaLimits, Part};
 use agent_core::{
     DynSkill, ParsedInput, RetryPolicy, SkillContext, SkillError, SkillMetadata, SkillOutput,
     async_trait,
 };
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::Connection;
 use super::follow::FOLLOW_WAIT;
+use crate::media::{describe_resource, is_media_block, part_of_block};
 
 /// One remote tool as a skill.
 pub(super) struct McpSkill {
@@ -22,6 +24,8 @@ pub(super) struct McpSkill {
     pub(super) schema: Value,
     pub(super) output_schema: Option<Value>,
     pub(super) call_timeout: Duration,
+    /// What its results' media is checked against.
+    pub(super) media_limits: MediaLimits,
 }
 
 impl McpSkill {
@@ -32,6 +36,7 @@ impl McpSkill {
         call_timeout: Duration,
         defer: bool,
         server: &str,
+        media_limits: MediaLimits,
     ) -> Self {
         let annotations = tool.annotations.as_ref();
         let is_read_only = annotations.and_then(|a| a.read_only_hint) == Some(true);
@@ -76,6 +81,7 @@ impl McpSkill {
                 .as_ref()
                 .map(|schema| Value::Object(schema.as_ref().clone())),
             call_timeout,
+            media_limits,
         }
     }
 }
@@ -152,28 +158,55 @@ impl McpSkill {
     }
 }
 
-/// What a remote result means as a skill's output. See the [module docs](super).
+/// What a remote result means as a skill's output, its media checked against
+/// [`MediaLimits::default`]. See the [module docs](super).
 pub fn from_call_tool_result(result: CallToolResult) -> Result<SkillOutput, SkillError> {
-    let text = result
-        .content
-        .iter()
-        .map(describe_content)
-        .collect::<Vec<_>>()
-        .join("\n");
+    from_call_tool_result_with(result, &MediaLimits::default())
+}
+
+/// What a remote result means as a skill's output, its media (images, audio, resources with a
+/// `blob`) decoded and checked against `limits` ([`crate::media`]): one part refused refuses
+/// the result, with an error that says which and why.
+pub fn from_call_tool_result_with(
+    result: CallToolResult,
+    limits: &MediaLimits,
+) -> Result<SkillOutput, SkillError> {
     if result.is_error == Some(true) {
+        let text = result
+            .content
+            .iter()
+            .map(describe_content)
+            .collect::<Vec<_>>()
+            .join("\n");
         return Err(SkillError::tool(match result.structured_content {
             _ if !text.is_empty() => text,
             Some(details) if !details.is_null() => details.to_string(),
             _ => "the tool failed without saying why".to_owned(),
         }));
     }
+    if result.content.iter().any(is_media_block) {
+        let parts = result
+            .content
+            .iter()
+            .map(|block| part_of_block(block, limits))
+            .collect::<Result<Vec<Part>, _>>()
+            .map_err(|e| SkillError::tool(format!("the tool's result was refused: {e}")))?;
+        return Ok(SkillOutput::Content(Content::from(parts)));
+    }
+    let text = result
+        .content
+        .iter()
+        .map(describe_content)
+        .collect::<Vec<_>>()
+        .join("\n");
     match result.structured_content {
         Some(value) => Ok(SkillOutput::Json(value)),
         None => Ok(SkillOutput::Text(text)),
     }
 }
 
-pub(super) fn describe_content(block: &ContentBlock) -> String {
+/// A block in words, for where media cannot go (an error's text) and results without media.
+fn describe_content(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => {
@@ -190,20 +223,7 @@ pub(super) fn describe_content(block: &ContentBlock) -> String {
                 audio.data.len()
             )
         }
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            ResourceContents::TextResourceContents { text, .. } => text.clone(),
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => format!(
-                "[resource {uri}: {}, {} bytes of base64]",
-                mime_type.as_deref().unwrap_or("binary"),
-                blob.len()
-            ),
-            _ => "[a resource of a kind this client does not show]".to_owned(),
-        },
+        ContentBlock::Resource(embedded) => describe_resource(&embedded.resource),
         ContentBlock::ResourceLink(resource) => format!("[resource link: {}]", resource.uri),
         _ => "[content of a kind this client does not show]".to_owned(),
     }

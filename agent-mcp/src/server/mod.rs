@@ -43,6 +43,10 @@
 //!   replaced by a hook) cannot follow the schema and is sent with `isError: true`, so strict
 //!   clients get it as a failed call rather than as a protocol violation. Skills without an
 //!   output schema answer as before: a JSON object is also sent as `structuredContent`.
+//! - Media: a skill that answers with a [`Media`](agent_core::content::Media) or a
+//!   [`Content`](agent_core::content::Content) is served one content block per part, in order:
+//!   text, `image`, `audio`, an embedded `resource` with a `blob` (a PDF or another document,
+//!   at `eugene://media/NAME`) and a `resource_link` (media at a URL); see [`crate::media`].
 //! - Over HTTP ([`McpServer::serve_http`]) every request needs a bearer token, browsers'
 //!   cross-origin requests are refused, and connections, sessions and slow clients are bounded:
 //!   see [`crate::http`].

@@ -1,12 +1,18 @@
-//! The MCP form of a skill's result: text, `isError`, `structuredContent`, and output schemas
-//! whose root is not an object, wrapped.
+//! The MCP form of a skill's result: text, `isError`, `structuredContent`, media (a
+//! [`SkillOutput::Content`] as image, audio, embedded resource and resource-link blocks, in
+//! order, as [`crate::media`] maps them), and output schemas whose root is not an object,
+//! wrapped.
 
 use agent_core::{SkillOutput, ToolResult};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
+use crate::media::content_blocks;
+
 /// The MCP form of a result of a skill without an output schema: its text (what a model would
-/// read), `isError` for every [`SkillError`](agent_core::SkillError), and JSON objects also as `structuredContent`.
+/// read), `isError` for every [`SkillError`](agent_core::SkillError), JSON objects also as
+/// `structuredContent`, and [`Content`](agent_core::content::Content) as one block per part
+/// ([`crate::media::content_blocks`]).
 pub fn to_call_tool_result(result: &ToolResult) -> CallToolResult {
     to_call_tool_result_for(result, None)
 }
@@ -36,7 +42,11 @@ pub fn to_call_tool_result_for(
             return CallToolResult::error(text);
         }
         (Ok(SkillOutput::Json(_)), None) => None,
-        (Ok(SkillOutput::Content(_)), _) => None,
+        // Media cannot follow an output schema either.
+        (Ok(SkillOutput::Content(_)), Some(_)) => return CallToolResult::error(text),
+        (Ok(SkillOutput::Content(content)), None) => {
+            return CallToolResult::success(content_blocks(content));
+        }
     };
     let mut answer = CallToolResult::success(text);
     answer.structured_content = structured;

@@ -1,11 +1,15 @@
-//! What a skill asks the client's model ([`ConnectedClient::sample`]): a [`SampleRequest`],
-//! answered with a [`SampleAnswer`].
+//! What a skill asks the client's model ([`ConnectedClient::sample`]): a [`SampleRequest`]
+//! (text messages, with images and audio attached as MCP sampling allows), answered with a
+//! [`SampleAnswer`].
 //!
 //! [`ConnectedClient::sample`]: super::ConnectedClient::sample
 
 #![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); protocol 2025-11-25 has it.
 
 use agent_core::SkillError;
+use agent_core::content::{Media, MediaKind};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{CreateMessageRequestParams, Role};
 use serde_json::{Value, json};
 
@@ -23,7 +27,7 @@ use serde_json::{Value, json};
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleRequest {
-    messages: Vec<(Role, String)>,
+    messages: Vec<(Role, String, Vec<Media>)>,
     system: Option<String>,
     max_tokens: u32,
     temperature: Option<f32>,
@@ -42,13 +46,34 @@ impl SampleRequest {
 
     /// Adds a message of the user.
     pub fn user(mut self, text: impl Into<String>) -> Self {
-        self.messages.push((Role::User, text.into()));
+        self.messages.push((Role::User, text.into(), Vec::new()));
         self
     }
 
     /// Adds a message of the assistant (an earlier answer).
     pub fn assistant(mut self, text: impl Into<String>) -> Self {
-        self.messages.push((Role::Assistant, text.into()));
+        self.messages
+            .push((Role::Assistant, text.into(), Vec::new()));
+        self
+    }
+
+    /// Attaches an image or a sound to the last message, after its text (MCP sampling carries
+    /// images and audio, as base64; a request with other media, or media at a URL, is refused
+    /// when sent). Without a message yet, it starts a user message without text.
+    ///
+    /// ```
+    /// use agent_core::content::Media;
+    /// use agent_mcp::server::SampleRequest;
+    ///
+    /// let chart = Media::new("image/png", agent_core::content::tiny_png());
+    /// let request = SampleRequest::new(100).user("What does this chart show?").attach(chart);
+    /// # let _ = request;
+    /// ```
+    pub fn attach(mut self, media: Media) -> Self {
+        match self.messages.last_mut() {
+            Some((_, _, attached)) => attached.push(media),
+            None => self.messages.push((Role::User, String::new(), vec![media])),
+        }
         self
     }
 
@@ -76,11 +101,23 @@ impl SampleRequest {
                 "a sampling request needs at least one message (SampleRequest::user)",
             ));
         }
-        let messages: Vec<Value> = self
+        let messages = self
             .messages
             .iter()
-            .map(|(role, text)| json!({"role": role, "content": {"type": "text", "text": text}}))
-            .collect();
+            .map(|(role, text, media)| {
+                if media.is_empty() {
+                    return Ok(json!({"role": role, "content": {"type": "text", "text": text}}));
+                }
+                let mut blocks = Vec::with_capacity(media.len() + 1);
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for media in media {
+                    blocks.push(sampling_block(media)?);
+                }
+                Ok(json!({"role": role, "content": blocks}))
+            })
+            .collect::<Result<Vec<Value>, SkillError>>()?;
         let mut params = json!({"messages": messages, "maxTokens": self.max_tokens});
         if let Some(system) = &self.system {
             params["systemPrompt"] = Value::from(system.as_str());
@@ -91,6 +128,27 @@ impl SampleRequest {
         serde_json::from_value(params)
             .map_err(|e| SkillError::tool(format!("the sampling request is not valid: {e}")))
     }
+}
+
+/// An image or a sound as a sampling message's content block.
+fn sampling_block(media: &Media) -> Result<Value, SkillError> {
+    let kind = match media.kind() {
+        MediaKind::Image => "image",
+        MediaKind::Audio => "audio",
+        MediaKind::Document => {
+            return Err(SkillError::tool(format!(
+                "a sampling request carries images and audio, not {}",
+                media.describe()
+            )));
+        }
+    };
+    let Some(bytes) = media.bytes() else {
+        return Err(SkillError::tool(format!(
+            "a sampling request carries media as bytes, not at a URL ({})",
+            media.describe()
+        )));
+    };
+    Ok(json!({"type": kind, "data": STANDARD.encode(bytes), "mimeType": &*media.media_type}))
 }
 
 /// The client's model's answer to a [`SampleRequest`].

@@ -2,7 +2,8 @@
 //! `tests/programs/`), on the official Python MCP SDK (PyPI `mcp`), started by each test over
 //! stdio (or over streamable HTTP) and used through `McpSkills` in agent runs whose model is
 //! scripted. Its tools ask the user questions (elicitation), ask the client's model (sampling),
-//! and it has resources, a resource template and prompts.
+//! and it has resources, a resource template and prompts. `media_server.py` (same place) returns
+//! images, audio and PDFs, for `media.rs`.
 //!
 //! The Python is the one `AGENT_MCP_PYTHON` names (one with `mcp` installed), else one the tests
 //! install once under the test target's directory; a test that cannot get one fails, saying how
@@ -11,6 +12,7 @@
 mod elicitation;
 mod lists;
 mod live;
+mod media;
 mod outside;
 mod sampling;
 
