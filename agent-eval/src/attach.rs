@@ -1,5 +1,5 @@
 //! A YAML case's `attach:` files, read when the dataset is: each through
-//! `agent_std_tools::media`'s bounded loader (the one `read_file` and `eugene --attach` use), so
+//! `agent_core::content::file`'s bounded loader (the one `read_file` and `eugene --attach` use), so
 //! a file over [`DEFAULT_MAX_MEDIA_BYTES`] is refused from its size before it is read, its type
 //! comes from its bytes, and a corrupt image or a decompression bomb is an error naming the case
 //! and the file. A file attached by several cases is read once and shared.
@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_core::content::Media;
-use agent_std_tools::media::{DEFAULT_MAX_MEDIA_BYTES, load_media, media_limits};
+use agent_core::content::file::{DEFAULT_MAX_MEDIA_BYTES, load_media, media_limits};
 
 use crate::case::Case;
 use crate::dataset::DatasetError;

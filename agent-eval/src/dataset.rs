@@ -29,8 +29,8 @@
 //! `attach:` lists files (images, PDFs, sounds; at most [`MAX_ATTACHMENTS`] a case) sent with the
 //! case's goal, as `AgentRuntime::run(goal).attach(..)` sends them. They are read when the dataset
 //! is, relative to the dataset file's directory, through the same bounded loader as `read_file`'s
-//! media and `eugene --attach` ([`agent_std_tools::media`]): at most
-//! [`DEFAULT_MAX_MEDIA_BYTES`](agent_std_tools::media::DEFAULT_MAX_MEDIA_BYTES) a file, checked
+//! media and `eugene --attach` ([`agent_core::content::file`]): at most
+//! [`DEFAULT_MAX_MEDIA_BYTES`](agent_core::content::file::DEFAULT_MAX_MEDIA_BYTES) a file, checked
 //! from its size before it is read, [`MAX_ATTACHED_BYTES`] for all of a dataset's files, the type
 //! read from the bytes (never the name), a corrupt image or a decompression bomb refused. A file
 //! that cannot be read or sent is a [`DatasetError::Attachment`] naming the case and the file.
@@ -98,7 +98,7 @@ pub enum DatasetError {
         /// The case that attaches it.
         case: String,
         /// Why, naming the attached file.
-        source: Box<agent_std_tools::media::MediaFileError>,
+        source: Box<agent_core::content::file::MediaFileError>,
     },
     /// The dataset's attached files hold more than [`MAX_ATTACHED_BYTES`] together.
     #[error("{file}: case `{case}`: the attached files hold more than {max} bytes together")]

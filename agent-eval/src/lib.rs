@@ -75,13 +75,12 @@
 //! `agent-core`, `agent-llm`, `agent-runtime` (the registry, providers and runs under test),
 //! `futures` (`buffer_unordered`: bounded concurrency without spawning), `tokio` (time limits),
 //! `serde`/`serde_json` (reports), `serde_yaml_ng` (datasets, with lines and columns in its
-//! errors), `agent-std-tools` without its `web` feature (its bounded media loader reads a case's
-//! `attach:` files, the one `read_file` and `eugene --attach` use), `jsonschema` (the `json_schema` check and typed cases; without its HTTP and file
+//! errors), `jsonschema` (the `json_schema` check and typed cases; without its HTTP and file
 //! resolvers, so a schema reaches nothing outside itself), `thiserror` (error enums). The JUnit
 //! writer is a few escaping rules of its own rather than an XML crate. It compiles no HTTP or TLS crate
-//! of its own: the providers under test bring theirs. (Through `agent-std-tools` it links that
-//! crate's dependencies, among them `redb` and the shell sandbox's `landlock` and `seccompiler`,
-//! for one function; moving the media loader into `agent-core` would drop them.)
+//! of its own: the providers under test bring theirs. A case's `attach:` files are read with
+//! agent-core's bounded loader (`agent_core::content::file`), the one `read_file` and
+//! `eugene --attach` use.
 
 #![warn(missing_docs)]
 

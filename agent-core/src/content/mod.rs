@@ -37,6 +37,7 @@
 
 pub mod check;
 mod encoded;
+pub mod file;
 mod serde_media;
 
 use std::borrow::Cow;

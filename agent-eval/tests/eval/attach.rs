@@ -2,11 +2,11 @@
 //! and sent with the goal of every attempt; a file that is missing, too large, of no known type
 //! or a decompression bomb is an error naming the case and the file, and nothing runs.
 
+use agent_core::content::file::{DEFAULT_MAX_MEDIA_BYTES, MediaFileError};
 use agent_core::content::{Part, tiny_png};
 use agent_eval::dataset::MAX_ATTACHMENTS;
 use agent_eval::{Dataset, DatasetError, Eval};
 use agent_llm::{MockProvider, MockReply};
-use agent_std_tools::media::{DEFAULT_MAX_MEDIA_BYTES, MediaFileError};
 
 use crate::runtime;
 
