@@ -10,30 +10,14 @@ use crate::support::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_in_the_middle_of_a_batch_finishes_after_a_restart_and_nothing_runs_twice() {
     let started = Instant::now();
-    let llm = Server::start([
-        calls(&[
-            ("c1", "write_note", json!({"name": "a", "text": "first"})),
-            ("c2", "write_note", json!({"name": "b", "text": "second"})),
-        ]),
-        text("Both notes are written."),
-    ])
-    .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
-    restate.register(port).await;
-
-    let invocation = restate.send_run("crash", "Write notes a and b.").await;
+    let batch = Batch::start("Both notes are written.").await;
+    let invocation = batch
+        .restate
+        .send_run("crash", "Write notes a and b.")
+        .await;
     // `a` is written and journaled; `b` has started and waits: the process dies here.
-    wait_for("b to start", || {
-        count(&logged(work.path()), "started b") == 1
-    })
-    .await;
-    assert_eq!(logged(work.path()), ["wrote a", "started b"]);
-    first.kill();
-    std::fs::write(work.path().join("notes/b.go"), "").unwrap();
-    let _second = service(port, work.path(), &llm.url, Some("b")).await;
+    let (_second, batch) = batch.crash_at_b().await;
+    let (llm, restate, work) = (&batch.llm, &batch.restate, &batch.work);
 
     let outcome = restate.attach(&invocation).await;
     assert_eq!(
@@ -371,34 +355,16 @@ async fn a_call_that_is_not_idempotent_killed_while_it_ran_is_not_run_again() {
 /// model is sent the very image again, from the journal and the session's state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_restart() {
-    let llm = Server::start([
-        calls(&[
-            ("c1", "write_note", json!({"name": "a", "text": "first"})),
-            ("c2", "write_note", json!({"name": "b", "text": "second"})),
-        ]),
-        text("Both notes describe the picture."),
-    ])
-    .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
-    restate.register(port).await;
-
+    let batch = Batch::start("Both notes describe the picture.").await;
     let png = eugene::content::tiny_png();
     let message = serde_json::to_value(
         eugene::Message::user("Describe this picture in notes a and b.")
             .attach(eugene::Media::new("image/png", png.clone()).named("picture.png")),
     )
     .unwrap();
-    let invocation = restate.send_run_message("picture", message).await;
-    wait_for("b to start", || {
-        count(&logged(work.path()), "started b") == 1
-    })
-    .await;
-    first.kill();
-    std::fs::write(work.path().join("notes/b.go"), "").unwrap();
-    let _second = service(port, work.path(), &llm.url, Some("b")).await;
+    let invocation = batch.restate.send_run_message("picture", message).await;
+    let (_second, batch) = batch.crash_at_b().await;
+    let (llm, restate) = (&batch.llm, &batch.restate);
 
     let outcome = restate.attach(&invocation).await;
     assert_eq!(
@@ -426,4 +392,51 @@ async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_resta
         transcript[0]["parts"][0]["media_type"], "image/png",
         "{transcript}"
     );
+}
+
+/// A service whose model writes notes `a` and `b` in one batch and then answers `answer`, with
+/// `b` held once it starts (`--hold b`): the stage of a crash in the middle of a batch.
+struct Batch {
+    llm: Server,
+    restate: Restate,
+    work: tempfile::TempDir,
+    port: u16,
+    first: Process,
+}
+
+impl Batch {
+    async fn start(answer: &str) -> Batch {
+        let llm = Server::start([
+            calls(&[
+                ("c1", "write_note", json!({"name": "a", "text": "first"})),
+                ("c2", "write_note", json!({"name": "b", "text": "second"})),
+            ]),
+            text(answer),
+        ])
+        .await;
+        let restate = Restate::start().await;
+        let work = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let first = service(port, work.path(), &llm.url, Some("b")).await;
+        restate.register(port).await;
+        Batch {
+            llm,
+            restate,
+            work,
+            port,
+            first,
+        }
+    }
+
+    /// Once `a` is written and journaled and `b` has started: kills the first process, lets `b`
+    /// go, and starts a second one behind the same address.
+    async fn crash_at_b(mut self) -> (Process, Batch) {
+        let work = self.work.path().to_owned();
+        wait_for("b to start", || count(&logged(&work), "started b") == 1).await;
+        assert_eq!(logged(&work), ["wrote a", "started b"]);
+        self.first.kill();
+        std::fs::write(work.join("notes/b.go"), "").unwrap();
+        let second = service(self.port, &work, &self.llm.url, Some("b")).await;
+        (second, self)
+    }
 }

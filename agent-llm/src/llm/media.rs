@@ -26,6 +26,30 @@ use crate::message::{ChatRequest, Message, Role};
 /// A megabyte, as the providers count their limits (2^20 bytes).
 pub(super) const MB: usize = 1024 * 1024;
 
+/// The image types OpenAI's APIs take (Chat Completions and Responses alike).
+pub(super) const OPENAI_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// OpenAI's limits (Chat Completions and Responses alike): 32 MB a file, 20 MB an image, 50 MB a
+/// request.
+pub(super) fn openai_rules(
+    audio: &'static [&'static str],
+    by_url: &'static [MediaKind],
+) -> MediaRules {
+    MediaRules {
+        images: OPENAI_IMAGES,
+        documents: &["application/pdf", "text/plain"],
+        audio,
+        by_url,
+        limits: MediaLimits {
+            max_part_bytes: 32 * MB,
+            ..MediaLimits::default()
+        },
+        max_image_bytes: 20 * MB,
+        max_request_bytes: 50 * MB,
+        assistant_media: false,
+    }
+}
+
 /// What a wire format takes: which media types of each kind, which kinds by URL, and how much.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MediaRules {

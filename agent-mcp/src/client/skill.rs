@@ -171,13 +171,15 @@ pub fn from_call_tool_result_with(
     result: CallToolResult,
     limits: &MediaLimits,
 ) -> Result<SkillOutput, SkillError> {
-    if result.is_error == Some(true) {
-        let text = result
-            .content
+    let described = |content: &[ContentBlock]| {
+        content
             .iter()
             .map(describe_content)
             .collect::<Vec<_>>()
-            .join("\n");
+            .join("\n")
+    };
+    if result.is_error == Some(true) {
+        let text = described(&result.content);
         return Err(SkillError::tool(match result.structured_content {
             _ if !text.is_empty() => text,
             Some(details) if !details.is_null() => details.to_string(),
@@ -193,12 +195,7 @@ pub fn from_call_tool_result_with(
             .map_err(|e| SkillError::tool(format!("the tool's result was refused: {e}")))?;
         return Ok(SkillOutput::Content(Content::from(parts)));
     }
-    let text = result
-        .content
-        .iter()
-        .map(describe_content)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = described(&result.content);
     match result.structured_content {
         Some(value) => Ok(SkillOutput::Json(value)),
         None => Ok(SkillOutput::Text(text)),

@@ -25,10 +25,10 @@ mod response;
 mod stream;
 
 use super::ProviderError;
-use super::media::{MB, MediaRules};
+use super::media::{MediaRules, openai_rules};
 use super::provider::{HttpProvider, WireCodec};
 use crate::message::{ChatRequest, ChatResponse};
-use agent_core::content::{MediaKind, MediaLimits};
+use agent_core::content::MediaKind;
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "openai";
@@ -95,19 +95,7 @@ impl WireCodec for OpenAiWire {
     /// message right after the results (as the module docs say). OpenAI-compatible servers
     /// (vLLM, Ollama...) take what their model takes; a part they cannot read is their error.
     fn media_rules(&self) -> MediaRules {
-        MediaRules {
-            images: &["image/png", "image/jpeg", "image/gif", "image/webp"],
-            documents: &["application/pdf", "text/plain"],
-            audio: &["audio/wav", "audio/mpeg"],
-            by_url: &[MediaKind::Image],
-            limits: MediaLimits {
-                max_part_bytes: 32 * MB,
-                ..MediaLimits::default()
-            },
-            max_image_bytes: 20 * MB,
-            max_request_bytes: 50 * MB,
-            assistant_media: false,
-        }
+        openai_rules(&["audio/wav", "audio/mpeg"], &[MediaKind::Image])
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {

@@ -28,10 +28,10 @@ mod response;
 mod stream;
 
 use super::ProviderError;
-use super::media::{MB, MediaRules};
+use super::media::{MediaRules, openai_rules};
 use super::provider::{HttpProvider, WireCodec};
 use crate::message::{ChatRequest, ChatResponse};
-use agent_core::content::{MediaKind, MediaLimits};
+use agent_core::content::MediaKind;
 
 /// The provider's name in errors, spans and [`ProviderItem`](crate::ProviderItem)s.
 const PROVIDER: &str = "openai-responses";
@@ -135,19 +135,7 @@ impl WireCodec for OpenAiResponsesWire {
     /// `input_file` (bytes or URL), plain-text documents as `input_text`, in user messages and in
     /// a `function_call_output`'s content list; 50 MB a request. No audio: the API takes none.
     fn media_rules(&self) -> MediaRules {
-        MediaRules {
-            images: &["image/png", "image/jpeg", "image/gif", "image/webp"],
-            documents: &["application/pdf", "text/plain"],
-            audio: &[],
-            by_url: &[MediaKind::Image, MediaKind::Document],
-            limits: MediaLimits {
-                max_part_bytes: 32 * MB,
-                ..MediaLimits::default()
-            },
-            max_image_bytes: 20 * MB,
-            max_request_bytes: 50 * MB,
-            assistant_media: false,
-        }
+        openai_rules(&[], &[MediaKind::Image, MediaKind::Document])
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
