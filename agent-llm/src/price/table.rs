@@ -83,7 +83,7 @@ impl ModelEntry {
 /// last one that applies wins).
 #[derive(Debug, Clone)]
 enum Prices {
-    One(ModelPrice),
+    One(Box<ModelPrice>),
     Conditional(Vec<Conditional>),
 }
 
@@ -142,7 +142,7 @@ impl<'de> Deserialize<'de> for Prices {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Prices, A::Error> {
                 ModelPrice::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(Prices::One)
+                    .map(|price| Prices::One(Box::new(price)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Prices, A::Error> {
                 let list = Vec::<Conditional>::deserialize(
