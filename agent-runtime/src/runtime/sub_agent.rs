@@ -64,7 +64,7 @@ pub struct SubAgent<I = Goal> {
 impl AgentRuntime {
     /// This runtime as a skill named `name` (what the parent's model calls) and described by
     /// `description` (what it reads about it). Its input is a [`Goal`]; its output the child's
-    /// last text. It is read-only, and may run beside other calls, when every skill of its own
+    /// last text, with the media of its last message after it (an image its model drew). It is read-only, and may run beside other calls, when every skill of its own
     /// registry may; a registry with a [`LiveSkills`](agent_core::LiveSkills) set may gain any
     /// skill later, so it is neither.
     pub fn into_skill(
@@ -238,7 +238,7 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         match outcome.finish {
             FinishReason::NoMoreToolCalls => Ok(match outcome.output {
                 Some(value) => SkillOutput::json(value),
-                None => SkillOutput::Text(outcome.final_text.unwrap_or_default()),
+                None => answer(outcome.final_text, outcome.transcript.last()),
             }),
             FinishReason::AwaitingApproval { pending } => {
                 let state = outcome.state.ok_or_else(|| {
@@ -292,4 +292,18 @@ fn since(
     }
     by_agent.insert(String::new(), minus(new_total, below));
     (new_total, by_agent)
+}
+
+/// A child's answer as its parent's call result: its final text, and the media of its final
+/// message (an image its model drew) after it, when there is any.
+fn answer(text: Option<String>, last: Option<&agent_llm::Message>) -> SkillOutput {
+    let text = text.unwrap_or_default();
+    match last.filter(|m| m.role == agent_llm::Role::Assistant && !m.parts.is_empty()) {
+        Some(last) => {
+            let mut content = agent_core::content::Content::text(text);
+            content.parts.extend(last.parts.iter().cloned());
+            SkillOutput::Content(content)
+        }
+        None => SkillOutput::Text(text),
+    }
 }

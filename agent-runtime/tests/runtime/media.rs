@@ -211,3 +211,62 @@ async fn compaction_drops_old_media_first_and_says_so() {
         Some(tiny_png().len())
     );
 }
+
+/// A handoff carries the goal's image to the agent handed to; an agent used as a skill answers
+/// with the image its model made, and its parent's model sees it.
+#[tokio::test]
+async fn media_crosses_handoffs_and_comes_back_from_agents_used_as_skills() {
+    // A handoff: billing's model is sent the image the user attached for triage.
+    let triage_model = MockProvider::new([MockReply::tool_calls([ToolCall::new(
+        "t1",
+        "transfer_to_billing",
+        json!({}),
+    )])]);
+    let billing_model = MockProvider::new([MockReply::text("That receipt is paid.")]);
+    let billing = AgentRuntime::new(billing_model.clone(), Registry::new());
+    let runtime =
+        AgentRuntime::new(triage_model, Registry::new()).handoff("billing", "Receipts.", billing);
+    let receipt = Bytes::from(tiny_png().to_vec());
+    let done = runtime
+        .run("Is this receipt paid?")
+        .attach(Media::new("image/png", receipt.clone()))
+        .await
+        .unwrap();
+    assert_eq!(done.final_text.as_deref(), Some("That receipt is paid."));
+    let seen = &billing_model.requests()[0].messages[0];
+    assert_eq!(pointers(seen), vec![receipt.as_ptr()]);
+
+    // An agent used as a skill: its model's image comes back as part of the call's result.
+    let mut drawn = Message::assistant("Here is the chart.");
+    drawn
+        .parts
+        .push(Part::Media(Media::new("image/png", tiny_png())));
+    let artist_model = MockProvider::new([MockReply::Response(agent_llm::ChatResponse {
+        message: drawn,
+        stop_reason: agent_llm::StopReason::EndTurn,
+        provider_stop_reason: None,
+        usage: agent_llm::Usage::default(),
+        truncated_tool_calls: Vec::new(),
+        model: None,
+        id: None,
+    })]);
+    let artist = AgentRuntime::new(artist_model, Registry::new());
+    let mut registry = Registry::new();
+    registry.add(artist.into_skill("artist", "Draws charts."));
+    let parent_model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("a1", "artist", json!({"goal": "draw"}))]),
+        MockReply::text("Done."),
+    ]);
+    AgentRuntime::new(parent_model.clone(), registry)
+        .run("Get me a chart.")
+        .await
+        .unwrap();
+    let result = parent_model.requests()[1]
+        .messages
+        .iter()
+        .find(|m| m.tool_call_id.is_some())
+        .cloned()
+        .unwrap();
+    assert_eq!(result.content, "Here is the chart.");
+    assert_eq!(pointers(&result), vec![tiny_png().as_ptr()]);
+}
