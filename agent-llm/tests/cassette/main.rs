@@ -6,6 +6,7 @@
 mod concurrent;
 mod env_mode;
 mod malformed;
+mod media;
 mod mismatch;
 mod record_replay;
 mod recordings;
