@@ -3,7 +3,7 @@
 //!
 //! | method | what it does |
 //! |---|---|
-//! | `SendMessage` | a new task (no `taskId`) runs the agent on the message's text and files (attached to the goal as media, checked as [`crate::media`] says; a file refused refuses the message), in its context's conversation; a message with the `taskId` of an input-required task carries its decisions. Answers once the task completes, fails or waits for input (`returnImmediately` answers at once) |
+//! | `SendMessage` | a new task (no `taskId`) runs the agent on the message's text and files (attached to the goal as media, checked as [`crate::media`] says; a file refused refuses the message), in its context's conversation; a message with the `taskId` of an input-required task carries its decisions (a file in it is refused: files go in a new message). Answers once the task completes, fails or waits for input (`returnImmediately` answers at once) |
 //! | `SendStreamingMessage` | the same, answered with a stream: the task, then its status and artifact updates, until it ends or waits for input |
 //! | `GetTask` | the task (`historyLength` newest history messages) |
 //! | `ListTasks` | the tasks kept, newest first, by `contextId` and `status`, in pages |
@@ -181,6 +181,16 @@ async fn send(
         drop(data);
         (slot, task, receiver)
     } else {
+        // A message that continues a task carries decisions; a file in it would be dropped, so
+        // it is refused instead, saying where files go.
+        if message.parts.iter().any(crate::media::is_file) {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                "a message that continues a task carries its decisions only: send files in a \
+                 new message (without `taskId`, with the `contextId`), once this task is done"
+                    .to_owned(),
+            ));
+        }
         let slot = find(context, &message.task_id)?;
         let mut data = slot.lock();
         if !message.context_id.is_empty() && message.context_id != data.task.context_id {

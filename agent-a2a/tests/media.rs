@@ -161,6 +161,25 @@ async fn bad_files_are_refused_saying_why_and_the_model_sees_nothing() {
     }
 }
 
+/// A message that continues a task carries decisions: a file in it is refused, not dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_in_a_message_that_continues_a_task_is_refused_not_dropped() {
+    let (server, model) = server_with(MediaLimits::default());
+    let served = serve(server).await;
+    let agent = RemoteAgent::connect(&served.url, Some(TOKEN))
+        .await
+        .unwrap();
+    let png =
+        agent_a2a::media::part_of_media(&Media::new("image/png", agent_core::content::tiny_png()));
+    let mut message = Message::new(Role::User, vec![Part::text("Approve, and see this."), png]);
+    message.task_id = "task-1".to_owned();
+    let Err(A2aError::Rpc { message, .. }) = agent.ask_message(message).await else {
+        panic!("the message was not refused")
+    };
+    assert!(message.contains("carries its decisions only"), "{message}");
+    assert!(model.requests().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_agents_file_part_reaches_our_side_as_media() {
     let (_child, url) = python_echo_agent().await;
