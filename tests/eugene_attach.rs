@@ -61,7 +61,10 @@ fn an_attached_image_goes_with_the_question() {
     let sent = requests[0].json().to_string();
     assert!(sent.contains("What is in the picture?"));
     // On the wire: the very bytes of the file, as the format carries an image.
-    assert!(sent.contains(PNG_BASE64), "the request has no image: {sent:.600}");
+    assert!(
+        sent.contains(PNG_BASE64),
+        "the request has no image: {sent:.600}"
+    );
     // The goal the model was given carries the image: the session keeps the run's transcript,
     // the goal's parts with it (bytes in base64, the type read from them, the file's name).
     let store = support::session_files(workspace.path()).pop().unwrap();

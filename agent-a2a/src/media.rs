@@ -84,7 +84,7 @@ pub fn part_of_media(media: &Media) -> Part {
         raw,
         url,
         filename: media.name.as_deref().unwrap_or_default().to_owned(),
-        media_type: media.media_type.to_string(),
+        media_type: media.essence(),
         ..Part::default()
     }
 }

@@ -151,6 +151,17 @@ fn urls_to_this_machine_or_a_private_network_are_refused_in_every_spelling() {
         "ftp://example.com/x.png",
         "no scheme at all",
         "https:///x.png",
+        // What parsers read differently is refused, not guessed at.
+        "https://127.0.0.1\\@evil.com/x.png",
+        "https://\\127.0.0.1/x.png",
+        "https://%31%32%37.0.0.1/x.png",
+        "https://127.0.0.\t1/x.png",
+        "https://\u{ff11}\u{ff12}\u{ff17}.0.0.1/x.png",
+        "https://user@example.com/x.png",
+        "http://[fe80::1%25eth0]/x.png",
+        // IPv4 inside IPv6: 6to4 and Teredo (the client's address inverted).
+        "http://[2002:7f00:1::1]/x.png",
+        "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x.png",
     ] {
         let refused = Media::url(url, "image/png").check(&MediaLimits::default());
         assert!(

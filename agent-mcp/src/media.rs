@@ -175,16 +175,15 @@ fn media_block(media: &Media, index: usize) -> ContentBlock {
         .map_or_else(|| format!("part-{index}"), str::to_owned);
     match &media.source {
         MediaSource::Url(url) => ContentBlock::resource_link(
-            Resource::new(url.to_string(), name).with_mime_type(&*media.media_type),
+            Resource::new(url.to_string(), name).with_mime_type(media.essence()),
         ),
         MediaSource::Bytes(bytes) => {
             let data = STANDARD.encode(bytes);
             match media.kind() {
-                MediaKind::Image => ContentBlock::image(data, &*media.media_type),
-                MediaKind::Audio => ContentBlock::audio(data, &*media.media_type),
+                MediaKind::Image => ContentBlock::image(data, media.essence()),
+                MediaKind::Audio => ContentBlock::audio(data, media.essence()),
                 MediaKind::Document => ContentBlock::resource(
-                    ResourceContents::blob(data, media_uri(&name))
-                        .with_mime_type(&*media.media_type),
+                    ResourceContents::blob(data, media_uri(&name)).with_mime_type(media.essence()),
                 ),
             }
         }

@@ -152,15 +152,22 @@ fn normalize(media_type: &str) -> &str {
         "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "audio/wav",
         "audio/mp3" | "audio/x-mp3" | "audio/mpeg3" => "audio/mpeg",
         "audio/x-flac" => "audio/flac",
-        "audio/m4a" | "audio/x-m4a" | "video/mp4" => "audio/mp4",
+        "audio/m4a" | "audio/x-m4a" => "audio/mp4",
         "audio/x-aac" => "audio/aac",
-        "video/webm" => "audio/webm",
         "application/ogg" => "audio/ogg",
         other => other,
     }
 }
 
 impl Media {
+    /// The media type in its one spelling: lowercase, without parameters (`; charset=utf-8`),
+    /// aliases resolved (`image/jpg` is `image/jpeg`, `audio/x-wav` is `audio/wav`, `audio/mp3`
+    /// is `audio/mpeg`). What the checks compare and what the wire formats are sent.
+    pub fn essence(&self) -> String {
+        let lower = self.media_type.to_ascii_lowercase();
+        normalize(lower.split(';').next().unwrap_or("").trim()).to_owned()
+    }
+
     /// Checks the part against `limits` (see the [module](self) for what is checked). URLs are
     /// checked by their host as written; `agent_llm` also resolves a host name and checks its
     /// addresses before sending.
@@ -189,8 +196,8 @@ impl Media {
                 limit: limits.max_part_bytes,
             });
         }
-        let declared = self.media_type.to_ascii_lowercase();
-        let declared = normalize(declared.split(';').next().unwrap_or("").trim());
+        let declared = self.essence();
+        let declared = declared.as_str();
         let corrupt = |reason: &str| MediaError::Corrupt {
             part: self.describe(),
             reason: reason.to_owned(),
@@ -266,7 +273,18 @@ impl Media {
 /// Checks a part's URL by what it says: a scheme a provider fetches (`https`, `http`, `gs`), and
 /// a host that is not `localhost`, a loopback address, or (unless `allow_private`) a private,
 /// link-local or otherwise non-public address. The error says why, in words.
+///
+/// Only URLs every parser reads alike pass: no whitespace or control characters, no backslash,
+/// no user info (`user@`), no percent-escapes or non-ASCII letters in the host (an international
+/// name is written in its `xn--` form). What a fetcher would read differently is refused rather
+/// than guessed at.
 pub fn check_url(url: &str, allow_private: bool) -> Result<(), String> {
+    if url
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
+    {
+        return Err("the URL holds whitespace, a control character or a backslash".to_owned());
+    }
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err("a URL part needs a scheme (https://…)".to_owned());
     };
@@ -278,9 +296,20 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<(), String> {
             "the scheme `{scheme}` cannot be sent (https, http or gs)"
         ));
     }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err("the URL names a user (`user@host`); send it without".to_owned());
+    }
     let host = url_host(rest);
     if host.is_empty() {
         return Err("the URL has no host".to_owned());
+    }
+    if !host.is_ascii() || host.contains('%') {
+        return Err(
+            "the URL's host has percent-escapes or letters outside ASCII (write an \
+             international name in its xn-- form)"
+                .to_owned(),
+        );
     }
     let lower = host.to_ascii_lowercase();
     let lower = lower.trim_end_matches('.');
@@ -404,6 +433,24 @@ fn kind_v6(ip: Ipv6Addr) -> Option<&'static str> {
             (s[7] >> 8) as u8,
             s[7] as u8,
         ))
+    } else if s[0] == 0x2002 {
+        // 6to4: the IPv4 address is in the second and third segments.
+        kind_v4(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ))
+        .or(Some("6to4"))
+    } else if s[0] == 0x2001 && s[1] == 0 {
+        // Teredo: the client's IPv4 address, inverted, in the last 32 bits.
+        kind_v4(Ipv4Addr::new(
+            !(s[6] >> 8) as u8,
+            !s[6] as u8,
+            !(s[7] >> 8) as u8,
+            !s[7] as u8,
+        ))
+        .or(Some("Teredo"))
     } else if s[0] == 0x2001 && s[1] == 0x0db8 {
         Some("documentation")
     } else if s[..6] == [0, 0, 0, 0, 0, 0] {

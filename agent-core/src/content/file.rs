@@ -6,7 +6,8 @@
 //! 1. Its size, from its metadata, is compared with the limit (`MediaLimits::max_part_bytes`;
 //!    [`DEFAULT_MAX_MEDIA_BYTES`] unless configured) before a byte is read: a 200 MB file costs a
 //!    `stat`, not 200 MB of memory. A directory, a FIFO or a device is refused from its metadata
-//!    too, before it is opened, so a FIFO is never waited on.
+//!    too, before it is opened, so a FIFO is not waited on (but for one put in the file's place
+//!    between the look and the open: `read_file` opens inside its sandbox, which refuses that too).
 //! 2. It is read through a bound of one byte more than the limit, so a file that grows while it is
 //!    read is refused too, never read whole.
 //! 3. Its type is read from its bytes ([`Media::sniff`]; a file's name or extension plays no
@@ -152,7 +153,7 @@ impl std::error::Error for MediaFileError {
 /// Reads the file at `path` (a path the user gave, outside any workspace) as media, within
 /// `limits` (see the [module](self) for the steps). What is at the path is judged from its
 /// metadata before it is opened: a directory, a FIFO or a device is refused without waiting on
-/// it. The media is named after the file's last component (control and invisible characters
+/// it (a FIFO swapped in between the look and the open would be waited on). The media is named after the file's last component (control and invisible characters
 /// escaped, as `\u{202e}`); errors name `path` as given.
 pub fn load_media(path: &Path, limits: &MediaLimits) -> Result<LoadedMedia, MediaFileError> {
     let file = path.display().to_string();

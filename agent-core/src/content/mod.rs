@@ -21,7 +21,8 @@
 //!
 //! A part's bytes are a [`bytes::Bytes`]: cloning a message, a transcript or a run's state counts
 //! a reference and copies nothing, so a 5 MB image in a 50-turn run is in memory once. Encoding a
-//! request base64-encodes it once per request, which the wire formats need.
+//! request base64-encodes it into the body once, which the wire formats need (a streamed request
+//! that may fall back to a whole answer prepares both bodies).
 //!
 //! # Checked before it is sent
 //!

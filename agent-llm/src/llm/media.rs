@@ -1,13 +1,16 @@
 //! Media in requests: what each wire format takes ([`MediaRules`]), the checks every part passes
 //! before anything is sent, and the encodings the formats share (base64, `data:` URLs).
 //!
-//! A request is checked whole before it is encoded: each part's kind and media type must be one
-//! the format takes ([`MediaRules`]), as bytes or (where the format fetches them) a URL;
-//! [`Media::check`] must pass under the format's [`MediaLimits`] (bytes that are what the type
-//! says, image size read from the header, public URLs only); and the request's media together
-//! must fit [`MediaRules::max_request_bytes`]. A URL's host name is then resolved and each
-//! address checked, as `web_fetch` does. Any failure is [`ProviderError::Media`], naming the
-//! message, the part and the format, and nothing is sent.
+//! A request is checked whole before it is encoded ([`prepare`]): each part's kind and media
+//! type (its [`essence`](Media::essence)) must be one the format takes ([`MediaRules`]), as bytes
+//! or (where the format fetches them) a URL; [`Media::check`] must pass under the format's
+//! [`MediaLimits`] (bytes that are what the type says, image size read from the header, public
+//! URLs only); and the request's media together must fit [`MediaRules::max_request_bytes`],
+//! counted in base64 as the APIs count them. A part the caller put in the conversation that
+//! fails is [`ProviderError::Media`], naming the message, the part and the format, and nothing
+//! is sent; a part a tool returned that fails is replaced in the request by a line saying what
+//! it was and why it was not sent (see [`prepare`]). A URL's host name is then resolved and each
+//! address checked ([`check_urls_resolved`]).
 
 use std::cell::RefCell;
 use std::net::IpAddr;
@@ -16,7 +19,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use agent_core::content::check::{address_kind, check_kind, url_host};
-use agent_core::content::{Media, MediaKind, MediaLimits};
+use agent_core::content::{Media, MediaKind, MediaLimits, Part};
 
 use serde_json::Value;
 
@@ -98,73 +101,147 @@ impl MediaRules {
     }
 }
 
-/// Checks every media part of `request` against `rules` (see the [module docs](self)).
-pub(crate) fn check_request(
+/// The base64 size of `media` (0 for a URL): what the APIs count against their limits.
+fn encoded_len(media: &Media) -> usize {
+    media.len().div_ceil(3) * 4
+}
+
+/// Why `media` in `message` cannot be sent under `rules`, if it cannot.
+fn refusal(provider: &str, rules: &MediaRules, message: &Message, media: &Media) -> Option<String> {
+    if message.role == Role::System || (message.role == Role::Assistant && !rules.assistant_media) {
+        return Some(format!(
+            "the {provider} format takes media only in user messages and tool results"
+        ));
+    }
+    let kind = media.kind();
+    let media_type = media.essence();
+    let takes = rules.types(kind);
+    if !takes.contains(&media_type.as_str()) {
+        return Some(if takes.is_empty() {
+            format!("the {provider} format takes no {}", kind.as_str())
+        } else {
+            format!(
+                "the {provider} format takes {} of the types {}",
+                kind.as_str(),
+                takes.join(", ")
+            )
+        });
+    }
+    if media.url_str().is_some() && !rules.by_url.contains(&kind) {
+        return Some(format!(
+            "the {provider} format takes no {} by URL; attach its bytes",
+            kind.as_str()
+        ));
+    }
+    if let Err(error) = media.check(&rules.limits) {
+        return Some(error.to_string());
+    }
+    if kind == MediaKind::Image && encoded_len(media) > rules.max_image_bytes {
+        return Some(format!(
+            "the {provider} format takes images of at most {} bytes of base64",
+            rules.max_image_bytes
+        ));
+    }
+    None
+}
+
+/// Checks every media part of `messages` against `rules` (see the [module docs](self)); the
+/// messages to send in their place when some had to change, `None` when they go as they are.
+///
+/// A part the user (or the program) put in a user, system or assistant message that cannot be
+/// sent is [`ProviderError::Media`]: nothing is sent, since only the caller can choose what to
+/// send instead. A part a tool returned is another matter: the run should not end because a
+/// skill read a video or a provider's limit is lower than another's. It is replaced, in the
+/// request only (the transcript keeps it, for a provider that takes it), by a text part that
+/// names it and says why it was not sent (`[video/mp4, 3 MB, "clip.mp4": not sent: …]`); and
+/// when the request's media are over the format's total, tool results' media are replaced the
+/// same way, oldest first.
+pub(crate) fn prepare(
     provider: &str,
     rules: &MediaRules,
-    request: &ChatRequest<'_>,
-) -> Result<(), ProviderError> {
+    messages: &[Message],
+) -> Result<Option<Vec<Message>>, ProviderError> {
+    if messages.iter().all(|m| m.parts.is_empty()) {
+        return Ok(None);
+    }
     let mut total = 0usize;
-    for (index, message) in request.messages.iter().enumerate() {
-        for media in message.media() {
-            let refuse = |why: String| ProviderError::Media {
-                provider: provider.to_owned(),
-                message: format!(
-                    "message {index} ({}), part {}: {why}",
-                    role_name(message),
-                    media.describe()
-                ),
-            };
-            if message.role == Role::System
-                || (message.role == Role::Assistant && !rules.assistant_media)
-            {
-                return Err(refuse(format!(
-                    "the {provider} format takes media only in user messages and tool results"
-                )));
-            }
-            let kind = media.kind();
-            let media_type = media.media_type.to_ascii_lowercase();
-            let media_type = media_type.split(';').next().unwrap_or("").trim();
-            if !rules.types(kind).contains(&media_type) {
-                let takes = rules.types(kind);
-                return Err(refuse(if takes.is_empty() {
-                    format!("the {provider} format takes no {}", kind.as_str())
-                } else {
-                    format!(
-                        "the {provider} format takes {} of the types {}",
-                        kind.as_str(),
-                        takes.join(", ")
-                    )
-                }));
-            }
-            if media.url_str().is_some() && !rules.by_url.contains(&kind) {
-                return Err(refuse(format!(
-                    "the {provider} format takes no {} by URL; attach its bytes",
-                    kind.as_str()
-                )));
-            }
-            media
-                .check(&rules.limits)
-                .map_err(|error| ProviderError::Media {
-                    provider: provider.to_owned(),
-                    message: format!("message {index} ({}): {error}", role_name(message)),
-                })?;
-            if kind == MediaKind::Image && media.len() > rules.max_image_bytes {
-                return Err(refuse(format!(
-                    "the {provider} format takes images of at most {} bytes",
-                    rules.max_image_bytes
-                )));
-            }
-            total = total.saturating_add(media.len());
-            if total > rules.max_request_bytes {
-                return Err(refuse(format!(
-                    "the request's media come to more than the {provider} limit of {} bytes",
-                    rules.max_request_bytes
-                )));
+    let mut notes: Vec<(usize, usize, String)> = Vec::new(); // (message, part, why)
+    for (index, message) in messages.iter().enumerate() {
+        let from_tool = message.role == Role::Tool;
+        for (place, part) in message.parts.iter().enumerate() {
+            let Part::Media(media) = part else { continue };
+            match refusal(provider, rules, message, media) {
+                Some(why) if from_tool => notes.push((index, place, why)),
+                Some(why) => {
+                    return Err(ProviderError::Media {
+                        provider: provider.to_owned(),
+                        message: format!(
+                            "message {index} ({}), part {}: {why}",
+                            role_name(message),
+                            media.describe()
+                        ),
+                    });
+                }
+                None if !from_tool => {
+                    total = total.saturating_add(encoded_len(media));
+                    if total > rules.max_request_bytes {
+                        return Err(ProviderError::Media {
+                            provider: provider.to_owned(),
+                            message: format!(
+                                "message {index} ({}), part {}: the request's media come to \
+                                 more than the {provider} limit of {} bytes of base64",
+                                role_name(message),
+                                media.describe(),
+                                rules.max_request_bytes
+                            ),
+                        });
+                    }
+                }
+                None => {}
             }
         }
     }
-    Ok(())
+    // Tool results' media that passed, newest first, while the total allows.
+    for (index, message) in messages.iter().enumerate().rev() {
+        if message.role != Role::Tool {
+            continue;
+        }
+        for (place, part) in message.parts.iter().enumerate().rev() {
+            let Part::Media(media) = part else { continue };
+            if notes.iter().any(|(i, p, _)| (*i, *p) == (index, place)) {
+                continue;
+            }
+            total = total.saturating_add(encoded_len(media));
+            if total > rules.max_request_bytes {
+                notes.push((
+                    index,
+                    place,
+                    format!(
+                        "the request's media would be over the {provider} limit of {} bytes \
+                         of base64",
+                        rules.max_request_bytes
+                    ),
+                ));
+            }
+        }
+    }
+    if notes.is_empty() {
+        return Ok(None);
+    }
+    let mut replaced = messages.to_vec();
+    for (index, place, why) in notes {
+        let part = &mut replaced[index].parts[place];
+        if let Part::Media(media) = part {
+            tracing::warn!(
+                target: crate::llm::WIRE,
+                provider,
+                "a tool result's {} is not sent: {why}",
+                media.describe()
+            );
+            *part = Part::Text(format!("[{}: not sent: {why}]", media.describe()));
+        }
+    }
+    Ok(Some(replaced))
 }
 
 fn role_name(message: &Message) -> &'static str {
@@ -187,29 +264,44 @@ pub(crate) fn url_parts(request: &ChatRequest<'_>) -> Vec<Media> {
         .collect()
 }
 
-/// Resolves the host of each URL part and checks every address (a name that resolves to a
-/// loopback or private address is refused, as `web_fetch` refuses it). A name that does not
-/// resolve here is left to the provider, which fetches it from its own network.
+/// Resolves the host name of each URL part (each name once, all at once, within five seconds)
+/// and checks every address: a name that resolves to a loopback or private address is refused,
+/// as `web_fetch` refuses it. A name that does not resolve here is left to the provider, which
+/// fetches it from its own network; and the provider resolves the name again when it fetches, so
+/// this check is a guard against mistakes and plain attacks, not a pin (`web_fetch` pins).
 pub(crate) async fn check_urls_resolved(
     provider: &str,
     allow_private: bool,
     urls: &[Media],
 ) -> Result<(), ProviderError> {
+    let mut hosts: Vec<(&str, &Media)> = Vec::new();
     for media in urls {
-        let Some(url) = media.url_str() else { continue };
-        let Some((_, rest)) = url.split_once("://") else {
+        let Some((scheme, rest)) = media.url_str().and_then(|u| u.split_once("://")) else {
             continue;
         };
         let host = url_host(rest);
-        if host.parse::<IpAddr>().is_ok() || url.starts_with("gs://") {
-            continue; // Literal addresses were checked already; `gs://` is Google's.
-        }
-        let lookup = tokio::net::lookup_host((host, 443));
-        let Ok(Ok(addresses)) =
-            tokio::time::timeout(std::time::Duration::from_secs(5), lookup).await
-        else {
+        // Literal addresses were checked already; `gs://` is Google's own storage.
+        if host.parse::<IpAddr>().is_ok() || scheme.eq_ignore_ascii_case("gs") {
             continue;
-        };
+        }
+        if !hosts
+            .iter()
+            .any(|(seen, _)| seen.eq_ignore_ascii_case(host))
+        {
+            hosts.push((host, media));
+        }
+    }
+    let lookups = hosts
+        .iter()
+        .map(|(host, _)| tokio::net::lookup_host((*host, 443)));
+    let resolved = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        futures::future::join_all(lookups),
+    )
+    .await
+    .unwrap_or_default();
+    for ((host, media), addresses) in hosts.iter().zip(resolved) {
+        let Ok(addresses) = addresses else { continue };
         for address in addresses {
             if let Some(kind) = address_kind(address.ip()) {
                 check_kind(kind, allow_private).map_err(|why| ProviderError::Media {
@@ -243,21 +335,23 @@ fn marker(nonce: u64, index: usize) -> String {
 /// once, straight into the output, not built as strings of the JSON value and copied (and
 /// scanned for escapes) again. What it sends is what `encode` alone gives, serialized.
 pub(crate) fn encode_spliced(encode: impl FnOnce() -> Value) -> Vec<u8> {
-    struct Reset;
-    impl Drop for Reset {
+    // What was there before is put back, even if `encode` panics: a body made inside another
+    // one's making keeps its own markers apart.
+    struct Restore(Option<(u64, Vec<Media>)>);
+    impl Drop for Restore {
         fn drop(&mut self) {
-            SPLICE.with(|s| s.borrow_mut().take());
+            let before = self.0.take();
+            SPLICE.with(|s| *s.borrow_mut() = before);
         }
     }
     let nonce = fastrand::u64(..);
-    SPLICE.with(|s| *s.borrow_mut() = Some((nonce, Vec::new())));
-    let reset = Reset;
+    let restore = Restore(SPLICE.with(|s| s.borrow_mut().replace((nonce, Vec::new()))));
     let value = encode();
     let media = SPLICE
         .with(|s| s.borrow_mut().take())
         .map(|(_, media)| media)
         .unwrap_or_default();
-    drop(reset);
+    drop(restore);
     let json = serde_json::to_vec(&value).unwrap_or_default();
     if media.is_empty() {
         return json;
@@ -334,7 +428,7 @@ pub(super) fn base64_of(media: &Media) -> String {
 pub(super) fn data_url(media: &Media) -> String {
     match media.url_str() {
         Some(url) => url.to_owned(),
-        None => format!("data:{};base64,{}", media.media_type, base64_of(media)),
+        None => format!("data:{};base64,{}", media.essence(), base64_of(media)),
     }
 }
 
@@ -344,7 +438,8 @@ pub(super) fn file_name(media: &Media) -> String {
     if let Some(name) = &media.name {
         return name.to_string();
     }
-    let subtype = media.media_type.split('/').nth(1).unwrap_or("bin");
+    let essence = media.essence();
+    let subtype = essence.split('/').nth(1).unwrap_or("bin");
     let extension = match subtype {
         "plain" => "txt",
         "jpeg" => "jpg",

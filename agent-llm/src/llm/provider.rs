@@ -185,20 +185,32 @@ impl<W: WireCodec> HttpProvider<W> {
             .endpoint(&self.config.base_url, &self.config.model, stream)
     }
 
-    /// Checks the request's media against the wire format's rules (nothing is sent if one
-    /// fails), then, for a request with URL parts, `send` runs after their hosts resolve to
-    /// public addresses.
+    /// Checks the request's media against the wire format's rules ([`media::prepare`]: nothing
+    /// is sent if a caller's part fails; a tool's part that fails is replaced by a note), then,
+    /// for a request with URL parts, `send` runs after their hosts resolve to public addresses.
     fn checked(
         &self,
         request: &ChatRequest<'_>,
-        send: impl FnOnce() -> EventStream,
+        send: impl FnOnce(&ChatRequest<'_>) -> EventStream,
     ) -> EventStream {
         let rules = self.wire.media_rules();
-        if let Err(error) = media::check_request(W::NAME, &rules, request) {
-            return Box::pin(futures::stream::once(async move { Err(error) }));
-        }
+        let prepared = match media::prepare(W::NAME, &rules, request.messages) {
+            Ok(prepared) => prepared,
+            Err(error) => return Box::pin(futures::stream::once(async move { Err(error) })),
+        };
+        let replaced;
+        let request = match &prepared {
+            Some(messages) => {
+                replaced = ChatRequest {
+                    messages,
+                    ..request.clone()
+                };
+                &replaced
+            }
+            None => request,
+        };
         let urls = media::url_parts(request);
-        let stream = send();
+        let stream = send(request);
         if urls.is_empty() {
             return stream;
         }
@@ -213,7 +225,7 @@ impl<W: WireCodec> HttpProvider<W> {
 
     /// The whole answer to `request` as events (see [`whole_answer`]).
     fn whole(&self, request: &ChatRequest<'_>, deltas: bool) -> EventStream {
-        self.checked(request, || self.whole_unchecked(request, deltas))
+        self.checked(request, |request| self.whole_unchecked(request, deltas))
     }
 
     fn whole_unchecked(&self, request: &ChatRequest<'_>, deltas: bool) -> EventStream {
@@ -269,7 +281,7 @@ impl<W: WireCodec> LlmProvider for HttpProvider<W> {
     /// whole answer, announced with a [`StreamEvent::Retry`] that says so, and every later request
     /// of this provider (and its clones) asks for whole answers at once.
     fn stream(&self, request: &ChatRequest<'_>) -> EventStream {
-        self.checked(request, || self.stream_unchecked(request))
+        self.checked(request, |request| self.stream_unchecked(request))
     }
 }
 

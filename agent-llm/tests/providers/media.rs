@@ -502,3 +502,114 @@ fn the_bytes_sent_are_the_body_serialized_whatever_the_text_says() {
         assert!(String::from_utf8_lossy(&sent).contains("iVBORw0KGgo"));
     }
 }
+
+/// A tool's media that the format cannot take does not end the run: in the request it becomes a
+/// line that says what it was and why it was not sent (the transcript keeps it); over the
+/// request's total, the oldest tool media goes first. The caller's own parts are never changed.
+#[tokio::test]
+async fn a_tools_media_the_format_cannot_take_is_named_in_its_place_oldest_first() {
+    let answer = serde_json::json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1}
+    });
+    let server = Server::start([Reply::json(200, &answer), Reply::json(200, &answer)]).await;
+    let provider = AnthropicProvider::new("sk-test", "claude").with_base_url(&server.url);
+    let wav = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00";
+    let call = ToolCall::new("c1", "record", serde_json::json!({}));
+    let sound = Content::text("Recorded:").with(Media::new("audio/wav", &wav[..]).named("a.wav"));
+    let transcript = vec![
+        Message::user("Record it."),
+        Message::assistant_with_tool_calls("", vec![call.clone()]),
+        Message::tool_result(&ToolResult::new(&call, Ok(SkillOutput::Content(sound)))),
+    ];
+    provider
+        .complete(&ChatRequest::new(&transcript))
+        .await
+        .unwrap();
+    let sent = server.received()[0].json();
+    let result = at(&sent, "/messages/2/content/0/content");
+    assert_eq!(at(result, "/0/text"), "Recorded:");
+    let note = at(result, "/1/text").as_str().unwrap();
+    assert!(
+        note.starts_with(
+            r#"[audio/wav, 28 bytes, "a.wav": not sent: the anthropic format takes no audio"#
+        ),
+        "{note}"
+    );
+    assert_eq!(
+        transcript[2].media().count(),
+        1,
+        "the transcript keeps the part"
+    );
+
+    // Two 14 MB PDFs from tools and the 32 MB total: the newer is sent, the older named.
+    let calls: Vec<ToolCall> = (1..=2)
+        .map(|i| ToolCall::new(format!("p{i}"), "fetch", serde_json::json!({})))
+        .collect();
+    let mut transcript = vec![
+        Message::user("Fetch both."),
+        Message::assistant_with_tool_calls("", calls.clone()),
+    ];
+    for call in &calls {
+        let pdf = Media::new("application/pdf", big_pdf(14)).named(format!("{}.pdf", call.id));
+        let output = SkillOutput::Content(Content::from(pdf));
+        transcript.push(Message::tool_result(&ToolResult::new(call, Ok(output))));
+    }
+    provider
+        .complete(&ChatRequest::new(&transcript))
+        .await
+        .unwrap();
+    let sent = server.received()[1].json();
+    let results = at(&sent, "/messages/2/content").as_array().unwrap();
+    let first = results[0]["content"].to_string();
+    let second = results[1]["content"].to_string();
+    assert!(
+        first.contains("p1.pdf") && first.contains("not sent") && first.contains("limit"),
+        "{first:.300}"
+    );
+    assert!(second.contains("\"type\":\"document\""), "{second:.300}");
+}
+
+/// An image Gemini draws comes back as a part of its answer, and goes back in the next request
+/// with the signature it came with.
+#[tokio::test]
+async fn an_image_gemini_draws_is_a_part_and_goes_back_signed() {
+    let png = agent_core::content::tiny_png();
+    let drawn = serde_json::json!({
+        "candidates": [{"content": {"role": "model", "parts": [
+            {"text": "Here it is."},
+            {"inlineData": {"mimeType": "image/png", "data": STANDARD.encode(&png)}, "thoughtSignature": "c2lnbmVk"}
+        ]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 5}
+    });
+    let next = serde_json::json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Bluer."}]}, "finishReason": "STOP"}]
+    });
+    let server = Server::start([Reply::json(200, &drawn), Reply::json(200, &next)]).await;
+    let provider = GeminiProvider::new("gm-test", "gemini-3-pro-image")
+        .with_base_url(format!("{}/v1beta", server.url));
+    let mut transcript = vec![Message::user("Draw a dot.")];
+    let answer = provider
+        .complete(&ChatRequest::new(&transcript))
+        .await
+        .unwrap();
+    assert_eq!(answer.message.content, "Here it is.");
+    let media: Vec<&Media> = answer.message.media().collect();
+    assert_eq!(media.len(), 1);
+    assert_eq!(media[0].bytes().unwrap(), &png);
+    transcript.push(answer.message);
+    transcript.push(Message::user("Make it bluer."));
+    provider
+        .complete(&ChatRequest::new(&transcript))
+        .await
+        .unwrap();
+    let sent = server.received()[1].json();
+    let model = at(&sent, "/contents/1/parts");
+    assert_eq!(at(model, "/0/text"), "Here it is.");
+    assert_eq!(
+        at(model, "/1/inlineData/data"),
+        STANDARD.encode(&png).as_str()
+    );
+    assert_eq!(at(model, "/1/thoughtSignature"), "c2lnbmVk");
+}

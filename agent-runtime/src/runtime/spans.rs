@@ -285,7 +285,8 @@ fn message(message: &Message) -> serde_json::Value {
 /// conventions' `blob` would carry the base64 itself, which no span should).
 fn media_reference(media: &Media) -> serde_json::Value {
     let mut part = match media.url_str() {
-        Some(url) => serde_json::json!({"type": "uri", "uri": url}),
+        // Without its query and fragment: a signed URL's signature is a credential.
+        Some(url) => serde_json::json!({"type": "uri", "uri": url.split(['?', '#']).next()}),
         None => serde_json::json!({"type": "blob_ref", "size": media.len()}),
     };
     part["modality"] = media.kind().as_str().into();

@@ -103,9 +103,9 @@ fn encode_messages(messages: &[Message]) -> Vec<Value> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            // The API refuses empty text blocks; an empty user message left alone still gets its
-            // (refused) block below, so the mistake is reported rather than hidden.
-            Role::User if message.content.is_empty() => ("user", Vec::new()),
+            // The API refuses empty text blocks: a message of media alone is its media; an empty
+            // user message left alone still gets its (refused) block below, so the mistake is
+            // reported rather than hidden.
             Role::User => ("user", content_blocks(message)),
             Role::Tool => ("user", vec![tool_result_block(message)]),
             Role::Assistant => ("assistant", assistant_blocks(message)),
@@ -152,6 +152,7 @@ fn tool_result_block(message: &Message) -> Value {
 fn content_blocks(message: &Message) -> Vec<Value> {
     message
         .all_parts()
+        .filter(|part| !matches!(part, PartRef::Text("")))
         .map(|part| match part {
             PartRef::Text(text) => json!({"type": "text", "text": text}),
             PartRef::Media(media) => media_block(media),
@@ -160,7 +161,8 @@ fn content_blocks(message: &Message) -> Vec<Value> {
 }
 
 fn media_block(media: &Media) -> Value {
-    let source = match (media.url_str(), &*media.media_type) {
+    let essence = media.essence();
+    let source = match (media.url_str(), essence.as_str()) {
         (Some(url), _) => json!({"type": "url", "url": url}),
         (None, "text/plain") => json!({
             "type": "text",

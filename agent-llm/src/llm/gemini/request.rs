@@ -214,8 +214,8 @@ fn content_parts<'m>(parts: impl Iterator<Item = PartRef<'m>>) -> Vec<Value> {
 
 fn media_part(media: &Media) -> Value {
     match media.url_str() {
-        Some(url) => json!({"fileData": {"mimeType": &*media.media_type, "fileUri": url}}),
-        None => json!({"inlineData": {"mimeType": &*media.media_type, "data": base64_of(media)}}),
+        Some(url) => json!({"fileData": {"mimeType": media.essence(), "fileUri": url}}),
+        None => json!({"inlineData": {"mimeType": media.essence(), "data": base64_of(media)}}),
     }
 }
 
@@ -252,11 +252,20 @@ fn model_parts(message: &Message) -> Vec<Value> {
             None => part,
         });
     }
-    // The model's own media (an image it drew), after its text, as it came.
-    parts.extend(content_parts(message.parts.iter().map(|part| match part {
-        Part::Text(text) => PartRef::Text(text),
-        Part::Media(media) => PartRef::Media(media),
-    })));
+    // The model's own media (an image it drew), after its text, each with the signature it
+    // came with.
+    for (index, part) in message.parts.iter().enumerate() {
+        let part = match part {
+            Part::Text(text) => json!({"text": text}),
+            Part::Media(media) => media_part(media),
+        };
+        let signed = of_kind("inlineData")
+            .find(|i| i.get("index").and_then(Value::as_u64) == Some(index as u64));
+        parts.push(match signed {
+            Some(item) => signature(&part, item),
+            None => part,
+        });
+    }
     for call in &message.tool_calls {
         let args = match &call.arguments {
             Value::Object(_) => call.arguments.clone(),

@@ -159,6 +159,15 @@ impl Answer {
                 .and_then(Value::as_array);
             for part in parts.into_iter().flatten() {
                 if let Some(data) = part.get("inlineData").filter(|d| d.is_object()) {
+                    // Its signature goes back with it (Gemini 3's image models want it).
+                    if let Some(signature) = part.get("thoughtSignature").filter(|s| s.is_string())
+                    {
+                        self.items.push(json!({
+                            "part": "inlineData",
+                            "index": self.parts.len(),
+                            "thoughtSignature": signature,
+                        }));
+                    }
                     self.parts.push(Part::Media(inline_media(data)?));
                     continue;
                 }

@@ -180,14 +180,14 @@ fn media_part(media: &Media) -> Value {
     match media.kind() {
         MediaKind::Image => json!({"type": "image_url", "image_url": {"url": data_url(media)}}),
         MediaKind::Audio => {
-            let format = if media.media_type.ends_with("mpeg") {
+            let format = if media.essence() == "audio/mpeg" {
                 "mp3"
             } else {
                 "wav"
             };
             json!({"type": "input_audio", "input_audio": {"data": base64_of(media), "format": format}})
         }
-        MediaKind::Document if &*media.media_type == "text/plain" => {
+        MediaKind::Document if media.essence() == "text/plain" => {
             let text = String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]));
             json!({"type": "text", "text": format!("{}:\n{text}", file_name(media))})
         }

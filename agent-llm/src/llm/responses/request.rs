@@ -158,7 +158,7 @@ fn content_items(message: &Message) -> Vec<Value> {
                 MediaKind::Image => {
                     json!({"type": "input_image", "image_url": data_url(media), "detail": "auto"})
                 }
-                MediaKind::Document if &*media.media_type == "text/plain" => {
+                MediaKind::Document if media.essence() == "text/plain" => {
                     let text = String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]));
                     json!({"type": "input_text", "text": format!("{}:\n{text}", file_name(media))})
                 }
