@@ -58,7 +58,9 @@
 //! A tool may ask the user for input while it runs (`elicitation/create`). The call then
 //! suspends ([`SkillError::Suspended`](agent_core::SkillError::Suspended)) and the run pauses as
 //! for an approval: its pending call is named [`ELICITATION_CALL`], its id is the tool call's
-//! followed by `/elicitation` (`c1/elicitation`), its arguments are the [`Elicitation`] (form:
+//! followed by `/elicitation` (`c1/elicitation`; a server on the 2026 protocol asks through
+//! input requests, which may hold several questions, and those are numbered, `c1/elicitation-1`,
+//! `c1/elicitation-2`, even when there is one), its arguments are the [`Elicitation`] (form:
 //! message and requested schema; URL: message and page), its reason the server's words. A
 //! [`Decision`](agent_core::Decision) answers it, as the table of [`ElicitationAnswer`] says:
 //! `Edit(content)` accepts with that content, `Approve` accepts without content (a URL, an

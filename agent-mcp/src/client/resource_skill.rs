@@ -19,9 +19,9 @@ use super::connection::Connection;
 use crate::media::{describe_resource, media_of_resource};
 
 /// The most bytes of a resource's text the `read_resource` skill gives the model; the rest is
-/// cut, and the model told so. Under the registry's own cut of a tool's output, so that the
-/// model sees the note.
-pub const MAX_RESOURCE_BYTES: usize = 24 * 1024;
+/// cut, and the model told so. Under the registry's own cut of a tool's output (16,000 by
+/// default), with room for the note, so that the model sees it.
+pub const MAX_RESOURCE_BYTES: usize = 15_000;
 
 /// The skill's input.
 #[derive(Deserialize)]

@@ -150,6 +150,19 @@ async fn the_model_reads_resources_only_through_the_opt_in_skill_and_never_more_
         )
     );
 
+    // What the model reads in a run (the registry's own cut of 16,000 applies there): the
+    // skill's note, whole.
+    let done = runtime_calling(&skills, vec![read("notes://big")])
+        .run("Read the big note.")
+        .await
+        .unwrap();
+    let (text, _) = only_result(&done);
+    assert!(
+        text.ends_with("[cut: the resource has 100007 bytes; the first 15000 are shown]"),
+        "{}",
+        &text[text.len().saturating_sub(200)..]
+    );
+
     let done = runtime_calling(&skills, vec![read("notes://nothing/here")])
         .run("Read a note that does not exist.")
         .await
