@@ -1,5 +1,16 @@
-//! The abilities a run can have besides the loop's own, as one trait, [`Ability`]: plan mode
-//! (`plan.rs`) and the typed final answer (`answer.rs`). A run's abilities are chosen once, when
+//! The abilities a run can have besides the loop's own, as one trait, [`Ability`]:
+//!
+//! | ability | file | what it adds |
+//! |---|---|---|
+//! | plan mode | `plan.rs` | calls that change things denied; the first finished answer is the plan |
+//! | the typed answer | `answer.rs` | `final_answer` or a response schema; answers checked, retries counted |
+//! | handoffs | `handoff.rs` | `transfer_to_<name>` tools; a call to one ends this agent's part |
+//! | children's usage | `nesting.rs` | what the agents called as skills used, added after a turn |
+//! | the cost budget | `cost_budget.rs` | before a model call, the run's spending against `max_cost` |
+//! | tree budgets | `tree_budget.rs` | before a model call, budgets shared with the agents above |
+//!
+//! (A test checks this table against the code: every `impl Ability` is in a file it names.)
+//! A run's abilities are chosen once, when
 //! it starts, from its settings and its state; the loop (`run.rs`) calls every ability at the same
 //! fixed points of a step and has no branch of its own for any of them. A new ability is a new
 //! implementation in a file of its own. (The journal wraps the run's I/O instead: `journal.rs`.)
@@ -71,5 +82,35 @@ pub(super) trait Ability: Send + Sync {
     /// A finished answer without calls: `Some` when the ability decides what it means.
     fn on_answer(&self, _state: &mut RunState, _text: &str) -> Option<Answered> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every implementation of [`super::Ability`] is in a file the module's table names, and the
+    /// table names no file without one.
+    #[test]
+    fn the_table_of_abilities_is_the_code() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runtime");
+        let docs = include_str!("ability.rs");
+        let table: Vec<&str> = docs
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .filter(|l| l.starts_with("//! | "))
+            .filter_map(|l| l.split('`').nth(1).filter(|f| f.ends_with(".rs")))
+            .collect();
+        let mut implemented = Vec::new();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name != "ability.rs" && text.contains("impl Ability for") {
+                implemented.push(name);
+            }
+        }
+        implemented.sort();
+        let mut named: Vec<String> = table.iter().map(|f| f.to_string()).collect();
+        named.sort();
+        assert_eq!(implemented, named);
     }
 }

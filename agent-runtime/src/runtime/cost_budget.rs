@@ -12,7 +12,7 @@ use agent_core::error::SkillError;
 use agent_llm::price::{ModelPrice, Usd};
 
 use super::ability::{Ability, Ending};
-use super::reason::{Budget, FinishReason};
+use super::reason::FinishReason;
 use super::state::RunState;
 
 /// The ability: a limit, and the price of the model the run asks.
@@ -23,11 +23,7 @@ pub(super) struct CostBudget<'a> {
 
 impl CostBudget<'_> {
     fn exceeded(&self, spent: Usd, next_at_least: Usd) -> FinishReason {
-        FinishReason::BudgetExceeded(Budget::Cost {
-            limit: self.limit,
-            spent,
-            next_at_least,
-        })
+        super::finish::cost_budget(self.limit, spent, next_at_least)
     }
 }
 
@@ -71,6 +67,7 @@ impl Ability for CostBudget<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::reason::Budget;
     use super::*;
 
     #[test]

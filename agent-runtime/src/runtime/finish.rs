@@ -7,6 +7,8 @@
 //! | [`FinishReason::Cancelled`] | [`before_model`], [`after_results`], [`cancelled`] | the token fired: before a model call, while one was made, after a turn's results |
 //! | [`FinishReason::BudgetExceeded`] (steps, tokens) | [`before_model`] | before a model call: `max_steps` calls made, or `max_tokens_total` used |
 //! | [`FinishReason::BudgetExceeded`] (output retries) | [`output_retries`] | a typed run's answer failed its check once more than `output_retries` allows |
+//! | [`FinishReason::BudgetExceeded`] (cost) | [`cost_budget`], asked by the cost budget (`cost_budget.rs`) | before a model call: what the run spent and the least the next call can cost pass `max_cost` |
+//! | [`FinishReason::BudgetExceeded`] (a tree's steps or tokens) | [`tree_budget`], asked by the tree budgets (`tree_budget.rs`) | before a model call: a budget shared by an agent and the agents it calls is used up |
 //! | [`FinishReason::TranscriptLimit`] | [`transcript_limit`] | before a model call: the transcript is over its limit and compaction cannot bring it under |
 //! | [`FinishReason::Stuck`] | [`repeated_call`], [`after_results`] | the same call, or the same error, `stuck_after` times in a row |
 //! | [`FinishReason::PermissionDenialLimit`] | [`after_results`] | `permission_denial_limit` denials counted |
@@ -22,6 +24,25 @@ use super::state::RunState;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::pending::PendingCall;
 use agent_llm::message::StopReason;
+
+/// A run's money budget is used up: `spent` so far, and the next call would cost at least
+/// `next_at_least`.
+pub(super) fn cost_budget(
+    limit: agent_llm::Usd,
+    spent: agent_llm::Usd,
+    next_at_least: agent_llm::Usd,
+) -> FinishReason {
+    FinishReason::BudgetExceeded(Budget::Cost {
+        limit,
+        spent,
+        next_at_least,
+    })
+}
+
+/// A budget shared by an agent and the agents it calls is used up (`budget` says which).
+pub(super) fn tree_budget(budget: Budget) -> FinishReason {
+    FinishReason::BudgetExceeded(budget)
+}
 
 /// The checks before each model call: cancellation, then the step and token budgets.
 pub(super) fn before_model(rt: &AgentRuntime, state: &RunState) -> Option<FinishReason> {

@@ -26,8 +26,8 @@
 //! the loop stopping with the value in hand, a resume the loop stepping it again. Where each
 //! finish reason is decided is one file, `finish.rs`. What the run does besides the loop is chosen
 //! once when it starts (`drive.rs`): its I/O ([`Journal`]ed or direct, `effects.rs` and
-//! `journal.rs`) and its abilities (plan mode in `plan.rs`, the typed answer in `answer.rs`), each
-//! a wrapper in its own file; the pause is `pause.rs`. A state that comes back is checked in
+//! `journal.rs`) and its abilities (plan mode, the typed answer, handoffs, children's usage,
+//! the cost budget and tree budgets: the table in `ability.rs`), each a wrapper in its own file; the pause is `pause.rs`. A state that comes back is checked in
 //! `admit.rs` (its format, its seal from `seal.rs`, its pause claimed once) before the decisions
 //! are. A run starts one way, a [`RunRequest`] (`start.rs`), kept in a session by
 //! `in_session.rs`.

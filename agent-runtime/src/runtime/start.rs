@@ -1,4 +1,4 @@
-//! One way to start a run: [`RunRequest`], made by one of the runtime's four starts and awaited.
+//! One way to start a run: [`RunRequest`], made by one of the runtime's five starts and awaited.
 //! Settings for this run go on the request, all optional:
 //!
 //! | start | what it continues |

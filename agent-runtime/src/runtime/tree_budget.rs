@@ -122,7 +122,7 @@ impl Ability for TreeBudgets {
                 for counter in &self.counters[..taken] {
                     counter.give_back();
                 }
-                return Some(FinishReason::BudgetExceeded(budget));
+                return Some(super::finish::tree_budget(budget));
             }
         }
         None
