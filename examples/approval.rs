@@ -27,8 +27,9 @@ use std::sync::Arc;
 
 use eugene::{
     AgentRuntime, Decision, FinishReason, Media, MockProvider, MockReply, Permission,
-    PermissionGate, RedbSessionStore, Registry, RunState, SkillContext, SkillError, StateKeys,
-    ToolCall, skill,
+    PermissionGate, Registry, RunState, SkillContext, SkillError, ToolCall,
+    run::{RedbSessionStore, StateKeys},
+    skill,
 };
 use serde_json::json;
 
@@ -156,7 +157,7 @@ async fn resume(
             println!(
                 "sent {turn} {} {}",
                 media.media_type,
-                eugene::digest::sha256_hex(&[bytes])
+                eugene::skills::digest::sha256_hex(&[bytes])
             );
         }
     }

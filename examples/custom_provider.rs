@@ -5,8 +5,10 @@
 //! `cargo run --example custom_provider`
 
 use eugene::{
-    AgentRuntime, ChatRequest, ChatResponse, EventStream, LlmProvider, Message, Registry, Role,
-    SkillError, StopReason, StreamEvent, ToolCall, Usage, async_trait, skill,
+    AgentRuntime, LlmProvider, Message, Registry, SkillError, ToolCall, Usage,
+    llm::{ChatRequest, ChatResponse, EventStream, Role, StopReason, StreamEvent},
+    skill,
+    skills::async_trait,
 };
 
 /// A backend that asks for one tool call, then answers with its result.

@@ -43,8 +43,9 @@ use agent_code::CodeMode;
 use agent_restate::DurableAgent;
 use clap::Parser;
 use eugene::{
-    AgentEvent, AgentRuntime, AnthropicProvider, LlmProvider, OpenAiProvider, OutputType,
-    Permission, PermissionGate, Registry, SkillContext, SkillError, SkillMetadata, skill,
+    AgentEvent, AgentRuntime, AnthropicProvider, LlmProvider, OpenAiProvider, Permission,
+    PermissionGate, Registry, SkillContext, SkillError, run::OutputType, skill,
+    skills::SkillMetadata,
 };
 
 #[derive(Parser)]
@@ -263,7 +264,7 @@ async fn main() {
     }
     if let Some(url) = &args.payments {
         let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(eugene::llm::tls_config().expect("TLS settings"))
+            .tls_backend_preconfigured(eugene::llm::llm::tls_config().expect("TLS settings"))
             .build()
             .expect("an HTTP client");
         context = context.with_extension(Payments {

@@ -1,23 +1,104 @@
 //! eugene: build AI agents in Rust, where a tool ("skill") is an ordinary `async fn`.
 //!
-//! This facade re-exports everything from [`agent_core`] (skills, the registry, hooks, retries),
-//! [`agent_llm`] (messages and model providers) and [`agent_runtime`] (the agent loop, sessions,
-//! events); depend on `eugene` alone. See the README for the walkthrough and those crates' docs
-//! for the manual.
+//! The root holds what a first agent needs: a skill ([`#[skill]`](macro@skill), [`SkillContext`],
+//! [`SkillError`]), a [`Registry`] of them, a model ([`AnthropicProvider`], [`OpenAiProvider`],
+//! [`OpenAiResponsesProvider`], [`GeminiProvider`], or [`MockProvider`] for tests), an
+//! [`AgentRuntime`] that runs them, what a run ends with ([`RunOutcome`], [`FinishReason`]), a
+//! person's say over calls ([`PermissionGate`], [`Decision`]), and media ([`Media`], [`Content`]).
+//! Everything else lives in a module named by what it is about:
 //!
-//! Features: `http` (default) brings the Anthropic and OpenAI-compatible providers, `redb`
-//! (default) sessions kept in a file, `mcp` the `mcp` module, `a2a` the `a2a` module, `code` the `code`
-//! module (code mode), `restate` the `restate` module, `eval` the `eval` module (evals),
-//! `cassette` the `cassette` module (recorded model traffic for tests), `otel` the `otel` module
-//! (OpenTelemetry export of the runs' spans).
-//! A crate that only defines skills can depend on `agent-core` alone instead: no providers, no
-//! loop, no HTTP/TLS or storage crate.
+//! | module | what it holds | the crate behind it |
+//! |---|---|---|
+//! | [`skills`] | the skill model: the registry, hooks, contexts, retries, tool calls, pending calls, digests | `agent-core` |
+//! | [`media`] | images, documents and audio: parts, their checks, files read as media | `agent-core`'s `content` |
+//! | [`llm`] | messages, the providers and their wire formats, prices, cassettes (feature `cassette`) | `agent-llm` |
+//! | [`run`] | the loop and its settings, run states and seals, sessions, events, journals, tracing | `agent-runtime` |
+//! | `mcp`, `a2a`, `code`, `restate`, `eval`, `otel` | the protocols and integrations, each behind its feature | `agent-mcp`, … |
+//!
+//! Features: `http` (default) brings the HTTP providers, `redb` (default) sessions kept in a
+//! file, `agent-skills` (default) `agent_skills!`, `mcp` the `mcp` module, `a2a` the `a2a` module,
+//! `code` the `code` module (code mode), `restate` the `restate` module, `eval` the `eval` module
+//! (evals), `cassette` recorded model traffic for tests (`llm::cassette`), `otel` the `otel`
+//! module (OpenTelemetry export of the runs' spans). A crate that only defines skills can depend
+//! on `agent-core` alone instead: no providers, no loop, no HTTP/TLS or storage crate.
+//!
+//! The wire formats are the providers' business, not a first agent's: they are in [`llm`], never
+//! at the root.
+//!
+//! ```
+//! use eugene::llm::{AnthropicWire, HttpProvider, MediaRules, SseDecoder, WireCodec};
+//! ```
+//!
+//! ```compile_fail
+//! use eugene::AnthropicWire;
+//! ```
+//!
+//! ```compile_fail
+//! use eugene::HttpProvider;
+//! ```
+//!
+//! ```compile_fail
+//! use eugene::WireCodec;
+//! ```
+//!
+//! ```compile_fail
+//! use eugene::SseDecoder;
+//! ```
+//!
+//! ```compile_fail
+//! use eugene::MediaRules;
+//! ```
 
 #![warn(missing_docs)]
 
-pub use agent_core::*;
-pub use agent_llm::*;
-pub use agent_runtime::*;
+// What a first agent needs.
+#[cfg(feature = "agent-skills")]
+pub use agent_core::{AgentSkill, agent_skills};
+pub use agent_core::{
+    Content, Decision, Media, Permission, PermissionGate, Registry, Skill, SkillContext,
+    SkillError, SkillOutput, ToolCall, skill,
+};
+#[cfg(feature = "http")]
+pub use agent_llm::{AnthropicProvider, GeminiProvider, OpenAiProvider, OpenAiResponsesProvider};
+pub use agent_llm::{LlmProvider, Message, MockProvider, MockReply, ProviderError, Usage};
+pub use agent_runtime::{AgentError, AgentEvent, AgentRuntime, FinishReason, RunOutcome, RunState};
+
+/// The `schemars` a skill's JSON Schemas are derived with.
+pub use agent_core::schemars;
+/// The `serde` a skill's arguments are read with (derive `Deserialize` with it).
+pub use agent_core::serde;
+/// The `serde_json` a skill's arguments and outputs are values of.
+pub use agent_core::serde_json;
+
+// What `#[skill]` and `agent_skills!` expand to, where a crate names eugene rather than
+// agent-core: not an API.
+#[doc(hidden)]
+pub use agent_core::{__private, DynSkill, EmbeddedAgentSkill, EmbeddedFile, SkillRegistration};
+
+/// The skill model (`agent-core`): the registry and dispatch, hooks and permission rules, what a
+/// running skill reaches, retries, tool calls and results, calls waiting for a person and their
+/// digests.
+pub mod skills {
+    pub use agent_core::*;
+}
+
+/// Images, documents and audio (`agent-core`'s `content`): [`Media`],
+/// [`Content`], their checks before sending, files read as media.
+pub mod media {
+    pub use agent_core::content::*;
+}
+
+/// Messages and models (`agent-llm`): the conversation, the providers and their wire formats,
+/// streaming, prices and costs, recorded model traffic (`cassette`, with its feature).
+pub mod llm {
+    pub use agent_llm::*;
+}
+
+/// Runs (`agent-runtime`): the loop and its settings, run states and their seals, sessions,
+/// events, journals, tracing.
+pub mod run {
+    pub use agent_runtime::*;
+}
 
 /// Model Context Protocol: serve a registry as an MCP server, use MCP servers' tools as skills
 /// (cargo feature `mcp`; `oauth` adds logging in to remote servers behind OAuth 2.1).

@@ -126,8 +126,8 @@ fn a_state_of_another_version_is_refused_and_nothing_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (state, _) = pause(dir.path());
     let text = std::fs::read_to_string(&state).unwrap();
-    let version = format!("\"version\": {}", eugene::RUN_STATE_VERSION);
-    let other = format!("\"version\": {}", eugene::RUN_STATE_VERSION + 1);
+    let version = format!("\"version\": {}", eugene::run::RUN_STATE_VERSION);
+    let other = format!("\"version\": {}", eugene::run::RUN_STATE_VERSION + 1);
     let forged = text.replacen(&version, &other, 1);
     assert_ne!(forged, text, "the state starts with its version");
     std::fs::write(&state, forged).unwrap();
@@ -139,11 +139,13 @@ fn a_state_of_another_version_is_refused_and_nothing_runs() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains(&format!("format version {}", eugene::RUN_STATE_VERSION + 1))
-            && stderr.contains(&format!(
-                "reads versions 2 to {}",
-                eugene::RUN_STATE_VERSION
-            )),
+        stderr.contains(&format!(
+            "format version {}",
+            eugene::run::RUN_STATE_VERSION + 1
+        )) && stderr.contains(&format!(
+            "reads versions 2 to {}",
+            eugene::run::RUN_STATE_VERSION
+        )),
         "{stderr}"
     );
     assert_eq!(runs(dir.path()), 0);
@@ -252,8 +254,8 @@ fn the_same_state_continued_by_two_processes_at_once_runs_its_call_once_with_cla
 fn a_paused_run_holding_an_image_continues_in_another_process_with_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let photo = dir.path().join("photo.png");
-    std::fs::write(&photo, eugene::content::tiny_png()).unwrap();
-    let sha = eugene::digest::sha256_hex(&[&std::fs::read(&photo).unwrap()]);
+    std::fs::write(&photo, eugene::media::tiny_png()).unwrap();
+    let sha = eugene::skills::digest::sha256_hex(&[&std::fs::read(&photo).unwrap()]);
     let key = Path::new("a secret of thirty-two bytes or more, from a vault");
     let (state, work) = (
         dir.path().join("state.json"),

@@ -9,7 +9,7 @@ mod support;
 
 use std::path::Path;
 
-use eugene::content::tiny_png;
+use eugene::media::tiny_png;
 use support::{Finished, Server, eugene, run, text_answer};
 
 /// `tiny_png()` in base64, as a run's state keeps a part's bytes.

@@ -8,7 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use eugene::content::tiny_png;
+use eugene::media::tiny_png;
 use serde_json::{Value, json};
 use support::{Reply, Server, Terminal, eugene, run};
 

@@ -4,7 +4,7 @@
 //! saying what it is; a decompression bomb reaches it as an error, with no media.
 
 use agent_std_tools::ReadFileSkill;
-use eugene::content::{Part, tiny_png};
+use eugene::media::{Part, tiny_png};
 use eugene::{AgentRuntime, MockProvider, MockReply, Registry, SkillContext, ToolCall};
 use serde_json::json;
 

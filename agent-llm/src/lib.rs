@@ -52,7 +52,7 @@ pub mod yaml_bounds;
 #[cfg(feature = "http")]
 pub use llm::{
     AnthropicProvider, AnthropicWire, CacheControl, GeminiProvider, GeminiWire, HttpOptions,
-    HttpProvider, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
+    HttpProvider, MediaRules, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
 };
 pub use llm::{
     EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,

@@ -4,7 +4,10 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
-use eugene::{CancellationToken, HookVerdict, SkillError, SkillHook, SkillMetadata, async_trait};
+use eugene::{
+    SkillError,
+    skills::{CancellationToken, HookVerdict, SkillHook, SkillMetadata, async_trait},
+};
 use serde_json::Value;
 use tokio::signal::unix::Signal;
 

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use agent_std_tools::media::{DEFAULT_MAX_MEDIA_BYTES, load_media, media_limits};
-use eugene::content::Media;
-use eugene::{Message, RunRequest};
+use eugene::media::Media;
+use eugene::{Message, run::RunRequest};
 
 use crate::output::Style;
 

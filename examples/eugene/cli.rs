@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, ValueEnum};
-use eugene::{Effort, OutputMode, ThinkingConfig};
+use eugene::{
+    llm::{Effort, ThinkingConfig},
+    run::OutputMode,
+};
 
 /// What `--help` says after the flags: where the model comes from, the environment, the exit
 /// statuses and the keys of interactive mode.

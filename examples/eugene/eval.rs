@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use agent_eval::{Comparison, Dataset, Eval, Judge, Report};
 use clap::Parser;
-use eugene::{AgentRuntime, Permission, PermissionGate, PriceTable, Registry, SkillContext};
+use eugene::{AgentRuntime, Permission, PermissionGate, Registry, SkillContext, llm::PriceTable};
 
 use crate::cli::{Args, Exit};
 use crate::output::Style;

@@ -60,8 +60,10 @@ use std::time::Duration;
 
 use agent_std_tools as _; // links the standard skills, so Registry::discover() finds them
 use eugene::{
-    AgentError, AgentRuntime, CancellationToken, Decision, FinishReason, Message, PendingCall,
-    PriceTable, Registry, SkillContext, StoreError, ToolChoice, Usd,
+    AgentError, AgentRuntime, Decision, FinishReason, Message, Registry, SkillContext,
+    llm::{PriceTable, ToolChoice, Usd},
+    run::StoreError,
+    skills::{CancellationToken, PendingCall},
 };
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -130,7 +132,7 @@ struct Session {
     current: CurrentRun,
     sigint: Signal,
     /// `--attach`: sent with the first question.
-    attachments: Vec<eugene::content::Media>,
+    attachments: Vec<eugene::media::Media>,
 }
 
 async fn run(args: Args) -> Exit {

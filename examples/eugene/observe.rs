@@ -16,7 +16,7 @@ pub fn observe(args: &Args) -> Result<Option<agent_otel::OtlpGuard>, Exit> {
         // The exporter's warning (a collector that cannot be reached), nothing else.
         0 => Targets::new().with_target("agent_otel", LevelFilter::WARN),
         verbose => Targets::new().with_default(LevelFilter::WARN).with_target(
-            eugene::WIRE,
+            eugene::llm::WIRE,
             match verbose {
                 1 => LevelFilter::DEBUG,
                 _ => LevelFilter::TRACE,

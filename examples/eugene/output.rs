@@ -6,8 +6,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use eugene::{
-    AgentEvent, Budget, Cost, EventSink, FinishReason, Message, PendingCall, Role, StopReason,
-    Usage, Usd,
+    AgentEvent, FinishReason, Message, Usage,
+    llm::{Cost, Role, StopReason, Usd},
+    run::{Budget, EventSink},
+    skills::PendingCall,
 };
 use serde_json::{Value, json};
 

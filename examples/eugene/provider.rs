@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eugene::{
-    AnthropicProvider, GeminiProvider, HttpOptions, LlmProvider, OpenAiProvider,
-    OpenAiResponsesProvider, ProviderError, RetryPolicy,
+    AnthropicProvider, GeminiProvider, LlmProvider, OpenAiProvider, OpenAiResponsesProvider,
+    ProviderError, llm::HttpOptions, skills::RetryPolicy,
 };
 
 use crate::cli::Args;

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use eugene::OutputType;
+use eugene::run::OutputType;
 use jsonschema::Validator;
 use serde_json::Value;
 

@@ -4,7 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use eugene::{Decision, PendingCall, RedbSessionStore, RunState, SessionStore, StoreError};
+use eugene::{
+    Decision, RunState,
+    run::{RedbSessionStore, SessionStore, StoreError},
+    skills::PendingCall,
+};
 
 use crate::cli::{Args, Exit};
 use crate::output::{self, RunStats, Style, Summary, summarise_args};

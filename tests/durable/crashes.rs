@@ -356,7 +356,7 @@ async fn a_call_that_is_not_idempotent_killed_while_it_ran_is_not_run_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_restart() {
     let batch = Batch::start("Both notes describe the picture.").await;
-    let png = eugene::content::tiny_png();
+    let png = eugene::media::tiny_png();
     let message = serde_json::to_value(
         eugene::Message::user("Describe this picture in notes a and b.")
             .attach(eugene::Media::new("image/png", png.clone()).named("picture.png")),

@@ -69,7 +69,7 @@ impl Drop for Process {
 /// An HTTP client for Restate's admin and ingress APIs, with the TLS settings eugene's own clients
 /// use (the workspace's reqwest has no process-wide crypto provider to fall back on).
 pub(crate) fn http() -> reqwest::ClientBuilder {
-    reqwest::Client::builder().tls_backend_preconfigured(eugene::llm::tls_config().unwrap())
+    reqwest::Client::builder().tls_backend_preconfigured(eugene::llm::llm::tls_config().unwrap())
 }
 
 pub(crate) struct Restate {

@@ -2,7 +2,8 @@
 //! asserts its own schema), and every mistake fails with the message in its `.stderr` snapshot,
 //! pointing at the offending tokens. And of `agent_skills!`: one bad
 //! skill folder per rule of the Agent Skills format (`tests/ui/agent_skills/<rule>/`), each error
-//! naming the file, the line and the rule, and the mistakes in the call itself. All cases compile
+//! naming the file, the line and the rule, and the mistakes in the call itself. And of the
+//! `eugene` facade: its root holds no wire internal or test helper. All cases compile
 //! in one batch. Regenerate snapshots with `TRYBUILD=overwrite`.
 
 #[test]
@@ -16,4 +17,6 @@ fn ui() {
     cases.pass("tests/ui/pass/*.rs");
     cases.compile_fail("tests/ui/fail/*.rs");
     cases.compile_fail("tests/ui/agent_skills/*.rs");
+    // The facade's root: no wire internal, test helper or bookkeeping there.
+    cases.compile_fail("tests/ui/facade/*.rs");
 }

@@ -1,5 +1,5 @@
 // `destructive`, `concurrency_safe` on a skill that writes, and `register = false`.
-use eugene::{Registry, RegistryError, Skill, SkillError, skill};
+use eugene::{Registry, Skill, SkillError, skill, skills::RegistryError};
 
 /// Remove every file in the scratch directory.
 #[skill(destructive, concurrency_safe, register = false)]

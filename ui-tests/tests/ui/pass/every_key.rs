@@ -41,7 +41,7 @@ fn main() {
     let names: Vec<String> = registry.definitions().into_iter().map(|d| d.name).collect();
     assert_eq!(names, ["tool_search"]);
     let schema = &registry.definitions_for(&{
-        let session = eugene::RunScope::new();
+        let session = eugene::skills::RunScope::new();
         session.load("lookup-word");
         session
     })[0].input_schema;

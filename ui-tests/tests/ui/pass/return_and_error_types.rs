@@ -62,7 +62,7 @@ async fn aliased() -> std::io::Result<String> {
 async fn main() {
     let mut registry = Registry::new();
     registry
-        .with_retry_policy(eugene::RetryPolicy::none())
+        .with_retry_policy(eugene::skills::RetryPolicy::none())
         .add(AsJsonSkill)
         .add(AsOutputSkill)
         .add(BusySkill)
