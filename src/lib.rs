@@ -131,6 +131,8 @@ pub use agent_eval as eval;
 #[cfg(feature = "otel")]
 pub use agent_otel as otel;
 
+pub mod guide;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -96,7 +96,7 @@ fn the_readmes_getting_started_builds_and_runs_as_a_crate_of_its_own() {
     assert_eq!(done.stdout, "savings: 1250.00 euros\n", "{}", done.stderr);
 }
 
-/// Rust code in doc comments and in the README never names `__private` (the paths generated code
+/// Rust code in doc comments, the README and the guide never names `__private` (the paths generated code
 /// uses): an example shows what users should write.
 #[test]
 fn no_doc_example_writes_private_paths() {
@@ -116,6 +116,14 @@ fn no_doc_example_writes_private_paths() {
         "README.md".into(),
         readme().lines().map(str::to_owned).collect(),
     );
+    for entry in std::fs::read_dir(repository.join("docs/guide")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        check(
+            path.display().to_string(),
+            text.lines().map(str::to_owned).collect(),
+        );
+    }
     let mut files = Vec::new();
     let mut dirs = vec![repository.join("src")];
     for entry in std::fs::read_dir(repository).unwrap() {
@@ -164,4 +172,36 @@ fn no_doc_example_writes_private_paths() {
         "doc examples that name `__private`:\n{}",
         offenders.join("\n")
     );
+}
+
+/// The README stays an entrance: what eugene is, the two commands, getting started and a map; at
+/// most 20 KB. The manual is the guide, and every chapter of it (`docs/guide/`) is a page of the
+/// crate's docs, so its examples run as doctests, and is on the README's map.
+#[test]
+fn the_readme_fits_on_a_screen_and_every_guide_chapter_is_in_the_docs_and_on_the_map() {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = readme();
+    assert!(
+        readme.len() <= 20 * 1024,
+        "the README is {} bytes, over 20 KB: move the detail into a chapter of docs/guide/",
+        readme.len()
+    );
+    let guide = std::fs::read_to_string(repository.join("src/guide.rs")).unwrap();
+    let mut chapters = 0;
+    for entry in std::fs::read_dir(repository.join("docs/guide")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".md") {
+            continue;
+        }
+        chapters += 1;
+        assert!(
+            guide.contains(&format!("include_str!(\"../docs/guide/{name}\")")),
+            "docs/guide/{name} is not a page of the guide (src/guide.rs): its examples would not run"
+        );
+        assert!(
+            readme.contains(&format!("(docs/guide/{name})")),
+            "docs/guide/{name} is not on the README's map"
+        );
+    }
+    assert!(chapters >= 7, "{chapters} chapters");
 }
