@@ -212,41 +212,40 @@ async fn a_pdf_attached_by_the_user_is_sent_as_each_format_was_recorded() {
     assert_eq!(&sent, recorded);
     assert!(answer.message.content.contains("Dummy PDF file"));
 
-    // OpenAI Chat Completions: a `file` part with a data URL and its file name.
-    let c = cassette("openai_chat_vcr_nonstream_user_pdf_file_part.yaml");
-    let recorded = recorded_request(&c, 0);
-    let server = Server::start([recorded_answer(&c, 0)]).await;
-    let provider =
-        OpenAiProvider::new("sk-test", "gpt-4o").with_base_url(format!("{}/v1", server.url));
-    let question = at(recorded, "/messages/0/content/0/text").as_str().unwrap();
-    let transcript = [Message::user(question)
-        .attach(Media::new("application/pdf", pdf.clone()).named("filename.pdf"))];
-    provider
-        .complete(&ChatRequest::new(&transcript))
-        .await
-        .unwrap();
-    assert_eq!(
-        at(&server.received()[0].json(), "/messages"),
-        at(recorded, "/messages")
-    );
-
-    // Responses: an `input_file` with a data URL and its file name.
-    let c = cassette("openai_responses_vcr_nonstream_user_pdf_input_file.yaml");
-    let recorded = recorded_request(&c, 0);
-    let server = Server::start([recorded_answer(&c, 0)]).await;
-    let provider = OpenAiResponsesProvider::new("sk-test", "gpt-4o")
-        .with_base_url(format!("{}/v1", server.url));
-    let question = at(recorded, "/input/0/content/0/text").as_str().unwrap();
-    let transcript = [Message::user(question)
-        .attach(Media::new("application/pdf", pdf.clone()).named("filename.pdf"))];
-    provider
-        .complete(&ChatRequest::new(&transcript))
-        .await
-        .unwrap();
-    assert_eq!(
-        at(&server.received()[0].json(), "/input"),
-        at(recorded, "/input")
-    );
+    // OpenAI Chat Completions: a `file` part with a data URL and its file name; Responses: an
+    // `input_file` with the same. The list sent is the list recorded.
+    for (name, list) in [
+        (
+            "openai_chat_vcr_nonstream_user_pdf_file_part.yaml",
+            "/messages",
+        ),
+        (
+            "openai_responses_vcr_nonstream_user_pdf_input_file.yaml",
+            "/input",
+        ),
+    ] {
+        let c = cassette(name);
+        let recorded = recorded_request(&c, 0);
+        let server = Server::start([recorded_answer(&c, 0)]).await;
+        let base = format!("{}/v1", server.url);
+        let provider: Box<dyn LlmProvider> = if list == "/messages" {
+            Box::new(OpenAiProvider::new("sk-test", "gpt-4o").with_base_url(base))
+        } else {
+            Box::new(OpenAiResponsesProvider::new("sk-test", "gpt-4o").with_base_url(base))
+        };
+        let question = at(recorded, &format!("{list}/0/content/0/text"));
+        let transcript = [Message::user(question.as_str().unwrap())
+            .attach(Media::new("application/pdf", pdf.clone()).named("filename.pdf"))];
+        provider
+            .complete(&ChatRequest::new(&transcript))
+            .await
+            .unwrap();
+        assert_eq!(
+            at(&server.received()[0].json(), list),
+            at(recorded, list),
+            "{name}"
+        );
+    }
 
     // Gemini: `inlineData` (the recording's SDK wrote base64's URL-safe alphabet; the bytes
     // match). The cassette's first interaction is the SDK downloading the PDF: the second is
