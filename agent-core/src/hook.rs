@@ -21,6 +21,17 @@
 //! Before-hooks of a batch of concurrent calls run one call at a time, in call order, so a hook
 //! that asks a person for permission asks one question at a time.
 //!
+//! # The words of permissions, side by side
+//!
+//! | word | what it is | who uses it |
+//! |---|---|---|
+//! | [`PermissionGate`] | the hook most programs want: a rule that says, per call, allow, deny or ask | you, once: `registry.with_hook(PermissionGate::new(..))` |
+//! | [`Permission`] | what a three-way rule answers: `Allow`, `Deny(reason)`, `Ask(reason)` | your rule, with [`PermissionGate::with`] |
+//! | [`PermissionRule`] | the trait a gate's rule implements; [`YesNoRule`] wraps a closure that answers `bool` ([`PermissionGate::new`]), [`ThreeWayRule`] one that answers a [`Permission`] ([`PermissionGate::with`]) | the gate; you name them only to store a gate's type |
+//! | [`HookVerdict`] | what any hook's `before` answers, a gate's included: proceed, modify, deny, replace or ask | a hook you write yourself |
+//! | [`DestructiveCalls`](crate::DestructiveCalls) | what the registry does with a destructive call no hook decided: ask (the default), allow or deny | the registry's setting |
+//! | [`Decision`](crate::Decision) | a person's answer to a call that waits: approve, deny, or edit its arguments | whoever continues a paused run |
+//!
 //! ```
 //! use agent_core::{PermissionGate, Registry};
 //!
