@@ -3,7 +3,7 @@
 //! the test plays the browser, then a run calls the server's tool with the kept token. The model
 //! is the scripted loopback server of the other CLI tests.
 //!
-//! Needs `cargo build --example eugene` first (as tests/eugene_cli.rs).
+//! Needs `cargo build -p eugene-cli` first (as tests/eugene_cli.rs).
 
 mod support;
 

@@ -1,5 +1,8 @@
-//! The examples as a user runs them: `tour` offline, and `eugene` as a child process against a
-//! loopback server that speaks the OpenAI wire format and scripts the model's choices.
+//! The examples as a user runs them: `tour` offline, and the `eugene` command (package
+//! `eugene-cli`) as a child process against a loopback server that speaks the OpenAI wire format
+//! and scripts the model's choices.
+
+mod support;
 
 use test_support::server;
 
@@ -122,7 +125,7 @@ fn a_custom_provider_drives_the_real_loop() {
 
 #[test]
 fn eugene_without_a_provider_exits_2_and_lists_the_ways_to_get_one() {
-    let output = clean(&mut Command::new(example("eugene")))
+    let output = clean(&mut Command::new(support::eugene_binary()))
         .arg("hello?")
         .output()
         .unwrap();
@@ -172,7 +175,7 @@ async fn eugene_answers_and_a_write_is_refused_without_yes() {
     let url = format!("{}/v1", server.url);
     let ws = workspace.path().to_path_buf();
     let output = tokio::task::spawn_blocking(move || {
-        clean(&mut Command::new(example("eugene")))
+        clean(&mut Command::new(support::eugene_binary()))
             .env("OPENAI_BASE_URL", url)
             .arg("--workspace")
             .arg(&ws)
@@ -229,7 +232,7 @@ async fn eugene_json_mode_prints_events_as_json_lines() {
     let server = Server::start([sse(&[chunk(json!({"content": "Hello."}), Some("stop"))])]).await;
     let url = format!("{}/v1", server.url);
     let output = tokio::task::spawn_blocking(move || {
-        clean(&mut Command::new(example("eugene")))
+        clean(&mut Command::new(support::eugene_binary()))
             .env("OPENAI_BASE_URL", url)
             .args(["--json", "hi"])
             .output()
@@ -275,7 +278,7 @@ async fn eugene_interactive_mode_keeps_the_conversation_across_questions() {
     let url = format!("{}/v1", server.url);
     let output = tokio::task::spawn_blocking(move || {
         use std::io::Write;
-        let mut child = clean(&mut Command::new(example("eugene")))
+        let mut child = clean(&mut Command::new(support::eugene_binary()))
             .env("OPENAI_BASE_URL", url)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

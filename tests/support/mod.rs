@@ -204,8 +204,9 @@ fn serve(stream: TcpStream, state: &(Mutex<Inner>, Condvar)) {
     let _ = stream.flush();
 }
 
-/// The `eugene` example as `cargo test` built it, or `EUGENE_CLI_BIN` to check these tests against
-/// another build (e.g. an older one, to see them fail).
+/// The `eugene` command (package `eugene-cli`) as `cargo test --workspace` built it, or
+/// `EUGENE_CLI_BIN` to check these tests against another build (e.g. an older one, to see them
+/// fail).
 pub fn eugene_binary() -> PathBuf {
     if let Some(path) = std::env::var_os("EUGENE_CLI_BIN") {
         return path.into();
@@ -215,22 +216,22 @@ pub fn eugene_binary() -> PathBuf {
         .parent()
         .unwrap()
         .to_path_buf();
-    let path = deps.parent().unwrap().join("examples").join("eugene");
+    let path = deps.parent().unwrap().join("eugene");
     assert!(
         path.exists(),
-        "{} is not built; run through `cargo test` (`cargo test --test NAME` builds no example: \
-         `cargo build --example eugene` first)",
+        "{} is not built; run through `cargo test --workspace` (`cargo test --test NAME` builds \
+         no other package: `cargo build -p eugene-cli` first)",
         path.display()
     );
-    // `cargo test --test NAME` does not rebuild examples: refuse to test an old build.
+    // `cargo test --test NAME` does not rebuild another package: refuse to test an old build.
     let built = std::fs::metadata(&path).unwrap().modified().unwrap();
-    let sources = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/eugene");
+    let sources = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("eugene-cli/src");
     for source in std::fs::read_dir(&sources).unwrap() {
         let source = source.unwrap().path();
         let changed = std::fs::metadata(&source).unwrap().modified().unwrap();
         assert!(
             changed <= built,
-            "{} is older than {}: run `cargo build --example eugene` first",
+            "{} is older than {}: run `cargo build -p eugene-cli` first",
             path.display(),
             source.display()
         );

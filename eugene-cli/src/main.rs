@@ -2,10 +2,10 @@
 //! skills (read, list, search; writes, patches and shell when you allow them).
 //!
 //! ```sh
-//! cargo run --example eugene -- "Which Rust edition does Cargo.toml use?"
-//! cargo run --example eugene                 # interactive: ask one question after another
-//! cargo run --example eugene -- --help       # flags, environment, provider order, exit statuses
-//! cargo run --example eugene -- --json-schema ticket.json "File a ticket for the failing test."
+//! cargo run -p eugene-cli -- "Which Rust edition does Cargo.toml use?"
+//! cargo run -p eugene-cli                 # interactive: ask one question after another
+//! cargo run -p eugene-cli -- --help       # flags, environment, provider order, exit statuses
+//! cargo run -p eugene-cli -- --json-schema ticket.json "File a ticket for the failing test."
 //! ```
 //!
 //! The model comes from the environment, first match wins: `ANTHROPIC_API_KEY` (and optionally
