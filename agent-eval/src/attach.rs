@@ -11,7 +11,7 @@ use agent_core::content::Media;
 use agent_core::content::file::{DEFAULT_MAX_MEDIA_BYTES, load_media, media_limits};
 
 use crate::case::Case;
-use crate::dataset::DatasetError;
+use crate::dataset_error::DatasetError;
 
 /// The most files one case may attach.
 pub const MAX_ATTACHMENTS: usize = 16;

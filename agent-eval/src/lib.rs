@@ -89,6 +89,7 @@ mod case;
 pub mod check;
 pub mod compare;
 pub mod dataset;
+mod dataset_error;
 pub mod eval;
 pub mod judge;
 pub mod junit;
