@@ -23,6 +23,7 @@
 //! a text file) as an embedded `resource` with a `blob` and the URI `eugene://media/NAME` (the
 //! part's name, or its position when it has none), and media at a URL as a `resource_link`.
 
+use agent_core::content::check::bare_type;
 use agent_core::content::{Content, Media, MediaError, MediaKind, MediaLimits, MediaSource, Part};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -84,8 +85,8 @@ pub const IMAGE_TYPES: [&str; 5] = [
 
 /// Whether a model takes media of this type: an image of [`IMAGE_TYPES`], audio, a PDF or text.
 pub fn is_model_type(media_type: &str) -> bool {
-    let lower = media_type.to_ascii_lowercase();
-    let lower = lower.split(';').next().unwrap_or("").trim();
+    let bare = bare_type(media_type);
+    let lower = bare.as_str();
     match MediaKind::of(lower) {
         MediaKind::Image => IMAGE_TYPES.contains(&lower),
         MediaKind::Audio => true,

@@ -145,6 +145,13 @@ fn known(media_type: &str) -> bool {
     )
 }
 
+/// A media type lowercase and without its parameters (`Image/PNG; q=1` is `image/png`), aliases
+/// left as written; [`Media::essence`] resolves them too.
+pub fn bare_type(media_type: &str) -> String {
+    let lower = media_type.to_ascii_lowercase();
+    lower.split(';').next().unwrap_or("").trim().to_owned()
+}
+
 /// One name for each type that has several.
 fn normalize(media_type: &str) -> &str {
     match media_type {
@@ -164,8 +171,7 @@ impl Media {
     /// aliases resolved (`image/jpg` is `image/jpeg`, `audio/x-wav` is `audio/wav`, `audio/mp3`
     /// is `audio/mpeg`). What the checks compare and what the wire formats are sent.
     pub fn essence(&self) -> String {
-        let lower = self.media_type.to_ascii_lowercase();
-        normalize(lower.split(';').next().unwrap_or("").trim()).to_owned()
+        normalize(&bare_type(&self.media_type)).to_owned()
     }
 
     /// Checks the part against `limits` (see the [module](self) for what is checked). URLs are

@@ -432,6 +432,16 @@ pub(super) fn data_url(media: &Media) -> String {
     }
 }
 
+/// A plain-text document's text (checked to be UTF-8 before sending).
+pub(super) fn document_text(media: &Media) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]))
+}
+
+/// A plain-text document as text, for formats that take no text file: its name, then its text.
+pub(super) fn document_as_text(media: &Media) -> String {
+    format!("{}:\n{}", file_name(media), document_text(media))
+}
+
 /// The part's name, or one made from its kind and type (`document.pdf`) where a format
 /// requires a file name.
 pub(super) fn file_name(media: &Media) -> String {

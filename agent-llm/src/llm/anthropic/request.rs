@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::media::base64_of;
+use super::super::media::{base64_of, document_text};
 use super::CacheControl;
 use crate::message::{ChatRequest, Message, PartRef, Role, ThinkingConfig, ToolChoice};
 use agent_core::content::{Media, MediaKind};
@@ -167,7 +167,7 @@ fn media_block(media: &Media) -> Value {
         (None, "text/plain") => json!({
             "type": "text",
             "media_type": "text/plain",
-            "data": String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..])),
+            "data": document_text(media),
         }),
         (None, media_type) => {
             json!({"type": "base64", "media_type": media_type, "data": base64_of(media)})

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::media::{base64_of, data_url, file_name};
+use super::super::media::{base64_of, data_url, document_as_text, file_name};
 use super::OpenAiWire;
 use crate::message::{ChatRequest, Effort, Message, PartRef, Role, ThinkingConfig, ToolChoice};
 use agent_core::content::{Media, MediaKind, Part};
@@ -188,8 +188,7 @@ fn media_part(media: &Media) -> Value {
             json!({"type": "input_audio", "input_audio": {"data": base64_of(media), "format": format}})
         }
         MediaKind::Document if media.essence() == "text/plain" => {
-            let text = String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]));
-            json!({"type": "text", "text": format!("{}:\n{text}", file_name(media))})
+            json!({"type": "text", "text": document_as_text(media)})
         }
         MediaKind::Document => json!({"type": "file", "file": {
             "filename": file_name(media),

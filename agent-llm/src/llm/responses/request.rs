@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::response::{joined_text, message_text};
 use super::{OpenAiResponsesWire, PROVIDER, ResponsesState};
-use crate::llm::media::{data_url, file_name};
+use crate::llm::media::{data_url, document_as_text, file_name};
 use crate::llm::wire::{parse_arguments, str_at};
 use crate::message::{ChatRequest, Effort, Message, PartRef, Role, ThinkingConfig, ToolChoice};
 use agent_core::call::ToolCall;
@@ -159,8 +159,7 @@ fn content_items(message: &Message) -> Vec<Value> {
                     json!({"type": "input_image", "image_url": data_url(media), "detail": "auto"})
                 }
                 MediaKind::Document if media.essence() == "text/plain" => {
-                    let text = String::from_utf8_lossy(media.bytes().map_or(&[][..], |b| &b[..]));
-                    json!({"type": "input_text", "text": format!("{}:\n{text}", file_name(media))})
+                    json!({"type": "input_text", "text": document_as_text(media)})
                 }
                 // Audio never gets here: the format takes none (checked before encoding).
                 MediaKind::Document | MediaKind::Audio => match media.url_str() {
