@@ -20,11 +20,12 @@ async fn a_call_waiting_inside_a_child_agent_is_decided_by_its_path_id_after_a_r
         text("The scribe wrote and published a."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, None).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port,
+        service: mut first,
+    } = Stage::start(&llm.url, None).await;
 
     let invocation = restate.send_run("nested-approve", "Get a published.").await;
     let pending = wait_pending(&restate, "nested-approve").await;
@@ -100,11 +101,12 @@ async fn a_paused_run_waits_across_a_restart_and_a_decision_sent_through_ingress
         text("Written and published."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, None).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port,
+        service: mut first,
+    } = Stage::start(&llm.url, None).await;
 
     let invocation = restate.send_run("approve", "Write and publish a.").await;
     let pending = wait_pending(&restate, "approve").await;
@@ -202,11 +204,12 @@ async fn an_awakeable_resolved_by_hand_denies_and_the_session_keeps_its_conversa
         text("You asked me to write and publish a."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _service = service(port, work.path(), &llm.url, None).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port: _,
+        service: _service,
+    } = Stage::start(&llm.url, None).await;
 
     let invocation = restate.send_run("deny", "Write and publish a.").await;
     let pending = wait_pending(&restate, "deny").await;
@@ -256,11 +259,12 @@ async fn a_typed_agent_pauses_goes_on_after_the_decision_and_ends_with_a_checked
         )]),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _service = service_with(port, work.path(), &llm.url, None, &["--typed"]).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port: _,
+        service: _service,
+    } = Stage::start_with(&llm.url, None, &["--typed"]).await;
 
     let invocation = restate.send_run("typed", "Write and publish a.").await;
     wait_pending(&restate, "typed").await;
@@ -306,11 +310,12 @@ async fn a_decision_sent_through_decide_answers_one_call_and_a_reused_id_waits_a
         text("Published a; b was not."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _service = service(port, work.path(), &llm.url, None).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port: _,
+        service: _service,
+    } = Stage::start(&llm.url, None).await;
 
     let invocation = restate.send_run("reused", "Publish a and b.").await;
     let pending = wait_pending(&restate, "reused").await;

@@ -12,12 +12,13 @@ async fn a_run_killed_in_the_middle_of_a_batch_finishes_after_a_restart_and_noth
     let started = Instant::now();
     let batch = Batch::start("Both notes are written.").await;
     let invocation = batch
+        .stage
         .restate
         .send_run("crash", "Write notes a and b.")
         .await;
     // `a` is written and journaled; `b` has started and waits: the process dies here.
     let (_second, batch) = batch.crash_at_b().await;
-    let (llm, restate, work) = (&batch.llm, &batch.restate, &batch.work);
+    let (llm, restate, work) = (&batch.llm, &batch.stage.restate, &batch.stage.work);
 
     let outcome = restate.attach(&invocation).await;
     assert_eq!(
@@ -95,11 +96,12 @@ async fn a_child_agent_killed_in_the_middle_of_its_batch_finishes_after_a_restar
         text("The scribe wrote both notes."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port,
+        service: mut first,
+    } = Stage::start(&llm.url, Some("b")).await;
 
     let invocation = restate
         .send_run("nested", "Get notes a and b written.")
@@ -155,11 +157,12 @@ async fn a_program_killed_between_its_calls_finishes_after_a_restart_and_no_comp
         text("The program wrote both notes."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, Some("b")).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port,
+        service: mut first,
+    } = Stage::start(&llm.url, Some("b")).await;
 
     let invocation = restate.send_run("program", "Write notes a and b.").await;
     // Inside the program: `a` is written and journaled; `b` has started: the process dies here.
@@ -308,11 +311,12 @@ async fn a_call_that_is_not_idempotent_killed_while_it_ran_is_not_run_again() {
         text("Publishing was interrupted; I will check first."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut first = service(port, work.path(), &llm.url, Some("a")).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port,
+        service: mut first,
+    } = Stage::start(&llm.url, Some("a")).await;
     std::fs::create_dir_all(work.path().join("notes")).unwrap();
     std::fs::write(work.path().join("notes/a.go"), "").unwrap();
 
@@ -362,9 +366,13 @@ async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_resta
             .attach(eugene::Media::new("image/png", png.clone()).named("picture.png")),
     )
     .unwrap();
-    let invocation = batch.restate.send_run_message("picture", message).await;
+    let invocation = batch
+        .stage
+        .restate
+        .send_run_message("picture", message)
+        .await;
     let (_second, batch) = batch.crash_at_b().await;
-    let (llm, restate) = (&batch.llm, &batch.restate);
+    let (llm, restate) = (&batch.llm, &batch.stage.restate);
 
     let outcome = restate.attach(&invocation).await;
     assert_eq!(
@@ -398,10 +406,7 @@ async fn a_run_with_an_image_killed_mid_batch_sends_the_same_image_after_a_resta
 /// `b` held once it starts (`--hold b`): the stage of a crash in the middle of a batch.
 struct Batch {
     llm: Server,
-    restate: Restate,
-    work: tempfile::TempDir,
-    port: u16,
-    first: Process,
+    stage: Stage,
 }
 
 impl Batch {
@@ -414,29 +419,19 @@ impl Batch {
             text(answer),
         ])
         .await;
-        let restate = Restate::start().await;
-        let work = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let first = service(port, work.path(), &llm.url, Some("b")).await;
-        restate.register(port).await;
-        Batch {
-            llm,
-            restate,
-            work,
-            port,
-            first,
-        }
+        let stage = Stage::start(&llm.url, Some("b")).await;
+        Batch { llm, stage }
     }
 
     /// Once `a` is written and journaled and `b` has started: kills the first process, lets `b`
     /// go, and starts a second one behind the same address.
     async fn crash_at_b(mut self) -> (Process, Batch) {
-        let work = self.work.path().to_owned();
+        let work = self.stage.work.path().to_owned();
         wait_for("b to start", || count(&logged(&work), "started b") == 1).await;
         assert_eq!(logged(&work), ["wrote a", "started b"]);
-        self.first.kill();
+        self.stage.service.kill();
         std::fs::write(work.join("notes/b.go"), "").unwrap();
-        let second = service(self.port, &work, &self.llm.url, Some("b")).await;
+        let second = service(self.stage.port, &work, &self.llm.url, Some("b")).await;
         (second, self)
     }
 }

@@ -13,11 +13,12 @@ async fn a_session_runs_one_goal_at_a_time_and_cancelling_a_waiting_run_lets_the
         text("Second goal done."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _service = service(port, work.path(), &llm.url, None).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port: _,
+        service: _service,
+    } = Stage::start(&llm.url, None).await;
 
     let waiting = restate.send_run("queue", "Publish a.").await;
     wait_pending(&restate, "queue").await;
@@ -73,11 +74,12 @@ async fn a_model_down_through_the_providers_retries_is_retried_by_restate_withou
         text("Written, eventually."),
     ])
     .await;
-    let restate = Restate::start().await;
-    let work = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _service = service(port, work.path(), &llm.url, None).await;
-    restate.register(port).await;
+    let Stage {
+        restate,
+        work,
+        port: _,
+        service: _service,
+    } = Stage::start(&llm.url, None).await;
 
     let (status, outcome) = restate
         .ingress("/Agent/flaky/run", Some(json!("Write a.")))

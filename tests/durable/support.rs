@@ -212,6 +212,37 @@ impl Restate {
     }
 }
 
+/// Where most tests start: Restate, a workspace, and the `durable_agent` example serving it on a
+/// free port, registered with Restate, its model at `llm`.
+pub(crate) struct Stage {
+    pub(crate) restate: Restate,
+    pub(crate) work: tempfile::TempDir,
+    pub(crate) port: u16,
+    pub(crate) service: Process,
+}
+
+impl Stage {
+    /// The stage with `write_note` holding for `hold`, if any (`--hold`).
+    pub(crate) async fn start(llm: &str, hold: Option<&str>) -> Stage {
+        Stage::start_with(llm, hold, &[]).await
+    }
+
+    /// The stage with more flags for the service.
+    pub(crate) async fn start_with(llm: &str, hold: Option<&str>, extra: &[&str]) -> Stage {
+        let restate = Restate::start().await;
+        let work = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let service = service_with(port, work.path(), llm, hold, extra).await;
+        restate.register(port).await;
+        Stage {
+            restate,
+            work,
+            port,
+            service,
+        }
+    }
+}
+
 /// The `durable_agent` example, built by `cargo test` before the tests run.
 pub(crate) fn example() -> PathBuf {
     let deps = std::env::current_exe().unwrap();
