@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use agent_a2a::types::{Message, Part, Role};
 use agent_a2a::{A2aError, A2aServer, RemoteAgent};
 use agent_core::content::{Media, MediaLimits, MediaSource};
@@ -17,7 +15,7 @@ use agent_llm::{MockProvider, MockReply};
 use agent_runtime::AgentRuntime;
 use serde_json::{Value, json};
 
-use common::{TOKEN, program, python, python_echo_agent, serve};
+use common::{TOKEN, python_echo_agent, run_python, serve};
 
 /// A server whose model (returned, to read its requests) answers `Seen.`.
 fn server_with(limits: MediaLimits) -> (A2aServer, MockProvider) {
@@ -38,21 +36,7 @@ fn bytes_of_hex(hex: &str) -> Vec<u8> {
 }
 
 async fn media_client(url: &str, scenario: &str) -> Value {
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        tokio::process::Command::new(python())
-            .arg(program("a2a_media_client.py"))
-            .args([url, TOKEN, scenario])
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("the Python client finishes within a minute")
-    .expect("the Python client starts");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
+    run_python("a2a_media_client.py", &[url, TOKEN, scenario]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -130,11 +130,17 @@ pub fn program(name: &str) -> String {
 
 /// Runs the Python SDK client program on a scenario and reads the JSON it prints.
 pub async fn python_client(url: &str, token: Option<&str>, scenario: &str) -> Value {
+    run_python("a2a_client.py", &[url, token.unwrap_or("-"), scenario]).await
+}
+
+/// Runs the Python program `name` (in `tests/programs/`) with `args`, within a minute, and reads
+/// the JSON it prints; it must succeed.
+pub async fn run_python(name: &str, args: &[&str]) -> Value {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
         tokio::process::Command::new(python())
-            .arg(program("a2a_client.py"))
-            .args([url, token.unwrap_or("-"), scenario])
+            .arg(program(name))
+            .args(args)
             .kill_on_drop(true)
             .output(),
     )
