@@ -78,27 +78,19 @@ pub use agent_core::{__private, DynSkill, EmbeddedAgentSkill, EmbeddedFile, Skil
 /// The skill model (`agent-core`): the registry and dispatch, hooks and permission rules, what a
 /// running skill reaches, retries, tool calls and results, calls waiting for a person and their
 /// digests.
-pub mod skills {
-    pub use agent_core::*;
-}
+pub use agent_core as skills;
 
 /// Images, documents and audio (`agent-core`'s `content`): [`Media`],
 /// [`Content`], their checks before sending, files read as media.
-pub mod media {
-    pub use agent_core::content::*;
-}
+pub use agent_core::content as media;
 
 /// Messages and models (`agent-llm`): the conversation, the providers and their wire formats,
 /// streaming, prices and costs, recorded model traffic (`cassette`, with its feature).
-pub mod llm {
-    pub use agent_llm::*;
-}
+pub use agent_llm as llm;
 
 /// Runs (`agent-runtime`): the loop and its settings, run states and their seals, sessions,
 /// events, journals, tracing.
-pub mod run {
-    pub use agent_runtime::*;
-}
+pub use agent_runtime as run;
 
 /// Model Context Protocol: serve a registry as an MCP server, use MCP servers' tools as skills
 /// (cargo feature `mcp`; `oauth` adds logging in to remote servers behind OAuth 2.1).
