@@ -9,6 +9,10 @@ pub enum A2aError {
     /// A setting cannot work (a short token, a zero limit, a URL that does not parse).
     #[error("invalid A2A configuration: {0}")]
     Config(String),
+    /// The network edge would not serve (an unsafe or impossible setting, an address that
+    /// cannot be bound, no randomness for a token): see [`agent_serve::EdgeError`].
+    #[error("refusing to serve A2A: {0}")]
+    Edge(#[from] agent_serve::EdgeError),
     /// A socket could not be bound, read or written.
     #[error("{context}: {source}")]
     Io {

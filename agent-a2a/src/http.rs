@@ -1,14 +1,14 @@
-//! The HTTP side of the server: its connections, the two routes, and what a request goes
-//! through before a method runs.
+//! The HTTP side of the server: the routes, and what a request goes through before a method
+//! runs. The server is an axum router ([`A2aServer::into_router`]) served by agent-serve's
+//! network edge, with [`A2aServer::serve`] (one line) or mounted in an application's app
+//! beside an MCP endpoint on one port.
 //!
-//! Every request is first checked for its **`Origin`**: present and not allowed, it is answered
-//! `403`, and nothing of it is read further or run. Allowed: no `Origin` (every client that is
-//! not a browser), an origin listed with [`A2aServer::allowed_origins`], and on a loopback bind
-//! the server's own `http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT`;
-//! anything else, `null` and a malformed or repeated header included, is refused. Origins are
-//! compared as RFC 6454 tuples (scheme and host in any case, a default port written or not).
-//! The check applies to the card too: the server sends no CORS headers, so no page on another
-//! origin could read the card anyway, and one rule for every route leaves nothing to get wrong.
+//! Every request first meets the edge (agent-serve's crate docs say each step and each limit):
+//! its `Host` settled, its **`Origin`** checked (present and not allowed: `403`, nothing of it
+//! read further or run; allowed: no `Origin`, an origin listed with
+//! [`A2aServer::allowed_origins`], and on a loopback bind the server's own). The check applies
+//! to the card too: the server sends no CORS headers for it, so no page on another origin could
+//! read the card anyway, and one rule for every route leaves nothing to get wrong.
 //!
 //! Then, by path:
 //!
@@ -17,167 +17,139 @@
 //!   request for it proves nothing, and a client that only read it must not hold one of the
 //!   slots kept for clients with the token. It is answered on the pending connection, with
 //!   `Connection: close`; a client sends its JSON-RPC requests on a new connection, which its
-//!   token admits. (Keeping the connection open, still pending, would save that client a
-//!   connection but offer keep-alive to anyone, which no answer without the token does.)
-//! - `POST` to the JSON-RPC path (`/`), in this order:
-//!   1. `Authorization: Bearer <token>` — missing or wrong: `401` with `WWW-Authenticate`.
-//!      Passing it **admits** the connection (waiting, if every admitted slot is taken, for one
-//!      to free);
-//!   2. `A2A-Version` — present and not `1.x`: `VersionNotSupportedError` (−32009);
-//!   3. the body, read within the body timeout (`408`) and the size limit (`413`, with a
-//!      JSON-RPC error);
-//!   4. JSON-RPC: invalid JSON −32700, not a request −32600, unknown method −32601, bad params
+//!   token admits. Another method: `405`.
+//! - the JSON-RPC path (`/`), behind the edge's guard, in this order:
+//!   1. `Authorization: Bearer <token>` — missing or wrong: `401` with `WWW-Authenticate:
+//!      Bearer realm="a2a"`. Passing it **admits** the connection (waiting, if every admitted
+//!      slot is taken, for one to free);
+//!   2. the body, read whole within [`A2aServer::body_read_timeout`] (`408`) and
+//!      [`A2aServer::max_body_bytes`] (`413`);
+//!   3. the method: not `POST`, `405`;
+//!   4. `A2A-Version` — present and not `1.x`: `VersionNotSupportedError` (−32009);
+//!   5. JSON-RPC: invalid JSON −32700, not a request −32600, unknown method −32601, bad params
 //!      −32602 (HTTP `200`, as JSON-RPC errors are);
-//!   5. the method: a JSON answer, or `text/event-stream` whose events are JSON-RPC answers, with a
+//!   6. the method: a JSON answer, or `text/event-stream` whose events are JSON-RPC answers, with a
 //!      `: keep-alive` comment every 15 s of silence.
-//! - anything else: `404` (`405` for another method on a known path).
+//! - anything else: `404`.
 //!
-//! And every connection, through agent-serve's pools (the same as agent-mcp's HTTP server):
-//!
-//! - A connection is **pending** until a request passes the token check, which admits it. At
-//!   most [`A2aServer::max_pending_connections`] connections are pending and at most
-//!   [`A2aServer::max_connections`] admitted, so connections without the token never take an
-//!   admitted slot. Any answer on a pending connection (`401`, `403`, `404`, `405`, the card)
-//!   carries `Connection: close` and ends it.
-//! - New connections are accepted and read as they come, however many pending ones sit silent
-//!   or send half a head: when the pending pool is full, the oldest pending connection that
-//!   waits on its client (the server read everything it sent and found no whole request head)
-//!   is closed without an answer (reset) to make room. One whose bytes have not been read yet is
-//!   never chosen, and one told to close reads what it was sent first, so a request with the
-//!   token that had arrived is still served. When none can be chosen, accepting pauses and new
-//!   connections wait in the listen queue ([`LISTEN_BACKLOG`] with [`bind`]; tokio's
-//!   `TcpListener::bind` asks for 1024).
-//! - A pending connection has half of [`A2aServer::header_read_timeout`] (5 s by default) to
-//!   send its first request head; any head must arrive within the whole timeout, counted from
-//!   when the server starts waiting for it, which also closes idle kept-alive connections. A
-//!   head has at most 64 KiB (`431` past it). An answer being streamed is not limited.
-//! - An admitted connection keeps its slot until it closes (an open event stream holds one).
-//! - An error from `accept()` is logged and retried after a pause that doubles from 10 ms to
-//!   1 s; it never ends [`A2aServer::serve`].
-//!
-//! Limits: more token-less connection attempts at once than the pending pool and the listen
-//! queue hold fill the queue, and the kernel drops new attempts, a client's among them (it
-//! retries after 1, 3, 7 s); floods that large need a firewall. A head sent in pieces may be
-//! closed between two of them while the pending pool is full of connections waiting on their
-//! clients. Nothing is counted per address. Clients with the token compete with each other for
-//! the admitted slots.
+//! Connections are the edge's: pending until a request passes the token (at most
+//! [`A2aServer::max_pending_connections`], the oldest that waits on its client closed to make
+//! room), at most [`A2aServer::max_connections`] admitted (an open event stream holds one),
+//! heads within [`A2aServer::header_read_timeout`] and at most 64 KiB.
 //!
 //! [`A2aServer::allowed_origins`]: crate::A2aServer::allowed_origins
 //! [`A2aServer::max_pending_connections`]: crate::A2aServer::max_pending_connections
 //! [`A2aServer::max_connections`]: crate::A2aServer::max_connections
 //! [`A2aServer::header_read_timeout`]: crate::A2aServer::header_read_timeout
+//! [`A2aServer::body_read_timeout`]: crate::A2aServer::body_read_timeout
+//! [`A2aServer::max_body_bytes`]: crate::A2aServer::max_body_bytes
+//! [`A2aServer::into_router`]: crate::A2aServer::into_router
 //! [`A2aServer::serve`]: crate::A2aServer::serve
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent_serve::Origins;
+use agent_serve::{Bound, Guard};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Extension, Request};
+use axum::response::Response;
+use axum::routing::any;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited, StreamBody};
-use hyper::body::{Frame, Incoming};
-use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
-use hyper::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, StatusCode};
 use serde_json::Value;
-use tokio::net::{TcpListener, ToSocketAddrs};
 
-use crate::error::A2aError;
-use crate::jsonrpc::{self, INVALID_REQUEST, RpcError, VERSION_NOT_SUPPORTED};
+use crate::jsonrpc::{self, RpcError, VERSION_NOT_SUPPORTED};
 use crate::methods::{self, Answer};
 use crate::run::RunContext;
 use crate::types::{AGENT_CARD_PATH, StreamResponse};
 
-pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub use agent_serve::{LISTEN_BACKLOG, bind};
 
 /// How often a silent event stream gets a comment, so that proxies and clients see it alive.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The most a request head may have.
-pub(crate) const MAX_HEADER_BYTES: usize = 64 * 1024;
-
-/// How many established connections the kernel queues for a listener of [`bind`] until the
-/// server accepts them; Linux caps it at `net.core.somaxconn` (4096 by default since Linux 5.4).
-pub const LISTEN_BACKLOG: u32 = agent_serve::LISTEN_BACKLOG;
-
-/// A listener on `addr` for [`A2aServer::serve`](crate::A2aServer::serve): on the first address
-/// `addr` resolves to that can be bound, with `SO_REUSEADDR` on Unix (as
-/// `TcpListener::bind` sets it) and a listen queue of [`LISTEN_BACKLOG`], where new connections
-/// wait while the server's pending pool cannot make room.
-pub async fn bind(addr: impl ToSocketAddrs) -> Result<TcpListener, A2aError> {
-    agent_serve::bind(addr)
-        .await
-        .map_err(|source| A2aError::Io {
-            context: "binding the A2A server".into(),
-            source,
-        })
-}
+/// Makes the card's JSON for the URL it names.
+pub(crate) type MakeCard = dyn Fn(&str) -> Vec<u8> + Send + Sync;
 
 /// Everything a request needs.
 pub(crate) struct Endpoint {
     pub(crate) run: RunContext,
-    pub(crate) card: Bytes,
-    pub(crate) token: Arc<str>,
-    pub(crate) origins: Origins,
-    pub(crate) rpc_path: String,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) body_read_timeout: Duration,
-}
-
-impl agent_serve::Service for Endpoint {
-    type Body = Body;
-    const NAME: &'static str = "A2A";
-
-    /// The `Origin`, the route and the token, on the head alone: a POST with the token to the
-    /// JSON-RPC path admits its connection; everything else (a refusal, the card) is answered
-    /// here and leaves it pending.
-    fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<Response<Body>>> {
-        self.origins.check(request.headers())?;
-        let path = request.uri().path();
-        if path == AGENT_CARD_PATH {
-            return Err(Box::new(self.card(request.method())));
-        }
-        if path != self.rpc_path {
-            return Err(Box::new(plain(
-                StatusCode::NOT_FOUND,
-                "not found: the agent card is at /.well-known/agent-card.json",
-            )));
-        }
-        if request.method() != Method::POST {
-            return Err(Box::new(plain(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "the JSON-RPC endpoint takes POST requests",
-            )));
-        }
-        crate::auth::check(request.headers(), &self.token)
-            .map_err(|token_sent| Box::new(unauthorized(token_sent)))
-    }
-
-    async fn serve(&self, request: Request<Incoming>) -> Response<Body> {
-        self.handle(request).await
-    }
+    /// The card as served: made once, with the server's public URL, or with the address the
+    /// edge is bound to (the first request for it says which).
+    pub(crate) card: OnceLock<Bytes>,
+    pub(crate) make_card: Box<MakeCard>,
+    pub(crate) public_url: Option<String>,
+    pub(crate) rpc_path: &'static str,
 }
 
 impl Endpoint {
+    /// The router: the card (public), the JSON-RPC path behind the edge's [`Guard`]; no
+    /// fallback (an application that merges it has its own; `serve` adds
+    /// [`Endpoint::not_found`]).
+    pub(crate) fn router(self) -> Router {
+        let endpoint = Arc::new(self);
+        let rpc_path = endpoint.rpc_path;
+        let (for_card, for_rpc) = (endpoint.clone(), endpoint);
+        let card = any(move |bound: Option<Extension<Bound>>, request: Request| {
+            let endpoint = for_card.clone();
+            async move { endpoint.card(request.method(), bound.map(|b| b.0)) }
+        });
+        let rpc = any(move |request: Request| {
+            let endpoint = for_rpc.clone();
+            async move { endpoint.handle(request).await }
+        });
+        let guarded = Router::new()
+            .route(rpc_path, rpc)
+            .route_layer(Guard::new("a2a"));
+        Router::new().route(AGENT_CARD_PATH, card).merge(guarded)
+    }
+
+    /// The answer to a path no route has, when the server is served alone.
+    pub(crate) fn not_found() -> Response {
+        plain(
+            StatusCode::NOT_FOUND,
+            "not found: the agent card is at /.well-known/agent-card.json",
+        )
+    }
+
     /// The answer to a request for the card.
-    fn card(&self, method: &Method) -> Response<Body> {
+    fn card(&self, method: &Method, bound: Option<Bound>) -> Response {
         if method != Method::GET && method != Method::HEAD {
             return plain(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "the agent card is read with GET",
             );
         }
-        let mut response = Response::new(full(self.card.clone()));
+        let card = self.card.get_or_init(|| {
+            let url = match (&self.public_url, bound) {
+                (Some(url), _) => url.clone(),
+                (None, Some(Bound(addr))) => format!("http://{addr}{}", self.rpc_path),
+                (None, None) => self.rpc_path.to_owned(),
+            };
+            Bytes::from((self.make_card)(&url))
+        });
+        let mut response = Response::new(Body::from(card.clone()));
         set(&mut response, CONTENT_TYPE, "application/json");
         set(&mut response, CACHE_CONTROL, "public, max-age=300");
         response
     }
 
-    /// A JSON-RPC request that passed [`agent_serve::Service::admit`]: steps 2 to 5 of the
+    /// A request that passed the edge's guard (token, body): steps 3 to 6 of the
     /// [module docs](self).
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn handle(&self, request: Request) -> Response {
+        if request.method() != Method::POST {
+            return plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "the JSON-RPC endpoint takes POST requests",
+            );
+        }
         if let Some(version) = request.headers().get("a2a-version") {
             let version = version.to_str().unwrap_or("").trim();
             if !version.is_empty() && version.split('.').next() != Some("1") {
@@ -188,9 +160,15 @@ impl Endpoint {
                 return json(StatusCode::OK, &jsonrpc::error(&Value::Null, &error));
             }
         }
-        let body = match self.read_body(request.into_body()).await {
-            Ok(body) => body,
-            Err(response) => return *response,
+        // Whole already: the guard read it within the edge's limits.
+        let body = match request.into_body().collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) => {
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the request body could not be read: {error}"),
+                );
+            }
         };
         let rpc = match jsonrpc::parse_request(&body) {
             Ok(rpc) => rpc,
@@ -202,41 +180,10 @@ impl Endpoint {
             Err(error) => json(StatusCode::OK, &jsonrpc::error(&rpc.id, &error)),
         }
     }
-
-    async fn read_body(&self, body: Incoming) -> Result<Bytes, Box<Response<Body>>> {
-        let limited = Limited::new(body, self.max_body_bytes);
-        match tokio::time::timeout(self.body_read_timeout, limited.collect()).await {
-            Ok(Ok(collected)) => Ok(collected.to_bytes()),
-            Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
-                let error = RpcError::new(
-                    INVALID_REQUEST,
-                    format!(
-                        "payload too large: a request body may have at most {} bytes",
-                        self.max_body_bytes
-                    ),
-                );
-                Err(Box::new(json(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &jsonrpc::error(&Value::Null, &error),
-                )))
-            }
-            Ok(Err(error)) => Err(Box::new(plain(
-                StatusCode::BAD_REQUEST,
-                &format!("the request body could not be read: {error}"),
-            ))),
-            Err(_) => Err(Box::new(plain(
-                StatusCode::REQUEST_TIMEOUT,
-                &format!(
-                    "request timeout: the body did not arrive within {}s",
-                    self.body_read_timeout.as_secs_f64()
-                ),
-            ))),
-        }
-    }
 }
 
 /// An SSE response: each event a JSON-RPC answer with `id`.
-fn event_stream(id: Value, events: BoxStream<'static, StreamResponse>) -> Response<Body> {
+fn event_stream(id: Value, events: BoxStream<'static, StreamResponse>) -> Response {
     let frames = futures::stream::unfold((events, id), |(mut events, id)| async move {
         let bytes = tokio::select! {
             next = events.next() => {
@@ -249,46 +196,28 @@ fn event_stream(id: Value, events: BoxStream<'static, StreamResponse>) -> Respon
         };
         Some((Ok::<_, Infallible>(Frame::data(bytes)), (events, id)))
     });
-    let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+    let mut response = Response::new(Body::new(StreamBody::new(frames)));
     set(&mut response, CONTENT_TYPE, "text/event-stream");
     set(&mut response, CACHE_CONTROL, "no-store");
     response
 }
 
-fn full(bytes: Bytes) -> Body {
-    Full::new(bytes).boxed_unsync()
-}
-
-fn set(response: &mut Response<Body>, name: hyper::header::HeaderName, value: &'static str) {
+fn set(response: &mut Response, name: hyper::header::HeaderName, value: &'static str) {
     response
         .headers_mut()
         .insert(name, HeaderValue::from_static(value));
 }
 
-fn json(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut response = Response::new(full(Bytes::from(value.to_string())));
+fn json(status: StatusCode, value: &Value) -> Response {
+    let mut response = Response::new(Body::from(value.to_string()));
     *response.status_mut() = status;
     set(&mut response, CONTENT_TYPE, "application/json");
     response
 }
 
-fn plain(status: StatusCode, text: &str) -> Response<Body> {
-    let mut response = Response::new(full(Bytes::from(text.to_owned())));
+fn plain(status: StatusCode, text: &str) -> Response {
+    let mut response = Response::new(Body::from(text.to_owned()));
     *response.status_mut() = status;
     set(&mut response, CONTENT_TYPE, "text/plain; charset=utf-8");
-    response
-}
-
-fn unauthorized(token_sent: bool) -> Response<Body> {
-    let mut response = plain(
-        StatusCode::UNAUTHORIZED,
-        "unauthorized: this A2A agent requires the header `Authorization: Bearer <token>`",
-    );
-    let challenge = if token_sent {
-        r#"Bearer realm="a2a", error="invalid_token""#
-    } else {
-        r#"Bearer realm="a2a""#
-    };
-    set(&mut response, WWW_AUTHENTICATE, challenge);
     response
 }

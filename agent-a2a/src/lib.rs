@@ -14,11 +14,10 @@
 //! # #[tokio::main] async fn main() -> Result<(), agent_a2a::A2aError> {
 //! # let (provider, registry) = (MockProvider::new([]), Registry::new());
 //! let runtime = AgentRuntime::new(provider, registry).streaming(true);
-//! let listener = agent_a2a::http::bind("127.0.0.1:8080").await?;
 //! A2aServer::new(runtime)
 //!     .name("helper")
 //!     .bearer_token(agent_a2a::generate_token()?)
-//!     .serve(listener)
+//!     .serve_at("127.0.0.1:8080")
 //!     .await
 //! # }
 //! ```
@@ -59,19 +58,19 @@
 //! types, six methods, SSE), and interoperability is checked against the official Python SDK
 //! (`a2a-sdk` 1.3.0) in both directions by this crate's tests.
 //!
-//! `agent-serve` (the server's connections, shared with agent-mcp: the listen queue, pending and
-//! admitted pools so that connections without the token cannot starve one with it, the
-//! `Origin` check), `hyper`/`http-body-util`/`bytes` (requests, responses, the body limit, the
-//! SSE bodies), `reqwest` with `agent-tls` (the client, the
-//! workspace's one HTTP client and its TLS settings), `agent_llm::sse` (reading SSE within bounds),
-//! `agent-bearer` (tokens, shared with agent-mcp), `getrandom` (ids), `tokio`,
+//! `agent-serve` (the network edge, shared with agent-mcp: the listener, pending and admitted
+//! pools so that connections without the token cannot starve one with it, bearer tokens, the
+//! `Origin` and `Host` checks, the body's limit and deadline), `axum` without default features
+//! (the server as a router the edge serves or an application mounts),
+//! `hyper`/`http-body-util`/`bytes` (responses, the SSE bodies), `reqwest` with `agent-tls`
+//! (the client, the workspace's one HTTP client and its TLS settings), `agent_llm::sse`
+//! (reading SSE within bounds), `getrandom` (ids), `tokio`,
 //! `tokio-util` (the runtime's cancellation token), `futures`, `serde`/`serde_json`,
 //! `thiserror`, `tracing`, `async-trait`, `base64` (file parts' bytes); and `agent-core`,
 //! `agent-runtime`, `agent-llm`.
 
 #![warn(missing_docs)]
 
-pub mod auth;
 pub mod card;
 pub mod client;
 pub mod decision;
@@ -88,7 +87,7 @@ pub mod skill;
 mod tasks;
 pub mod types;
 
-pub use auth::generate_token;
+pub use agent_serve::generate_token;
 pub use card::AgentCard;
 pub use client::RemoteAgent;
 pub use error::A2aError;

@@ -10,7 +10,7 @@
 //! # #[tokio::main] async fn main() -> Result<(), agent_a2a::A2aError> {
 //! # let runtime = AgentRuntime::new(MockProvider::new([]), Registry::new());
 //! let token = agent_a2a::generate_token()?;
-//! let listener = agent_a2a::http::bind("127.0.0.1:8080").await?;
+//! let listener = agent_a2a::http::bind("127.0.0.1:8080").await.expect("the port is free");
 //! A2aServer::new(runtime.streaming(true))
 //!     .name("helper")
 //!     .description("Answers questions about the project.")
@@ -47,19 +47,19 @@
 //! [`A2aServer::media_limits`]. What each request and connection goes
 //! through, in order, is in [`crate::http`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent_serve::{Limits, Origins};
-use bytes::Bytes;
-use tokio::net::TcpListener;
+use agent_serve::Edge;
+use axum::Router;
+use tokio::net::{TcpListener, ToSocketAddrs};
 
 use agent_core::content::MediaLimits;
 use agent_runtime::AgentRuntime;
 
 use crate::card::AgentCard;
 use crate::error::A2aError;
-use crate::http::{Endpoint, MAX_HEADER_BYTES};
+use crate::http::Endpoint;
 use crate::run::RunContext;
 use crate::tasks::TaskStore;
 
@@ -70,18 +70,6 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_MAX_TASKS: usize = 1000;
 /// How long one run may take unless [`A2aServer::run_timeout`] says otherwise: 10 minutes.
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
-/// How long a client has to send a request head unless [`A2aServer::header_read_timeout`] says
-/// otherwise.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a client has to send a request body unless [`A2aServer::body_read_timeout`] says
-/// otherwise.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// How many admitted connections (that sent a request with the token) are served at once
-/// unless [`A2aServer::max_connections`] says otherwise.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
-/// How many connections not admitted yet are kept open at once unless
-/// [`A2aServer::max_pending_connections`] says otherwise (as agent-mcp's server).
-pub const DEFAULT_MAX_PENDING_CONNECTIONS: usize = 256;
 /// The path of the JSON-RPC endpoint.
 pub const RPC_PATH: &str = "/";
 
@@ -91,16 +79,11 @@ pub struct A2aServer {
     runtime: AgentRuntime,
     name: String,
     description: String,
-    token: Option<String>,
+    /// The network edge `serve` serves on: token, origins, connections, timeouts, body limit.
+    edge: Edge,
     public_url: Option<String>,
-    max_body_bytes: usize,
     max_tasks: usize,
     run_timeout: Duration,
-    header_read_timeout: Duration,
-    body_read_timeout: Duration,
-    max_connections: usize,
-    max_pending_connections: usize,
-    allowed_origins: Vec<String>,
     media_limits: MediaLimits,
 }
 
@@ -113,16 +96,12 @@ impl A2aServer {
             runtime,
             name: "eugene".into(),
             description: "An agent built with eugene.".into(),
-            token: None,
+            edge: Edge::new()
+                .name("agent-a2a")
+                .max_body_bytes(DEFAULT_MAX_BODY_BYTES),
             public_url: None,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_tasks: DEFAULT_MAX_TASKS,
             run_timeout: DEFAULT_RUN_TIMEOUT,
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_pending_connections: DEFAULT_MAX_PENDING_CONNECTIONS,
-            allowed_origins: Vec::new(),
             media_limits: MediaLimits::default(),
         }
     }
@@ -147,13 +126,6 @@ impl A2aServer {
         self
     }
 
-    /// The token every JSON-RPC request must carry (`Authorization: Bearer <token>`): at least
-    /// 16 characters that fit in a header ([`generate_token`](crate::generate_token) makes one).
-    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
-        self
-    }
-
     /// The URL clients reach the server at, as the card announces it (default
     /// `http://<bound address>/`); set it behind a proxy or TLS terminator.
     pub fn public_url(mut self, url: impl Into<String>) -> Self {
@@ -161,9 +133,10 @@ impl A2aServer {
         self
     }
 
-    /// The largest request body accepted, in bytes.
+    /// The largest request body accepted, in bytes (`413` past it); default
+    /// [`DEFAULT_MAX_BODY_BYTES`]. Sets the edge's [`Edge::max_body_bytes`].
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
+        self.edge = self.edge.max_body_bytes(bytes);
         self
     }
 
@@ -180,118 +153,74 @@ impl A2aServer {
         self
     }
 
-    /// How long a client has to send a request head, counted from when the server starts
-    /// waiting for it, so it also closes a kept-alive connection idle that long; a new
-    /// connection has half of it for its first head.
-    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.header_read_timeout = timeout;
-        self
-    }
-
-    /// How long a client has to send a request body.
-    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
-        self.body_read_timeout = timeout;
-        self
-    }
-
-    /// At most `connections` (at least 1) admitted connections open at once: connections that
-    /// sent a JSON-RPC request with the token. Past it, such a request waits until an admitted
-    /// connection closes. Reading the agent card does not take one. Connections without the
-    /// token never do; see [`crate::http`].
-    pub fn max_connections(mut self, connections: usize) -> Self {
-        self.max_connections = connections;
-        self
-    }
-
-    /// At most `connections` (at least 1) connections open at once that have not sent a
-    /// request with the token yet; past it, the oldest of them that waits on its client
-    /// (everything it sent was read, and is no whole request head) is closed. See
-    /// [`crate::http`].
-    pub fn max_pending_connections(mut self, connections: usize) -> Self {
-        self.max_pending_connections = connections;
-        self
-    }
-
-    /// Web origins (`scheme://host[:port]`, e.g. `https://app.example.com`) whose pages may
-    /// call the server from a browser. Requests without an `Origin` header (every client that
-    /// is not a browser) are not affected. By default no cross-origin request is allowed; on a
-    /// loopback bind the server's own `http://localhost:PORT`, `http://127.0.0.1:PORT` and
-    /// `http://[::1]:PORT` are. A request from any other origin is answered `403` and runs
-    /// nothing.
-    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.allowed_origins
-            .extend(origins.into_iter().map(Into::into));
-        self
-    }
-
     /// The card this server serves when reached at `url`.
     pub fn card(&self, url: &str) -> AgentCard {
         AgentCard::for_registry(&self.name, &self.description, url, self.runtime.registry())
     }
 
-    /// Serves on `listener` until the future is dropped; [`bind`](crate::http::bind) binds one
-    /// with a deep listen queue. Fails at once on a setting that cannot work (a zero limit, a
-    /// short token, a malformed origin).
-    pub async fn serve(self, listener: TcpListener) -> Result<(), A2aError> {
-        let bound = listener.local_addr().map_err(|source| A2aError::Io {
-            context: "reading the A2A server's address".into(),
-            source,
-        })?;
+    agent_serve::edge_builders!();
+
+    /// The agent as an axum router: its card at `/.well-known/agent-card.json` (public) and
+    /// JSON-RPC at [`RPC_PATH`] behind an [`agent_serve::Guard`], without a fallback (axum
+    /// merges only one). Serve it
+    /// (merged into an application's router, beside an MCP endpoint, say) with an
+    /// [`agent_serve::Edge`], whose settings then hold instead of those of this server's
+    /// [`edge_builders`](agent_serve::edge_builders) methods; served any other way, its JSON-RPC
+    /// requests are refused. The card names [`A2aServer::public_url`], or else the address the
+    /// edge is bound to. Fails at once on a zero `max_tasks` or `run_timeout`.
+    pub fn into_router(self) -> Result<Router, A2aError> {
         for (name, zero) in [
-            ("max_body_bytes", self.max_body_bytes == 0),
             ("max_tasks", self.max_tasks == 0),
-            ("max_connections", self.max_connections == 0),
-            ("max_pending_connections", self.max_pending_connections == 0),
             ("run_timeout", self.run_timeout.is_zero()),
-            ("header_read_timeout", self.header_read_timeout.is_zero()),
-            ("body_read_timeout", self.body_read_timeout.is_zero()),
         ] {
             if zero {
                 return Err(A2aError::Config(format!("`{name}` must not be zero")));
             }
         }
-        let origins = Origins::new(&self.allowed_origins, bound).map_err(A2aError::Config)?;
-        let token = match self.token.clone() {
-            Some(token) => {
-                crate::auth::validate_token(&token)?;
-                token
-            }
-            None => {
-                let token = crate::generate_token()?;
-                eprintln!(
-                    "agent-a2a: the A2A agent at http://{bound}{RPC_PATH} requires the header \
-                     `Authorization: Bearer {token}`"
-                );
-                token
-            }
+        let (name, description) = (self.name.clone(), self.description.clone());
+        let runtime = self.runtime.clone();
+        let make_card = move |url: &str| {
+            let card = AgentCard::for_registry(&name, &description, url, runtime.registry());
+            serde_json::to_vec(&card).expect("the card serializes")
         };
-        let url = self
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{bound}{RPC_PATH}"));
-        let card = serde_json::to_vec(&self.card(&url)).expect("the card serializes");
-        let endpoint = Arc::new(Endpoint {
+        let endpoint = Endpoint {
             run: RunContext {
                 runtime: self.runtime,
                 store: Arc::new(TaskStore::new(self.max_tasks)),
                 run_timeout: self.run_timeout,
                 media_limits: self.media_limits,
             },
-            card: Bytes::from(card),
-            token: token.into(),
-            origins,
-            rpc_path: RPC_PATH.into(),
-            max_body_bytes: self.max_body_bytes,
-            body_read_timeout: self.body_read_timeout,
-        });
-        let limits = Limits {
-            max_admitted: self.max_connections,
-            max_pending: self.max_pending_connections,
-            first_head_timeout: self.header_read_timeout / 2,
-            header_read_timeout: self.header_read_timeout,
-            max_header_bytes: MAX_HEADER_BYTES,
+            card: OnceLock::new(),
+            make_card: Box::new(make_card),
+            public_url: self.public_url,
+            rpc_path: RPC_PATH,
         };
-        agent_serve::accept_forever(listener, endpoint, limits).await;
+        Ok(endpoint.router())
+    }
+
+    /// Serves on `addr` (bound with a deep listen queue) until the future is dropped; see
+    /// [`A2aServer::serve`].
+    pub async fn serve_at(self, addr: impl ToSocketAddrs) -> Result<(), A2aError> {
+        let listener = crate::http::bind(addr)
+            .await
+            .map_err(|source| A2aError::Io {
+                context: "binding the A2A server".into(),
+                source,
+            })?;
+        self.serve(listener).await
+    }
+
+    /// Serves on `listener` until the future is dropped, on the server's own edge (its
+    /// `bearer_token`, `allowed_origins`, … methods); [`bind`](crate::http::bind) binds one
+    /// with a deep listen queue. Fails at once on a setting that cannot work (a zero limit, a
+    /// short token, a malformed origin): [`A2aError::Edge`] for the edge's settings,
+    /// [`A2aError::Config`] for the server's own.
+    pub async fn serve(self, listener: TcpListener) -> Result<(), A2aError> {
+        let edge = self.edge.clone();
+        let router = self
+            .into_router()?
+            .fallback(|| async { Endpoint::not_found() });
+        edge.serve_on(listener, router).await?;
         Ok(())
     }
 }

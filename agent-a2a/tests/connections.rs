@@ -413,6 +413,6 @@ async fn a_malformed_origin_or_a_zero_pending_pool_is_refused_before_serving() {
             .await
             .expect("refused at once")
             .expect_err("refused");
-        assert!(matches!(error, agent_a2a::A2aError::Config(_)), "{error}");
+        assert!(matches!(error, agent_a2a::A2aError::Edge(_)), "{error}");
     }
 }

@@ -61,11 +61,14 @@ pub enum McpError {
         /// The server's description.
         server: String,
     },
-    /// The HTTP server's settings are unsafe or invalid, so it did not start: no token on an
-    /// address other than loopback, a token too short or with characters a header cannot carry,
-    /// an allowed origin that is no origin. The message says which and what to do.
+    /// A setting of the HTTP server's own is impossible (a zero session limit or idle
+    /// timeout), so it did not start. The message names it.
     #[error("refusing to serve MCP over HTTP: {0}")]
     HttpConfig(String),
+    /// The network edge would not serve (an unsafe or impossible setting, an address that
+    /// cannot be bound, no randomness for a token): see [`agent_serve::EdgeError`].
+    #[error("refusing to serve MCP over HTTP: {0}")]
+    Edge(#[from] agent_serve::EdgeError),
     /// Media the server sent (an image in a prompt) was refused: not base64, past the limit, or
     /// not what its type says (see [`crate::media`]).
     #[error("the MCP server {server} sent media that was refused ({what}): {source}")]

@@ -18,7 +18,9 @@
 //! [`McpServer::bearer_token`] ([`generate_token`] makes one), or let the server generate one
 //! and print it on standard error. Only on a loopback address may
 //! [`McpServer::without_auth`] switch this off. Cross-origin requests from browsers are
-//! refused, and connections, slow clients and sessions are bounded; see [`http`].
+//! refused, and connections, slow clients and sessions are bounded; see [`http`]. The
+//! endpoint is also an axum router ([`McpServer::into_router`]) for an application's own app,
+//! on one port with A2A if you like.
 //!
 //! Every skill is a tool with its name, description, input schema and annotations
 //! (`readOnlyHint`, `destructiveHint`); calls go through [`Registry::run_one`](agent_core::Registry::run_one), with the hooks,
@@ -201,17 +203,13 @@
 //! # Dependencies, and why
 //!
 //! `rmcp` (the protocol, its client and server, the stdio, pipe and streamable-HTTP
-//! transports), `agent-serve` (the connections of the HTTP server: the listen queue, the
-//! pending and admitted pools, the `Origin` check; shared with agent-a2a),
-//! `axum` without default features (the HTTP server's router: the endpoint's path and its
-//! tower layers around rmcp's HTTP service), `tower-http` with `limit` (the request body's
-//! size limit), `tower-service`/`tower-layer` (the traits of our own layers: the `Origin`
-//! and bearer checks, the body's deadline; see [`http`] for what each layer replaces and what
-//! stays ours), `hyper`/`http-body-util`/`bytes` (the requests, responses and bodies between
-//! agent-serve and rmcp's HTTP service), `rustls` with `ring` (HTTPS for
-//! the HTTP client without building aws-lc), `agent-bearer` (bearer tokens: made from the
-//! operating system's random number generator, compared in constant time; shared with
-//! agent-a2a), `futures-core`
+//! transports), `agent-serve` (the network edge, shared with agent-a2a: the listener, the
+//! pending and admitted pools, bearer tokens, the `Origin` and `Host` checks, the body's limit
+//! and deadline), `axum` without default features (the endpoint as a router the edge serves
+//! or an application mounts), `tower-service` (the endpoint as the tower service the router
+//! mounts), `hyper`/`http-body-util`/`bytes` (the requests, responses and bodies between the
+//! router and rmcp's HTTP service), `rustls` with `ring` (HTTPS for the HTTP client without
+//! building aws-lc), `futures-core`
 //! (the `Stream` trait of the bounded session manager), `tokio` (processes, sockets,
 //! timeouts), `tokio-util` (the cancellation token that withdraws a request to the client when
 //! its call stops), `base64` (binary files of Agent Skills served as resource blobs),
@@ -229,20 +227,16 @@
 
 #![warn(missing_docs)]
 
-pub mod auth;
 pub mod client;
 pub mod error;
-mod head_check;
-mod host_form;
 pub mod http;
 mod http_settings;
 mod jsonrpc;
 pub mod media;
-pub mod origin;
 pub mod server;
 mod sessions;
 
-pub use auth::generate_token;
+pub use agent_serve::generate_token;
 #[cfg(feature = "oauth")]
 pub use client::oauth;
 pub use client::{

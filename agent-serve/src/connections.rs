@@ -12,12 +12,10 @@
 //!   (`biased`), so what the client sent is read, and a request with the token admitted,
 //!   before the connection may be closed. A connection closed that way is reset (`SO_LINGER`
 //!   0): it has nothing to deliver, and the server keeps no `TIME_WAIT` for it.
-//! - [`accept_forever`] runs the checks of a [`Service`]; passing them admits the connection
-//!   ([`Admission::admit`]) before the request is served. [`accept_forever_tower`] hands each
-//!   request an [`Admitter`] (in its extensions) instead, which an
-//!   [`AdmitLayer`](crate::AdmitLayer) of the tower service uses after its checks. Either
-//!   way, an answer on a connection that is not admitted gets `Connection: close`, so hyper
-//!   closes it after the answer.
+//! - [`accept_forever`] hands each request an [`Admitter`] (in its extensions), which the
+//!   [`Guard`](crate::Guard) of a route uses after its checks ([`Admission::admit`]). An
+//!   answer on a connection that is not admitted gets `Connection: close`, so hyper closes it
+//!   after the answer.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -38,7 +36,6 @@ use tokio::sync::oneshot;
 
 use crate::admission::{Admission, Pools};
 use crate::admit::Admitter;
-use crate::service::Service;
 
 /// How many established connections the kernel queues for a listener of [`bind`] until the
 /// server accepts them; Linux caps it at `net.core.somaxconn` (4096 by default since Linux 5.4).
@@ -52,18 +49,18 @@ const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// The bounds on a server's connections. Each must be at least 1 (and each timeout above zero):
 /// the servers refuse a zero among their settings before serving.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Connections admitted at once.
-    pub max_admitted: usize,
+    pub(crate) max_admitted: usize,
     /// Connections pending (not admitted yet) at once.
-    pub max_pending: usize,
+    pub(crate) max_pending: usize,
     /// How long a pending connection has to send its first head.
-    pub first_head_timeout: Duration,
+    pub(crate) first_head_timeout: Duration,
     /// How long any head may take, counted from when the server starts waiting for it (on a
     /// new connection, and after each response on a kept-alive one).
-    pub header_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
     /// The largest request head, in bytes (`431` past it).
-    pub max_header_bytes: usize,
+    pub(crate) max_header_bytes: usize,
 }
 
 /// A listener on `addr`: on the first address `addr` resolves to that can be bound, with
@@ -96,35 +93,16 @@ pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
     }))
 }
 
-/// Accepts connections on `listener` and serves each with `service`, within `limits`, until
-/// the future is dropped. An error of `accept()` (out of file descriptors, say) is logged and
-/// retried after a pause that doubles from 10 ms to 1 s; it never ends the loop.
-pub async fn accept_forever<S: Service>(listener: TcpListener, service: Arc<S>, limits: Limits) {
-    let answer = move |request: Request<Incoming>, admission: Arc<Admission>| {
-        let service = service.clone();
-        async move {
-            let response = match service.admit(&request) {
-                Err(refused) => *refused,
-                Ok(()) => {
-                    admission.admit().await;
-                    service.serve(request).await
-                }
-            };
-            close_unless_admitted(response, &admission)
-        }
-    };
-    accept_with(listener, S::NAME, answer, limits).await;
-}
-
-/// Accepts connections on `listener` and serves each with the tower service `service` (an
-/// axum `Router`, say), within `limits`, as [`accept_forever`] does. A request's connection
-/// is admitted when the request passes an [`AdmitLayer`](crate::AdmitLayer) in `service`
-/// (after the layers that check it); a request answered without passing one leaves its
-/// connection pending, so the answer carries `Connection: close`. `name` is what the server
-/// is called in its log events.
-pub async fn accept_forever_tower<S, B>(
+/// Accepts connections on `listener` and serves each with the tower service `service`, within
+/// `limits`, until the future is dropped. A request's connection is admitted when the request
+/// passes a [`Guard`](crate::Guard) in `service`; a request answered without passing one
+/// leaves its connection pending, so the answer carries `Connection: close`. `name` is what
+/// the server is called in its log events. An error of `accept()` (out of file descriptors,
+/// say) is logged and retried after a pause that doubles from 10 ms to 1 s; it never ends the
+/// loop.
+pub(crate) async fn accept_forever<S, B>(
     listener: TcpListener,
-    name: &'static str,
+    name: Arc<str>,
     service: S,
     limits: Limits,
 ) where
@@ -158,9 +136,9 @@ pub async fn accept_forever_tower<S, B>(
     accept_with(listener, name, answer, limits).await;
 }
 
-/// The accept loop of [`accept_forever`] and [`accept_forever_tower`]: `answer` answers one
+/// The accept loop of [`accept_forever`]: `answer` answers one
 /// request of a connection, given the connection's place in the pools.
-async fn accept_with<A, F, B>(listener: TcpListener, name: &'static str, answer: A, limits: Limits)
+async fn accept_with<A, F, B>(listener: TcpListener, name: Arc<str>, answer: A, limits: Limits)
 where
     A: Fn(Request<Incoming>, Arc<Admission>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response<B>> + Send + 'static,
@@ -177,16 +155,23 @@ where
                 // Answers go out as they are written (a streamed answer's last chunk too), not
                 // held back by Nagle's algorithm until the client's delayed ACK (40 ms).
                 if let Err(error) = stream.set_nodelay(true) {
-                    tracing::debug!(%error, server = name, "TCP_NODELAY could not be set");
+                    tracing::debug!(%error, server = %name, "TCP_NODELAY could not be set");
                 }
                 let (admission, told) = Pools::enter(&pools).await;
-                tokio::spawn(serve(name, answer.clone(), stream, admission, told, limits));
+                tokio::spawn(serve(
+                    name.clone(),
+                    answer.clone(),
+                    stream,
+                    admission,
+                    told,
+                    limits,
+                ));
             }
             Err(error) if is_per_connection(&error) => {
-                tracing::debug!(%error, server = name, "a connection failed while being accepted");
+                tracing::debug!(%error, server = %name, "a connection failed while being accepted");
             }
             Err(error) => {
-                tracing::warn!(%error, ?backoff, server = name, "accepting a connection failed; retrying");
+                tracing::warn!(%error, ?backoff, server = %name, "accepting a connection failed; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
             }
@@ -206,7 +191,7 @@ fn is_per_connection(error: &std::io::Error) -> bool {
 /// Serves one connection until it closes, or, while pending, is told to close or sends no
 /// head in time.
 async fn serve<A, F, B>(
-    name: &'static str,
+    name: Arc<str>,
     answer: A,
     stream: TcpStream,
     admission: Admission,
@@ -251,7 +236,7 @@ async fn serve<A, F, B>(
                 listening = false;
                 // `Err`: the sender was dropped, the connection is no longer closable.
                 if closing.is_ok() && admission.is_pending() {
-                    tracing::debug!(server = name, "closed a pending connection to make room");
+                    tracing::debug!(server = %name, "closed a pending connection to make room");
                     reset.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -259,7 +244,7 @@ async fn serve<A, F, B>(
             () = first_head.as_mut(), if timing => {
                 timing = false;
                 if admission.is_pending() {
-                    tracing::debug!(server = name, "closed a connection that sent no request in time");
+                    tracing::debug!(server = %name, "closed a connection that sent no request in time");
                     reset.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -267,7 +252,7 @@ async fn serve<A, F, B>(
         }
     };
     if let Err(error) = result {
-        tracing::debug!(%error, server = name, "a connection ended with an error");
+        tracing::debug!(%error, server = %name, "a connection ended with an error");
     }
 }
 

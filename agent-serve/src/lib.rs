@@ -1,21 +1,59 @@
-//! The connection handling of eugene's HTTP servers (agent-mcp's and agent-a2a's), written once:
-//! a listener with a deep queue ([`bind`]), an accept loop that keeps going ([`accept_forever`]),
-//! the pools that keep clients without the token from starving one with it, and the `Origin`
-//! check against web pages ([`Origins`]). A server says which requests admit their connection
-//! and answers them (a [`Service`]); what it answers, and its errors, stay its own.
+//! eugene's network edge, written once: one crate owns listening, admission, bearer tokens,
+//! the `Origin` and `Host` checks, body limits and deadlines, for every HTTP server eugene has
+//! (MCP's and A2A's; an application's own routes too). A server is an axum `Router`; an
+//! [`Edge`] (one options value) serves it; a route that needs the token wears a [`Guard`].
+//! So MCP and A2A can share a port, and either can be mounted in an application's own app:
 //!
-//! Both servers are reached over plain HTTP/1 by clients that must send a bearer token
-//! (agent-bearer's checks), and both were open to the same
-//! attack: a connection that never sends its request holds its place until the header timeout,
-//! so a few hundred silent connections kept every real client waiting. The defence is the same
-//! for both, and subtle enough to be written, documented and attacked in one place.
+//! ```no_run
+//! # async fn routes() -> (axum::Router, axum::Router) { unimplemented!() }
+//! # #[tokio::main] async fn main() -> Result<(), agent_serve::EdgeError> {
+//! # let (mcp, a2a) = routes().await;
+//! // mcp = McpServer::new(registry).into_router()?, a2a = A2aServer::new(runtime).into_router()?
+//! let app = axum::Router::new().merge(mcp).merge(a2a);
+//! agent_serve::Edge::new()
+//!     .bearer_token(agent_serve::generate_token()?)
+//!     .serve("127.0.0.1:8080", app)
+//!     .await
+//! # }
+//! ```
+//!
+//! Both servers are reached over plain HTTP/1 by clients that must send a bearer token, and both
+//! were open to the same attacks (a connection that never sends its request holds its place
+//! until the header timeout, so a few hundred silent connections kept every real client
+//! waiting; a page in a browser calling a local server). The defences are the same for both,
+//! and subtle enough to be written, documented and attacked in one place.
+//!
+//! # What a request goes through
+//!
+//! Every request, whatever its path (`Edge`'s front, `src/edge.rs`):
+//!
+//! 1. **`Host`** (`src/host.rs`): two `Host` headers → `400`; a target in absolute form is
+//!    taken under the target's host.
+//! 2. **`Origin`** (`src/origin.rs`): present and not allowed → `403`. The rule: no `Origin`
+//!    (every client that is not a browser) passes; an origin listed with
+//!    [`Edge::allowed_origins`] passes; on a loopback bind the server's own
+//!    `http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT` pass; anything
+//!    else (`null`, malformed, repeated) is refused. Compared as RFC 6454 tuples.
+//!
+//! Then routing; on a route with a [`Guard`] (`src/guard.rs`):
+//!
+//! 3. **CORS preflights** answered (tower-http's `CorsLayer`, for origins that passed step 2).
+//! 4. **Bearer token** (`src/bearer.rs`): missing or wrong → `401` with
+//!    `WWW-Authenticate: Bearer realm="…"`, compared in constant time. Passing it **admits**
+//!    the connection (below).
+//! 5. **Body** (`src/body.rs`): at most [`Edge::max_body_bytes`] (`413`), whole within
+//!    [`Edge::body_read_timeout`] (`408` and `Connection: close`).
+//!
+//! A route without a guard (A2A's public agent card, a `404`) is answered on a connection that
+//! stays pending, so the answer carries `Connection: close`. A guarded route served outside an
+//! `Edge` is answered `500`: it is never open by mistake.
 //!
 //! # What a connection goes through
 //!
-//! - A connection is **pending** until one of its requests passes [`Service::admit`] (in both
-//!   servers: the path, the `Origin`, the bearer token), which **admits** it. At most
-//!   [`Limits::max_pending`] connections are pending and at most [`Limits::max_admitted`]
-//!   admitted, so connections without the token never take an admitted slot. Any answer on a
+//! - A connection is **pending** until one of its requests passes a route's [`Guard`] (the
+//!   `Origin`, the bearer token), which **admits** it. At most
+//!   [`Edge::max_pending_connections`] connections are pending and at most
+//!   [`Edge::max_connections`] admitted, so connections without the token never take an admitted slot. Any answer on a
 //!   pending connection (a refusal, or a public answer such as A2A's agent card) carries
 //!   `Connection: close` and ends it: keep-alive is offered to admitted connections only.
 //! - New connections are accepted and read as they come, however many pending ones sit silent
@@ -26,17 +64,17 @@
 //!   token that had arrived is still served. When no pending connection can be chosen (all are
 //!   still to be read, or wait for an admitted slot), accepting pauses until one can, and new
 //!   connections wait in the kernel's listen queue ([`LISTEN_BACKLOG`] with [`bind`]).
-//! - A pending connection has [`Limits::first_head_timeout`] to send its first request head;
+//! - A pending connection has half of [`Edge::header_read_timeout`] to send its first head;
 //!   clients send it as soon as they connect.
 //! - An admitted connection keeps its slot until it closes. A request that passes the checks
 //!   while every slot is taken waits for one; its connection stays counted as pending but is
 //!   never closed to make room.
-//! - A request's head may have at most [`Limits::max_header_bytes`] (`431` past it) and must
-//!   arrive within [`Limits::header_read_timeout`], counted from when the server starts
+//! - A request's head may have at most [`MAX_HEADER_BYTES`] (`431` past it) and must
+//!   arrive within [`Edge::header_read_timeout`], counted from when the server starts
 //!   waiting for it: on a new connection and after each response on a kept-alive one, so the
 //!   same limit closes idle keep-alive connections. A response being streamed is not limited.
 //! - An error from `accept()` (out of file descriptors, say) is logged and retried after a
-//!   pause that doubles from 10 ms to 1 s; it never ends [`accept_forever`].
+//!   pause that doubles from 10 ms to 1 s; it never ends [`Edge::serve`].
 //! - Connections closed without an answer are reset (`SO_LINGER` 0), so the server keeps no
 //!   `TIME_WAIT` for them.
 //! - Every accepted connection has `TCP_NODELAY`: an answer streamed in pieces (an event
@@ -44,84 +82,59 @@
 //!   ACK, which cost every streamed MCP answer about 40 ms on loopback (agent-mcp's
 //!   `benches/http_round_trip.rs`).
 //!
-//! Its limits (floods larger than the pending pool and the listen queue together, heads sent
-//! in pieces, nothing counted per address) are written down with each server (agent-mcp's
-//! `http` module, agent-a2a's `http` module), and attacked by their tests: agent-mcp's
-//! `tests/http_churn.rs` and `tests/http/http_pools.rs`, agent-a2a's `tests/connections.rs`.
+//! Limits:
 //!
-//! # Using it
+//! - More token-less connection attempts at once than the pending pool plus the listen queue
+//!   fill the queue, and the kernel drops new attempts, a client's with them (clients retry
+//!   after 1, 3, 7 s). Floods that large need a firewall (connections per address).
+//! - A head sent in pieces may be closed between two of them while the pending pool is full of
+//!   connections waiting on their clients. Clients send a head at once, on connecting.
+//! - Nothing is counted per address: an attacker on the same host or behind the same proxy has
+//!   the client's address, and one with many addresses would not be slowed by it.
+//! - Clients with the token compete with each other for the admitted slots.
+//! - Without a token ([`Edge::without_auth`], loopback only), every request that reaches a
+//!   guarded route admits its connection.
 //!
-//! ```no_run
-//! use std::convert::Infallible;
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//!
-//! use agent_serve::{Limits, Origins, Service};
-//! use bytes::Bytes;
-//! use http_body_util::combinators::BoxBody;
-//! use hyper::body::Incoming;
-//! use hyper::{Request, Response};
-//!
-//! type Body = BoxBody<Bytes, Infallible>;
-//!
-//! struct Hello {
-//!     origins: Origins,
-//! }
-//!
-//! impl Service for Hello {
-//!     type Body = Body;
-//!     const NAME: &'static str = "hello";
-//!
-//!     fn admit(&self, request: &Request<Incoming>) -> Result<(), Box<Response<Body>>> {
-//!         self.origins.check(request.headers()) // and the token, in a real server
-//!     }
-//!
-//!     async fn serve(&self, _request: Request<Incoming>) -> Response<Body> {
-//!         Response::new(agent_serve::ResponseBody::full(Bytes::from_static(b"hello")))
-//!     }
-//! }
-//!
-//! # #[tokio::main] async fn main() -> std::io::Result<()> {
-//! let listener = agent_serve::bind("127.0.0.1:8080").await?;
-//! let origins = Origins::new(&[], listener.local_addr()?).expect("no origins to check");
-//! let limits = Limits {
-//!     max_admitted: 256,
-//!     max_pending: 256,
-//!     first_head_timeout: Duration::from_secs(5),
-//!     header_read_timeout: Duration::from_secs(10),
-//!     max_header_bytes: 64 * 1024,
-//! };
-//! agent_serve::accept_forever(listener, Arc::new(Hello { origins }), limits).await;
-//! # Ok(()) }
-//! ```
-//!
-//! A server whose requests go through a tower service (agent-mcp's axum `Router` with
-//! tower-http layers) hands it to [`accept_forever_tower`] instead, and puts an [`AdmitLayer`]
-//! after the layers whose passing admits the connection: the pools and the rules above are the
-//! same, the checks are layers.
+//! The attacks on all this run through each server's one-line `serve` and through one edge
+//! serving both: agent-mcp's `tests/http_churn.rs`, `tests/http/*.rs`, agent-a2a's
+//! `tests/connections.rs`, and the workspace's `tests/one_edge.rs`.
 //!
 //! # Dependencies, and why
 //!
-//! `hyper` (HTTP/1 connections with a header-read timeout and a bound on the head; the request,
-//! response and body types), `hyper-util` (hyper on tokio's sockets and timers),
-//! `http-body-util` and `bytes` (the two boxed bodies a [`ResponseBody`] can be, and the `403`
-//! this crate answers), `tokio` (the listener, a task per connection, timers, the pools'
+//! `hyper` (HTTP/1 connections with a header-read timeout and a bound on the head; the request
+//! and response types), `hyper-util` (hyper on tokio's sockets and timers), `axum` (the
+//! `Router` servers are written as; no default features: the router only, since `axum::serve`
+//! accepts without bound), `tower-http` (the CORS preflights), `http-body-util` (the body's
+//! size limit, `Limited`), `tokio` (the listener, a task per connection, timers, the pools'
 //! semaphore and notices; 1.50 for `TcpStream::set_zero_linger`), `tracing` (accept errors and
-//! closed connections, at `debug` and `warn`), `tower-service` and `tower-layer` (the traits of
-//! [`accept_forever_tower`]'s service and of [`AdmitLayer`]). All of them were in both servers' builds
-//! already; none is new to the workspace.
+//! closed connections), `tower-service` and `tower-layer` (the traits of the front service and
+//! of [`Guard`]), `getrandom` (a token's 32 random bytes), `subtle` (comparing tokens in
+//! constant time), `thiserror` ([`EdgeError`]). All of them were in the servers' builds already.
 
 #![warn(missing_docs)]
 
 mod admission;
 mod admit;
+mod answers;
+mod bearer;
+mod body;
+mod builders;
 mod connections;
+mod edge;
+mod error;
+mod guard;
+mod host;
 mod loopback;
-pub mod origin;
-mod service;
+mod origin;
+mod rules;
 
-pub use admit::{Admit, AdmitLayer, Admitter};
-pub use connections::{LISTEN_BACKLOG, Limits, accept_forever, accept_forever_tower, bind};
+pub use bearer::{MIN_TOKEN_LEN, TOKEN_BYTES, generate_token, validate_token};
+pub use connections::{LISTEN_BACKLOG, bind};
+pub use edge::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PENDING_CONNECTIONS, Edge, MAX_HEADER_BYTES,
+};
+pub use error::EdgeError;
+pub use guard::{Guard, Guarded};
 pub use loopback::is_loopback;
-pub use origin::Origins;
-pub use service::{ResponseBody, Service};
+pub use rules::Bound;

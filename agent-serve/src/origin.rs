@@ -16,34 +16,17 @@
 
 use std::net::SocketAddr;
 
-use bytes::Bytes;
-use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue, ORIGIN};
-use hyper::{Response, StatusCode, Uri};
+use axum::response::Response;
+use hyper::header::{HeaderMap, ORIGIN};
+use hyper::{StatusCode, Uri};
 
+use crate::answers::plain;
+use crate::error::EdgeError;
 use crate::loopback::is_loopback;
-use crate::service::ResponseBody;
 
 /// The origins a server accepts, normalized.
-///
-/// ```
-/// use agent_serve::Origins;
-/// use hyper::header::{HeaderMap, ORIGIN};
-/// type Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
-///
-/// let bound = "127.0.0.1:8080".parse().unwrap();
-/// let origins = Origins::new(&["https://app.example".into()], bound)?;
-/// let mut headers = HeaderMap::new();
-/// assert!(origins.check::<Body>(&headers).is_ok(), "no Origin: not a browser");
-/// headers.insert(ORIGIN, "https://APP.example:443".parse().unwrap());
-/// assert!(origins.check::<Body>(&headers).is_ok());
-/// headers.insert(ORIGIN, "http://localhost:8080".parse().unwrap());
-/// assert!(origins.check::<Body>(&headers).is_ok(), "the server's own, on loopback");
-/// headers.insert(ORIGIN, "http://evil.example".parse().unwrap());
-/// assert_eq!(origins.check::<Body>(&headers).unwrap_err().status(), 403);
-/// # Ok::<(), String>(())
-/// ```
 #[derive(Debug, Clone)]
-pub struct Origins {
+pub(crate) struct Origins {
     allowed: Vec<String>,
 }
 
@@ -51,14 +34,11 @@ impl Origins {
     /// The configured origins plus, when `bound` (the address the server listens on) is a
     /// loopback address, the server's own. `Err` names the first configured origin that is not
     /// one (`scheme://host[:port]`, nothing more).
-    pub fn new(configured: &[String], bound: SocketAddr) -> Result<Self, String> {
+    pub(crate) fn new(configured: &[String], bound: SocketAddr) -> Result<Self, EdgeError> {
         let mut allowed = Vec::with_capacity(configured.len() + 3);
         for origin in configured {
-            let normalized = normalize(origin).ok_or_else(|| {
-                format!(
-                    "`{origin}` is not an origin; write scheme://host[:port], e.g. https://app.example.com"
-                )
-            })?;
+            let normalized =
+                normalize(origin).ok_or_else(|| EdgeError::BadOrigin(origin.clone()))?;
             allowed.push(normalized);
         }
         if is_loopback(bound.ip()) {
@@ -72,7 +52,7 @@ impl Origins {
 
     /// `Ok` when the request has no `Origin` or an allowed one; else the `403` to answer (a
     /// repeated or malformed header is refused too).
-    pub fn check<B: ResponseBody>(&self, headers: &HeaderMap) -> Result<(), Box<Response<B>>> {
+    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
         let mut values = headers.get_all(ORIGIN).iter();
         let Some(first) = values.next() else {
             return Ok(());
@@ -121,27 +101,18 @@ fn normalize(origin: &str) -> Option<String> {
     })
 }
 
-fn forbidden<B: ResponseBody>() -> Response<B> {
-    let mut response = Response::new(B::full(Bytes::from_static(
-        b"forbidden: requests from this Origin are not allowed",
-    )));
-    *response.status_mut() = StatusCode::FORBIDDEN;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+fn forbidden() -> Response {
+    plain(
+        StatusCode::FORBIDDEN,
+        "forbidden: requests from this Origin are not allowed",
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use std::convert::Infallible;
-
-    use http_body_util::combinators::BoxBody;
-
     use super::*;
 
-    type Checked = Result<(), Box<Response<BoxBody<Bytes, Infallible>>>>;
+    type Checked = Result<(), Box<Response>>;
 
     impl Origins {
         fn test(&self, headers: &HeaderMap) -> Checked {

@@ -145,6 +145,8 @@ pub struct McpServer {
     pub(crate) prompts: prompts::Prompts,
     pub(crate) http_config: StreamableHttpServerConfig,
     pub(crate) http: HttpSettings,
+    /// The network edge `serve_http` serves on: tokens, origins, connections, timeouts.
+    pub(crate) edge: agent_serve::Edge,
     pub(crate) task_settings: Option<TaskSettings>,
     /// This connection's tasks; a new session gets new ones.
     pub(crate) session_tasks: Arc<tasks::SessionTasks>,
@@ -164,6 +166,7 @@ impl McpServer {
             prompts: prompts::Prompts::default(),
             http_config: StreamableHttpServerConfig::default(),
             http: HttpSettings::default(),
+            edge: agent_serve::Edge::new().name("agent-mcp"),
             task_settings: None,
             session_tasks: Arc::default(),
         }
@@ -203,8 +206,9 @@ impl McpServer {
     /// rmcp's settings for [`McpServer::serve_http`]. The default accepts only loopback `Host`
     /// headers (`localhost`, `127.0.0.1`, `::1`), against DNS rebinding; a server reached under
     /// another name must list it with `StreamableHttpServerConfig::with_allowed_hosts`. Its
-    /// `max_request_body_bytes` (4 MiB by default) bounds every POSTed body. The `Host` check
-    /// only stops browsers: what keeps other hosts out is the bearer token
+    /// `max_request_body_bytes` (4 MiB by default) bounds every POSTed body (with
+    /// [`McpServer::serve_http`], the edge's body limit is set to it). The `Host` check only
+    /// stops browsers: what keeps other hosts out is the bearer token
     /// ([`McpServer::bearer_token`]). Authentication, origins, connection and session limits
     /// are set on `McpServer` itself (see [`crate::http`]).
     pub fn http_config(mut self, config: StreamableHttpServerConfig) -> Self {

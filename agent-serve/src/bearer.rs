@@ -1,60 +1,65 @@
-//! Bearer tokens for eugene's HTTP servers (agent-mcp's and agent-a2a's), written once: making a
-//! token ([`generate`]), checking that one can be required ([`validate`]), and checking a
-//! request's `Authorization` header against it in constant time ([`check`]). Each server maps
-//! these to its own errors and its own `401` answer.
-
-#![warn(missing_docs)]
+//! Bearer tokens: making one ([`generate_token`]), checking that one can be required
+//! ([`validate_token`]), and checking a request's `Authorization` header against it in constant
+//! time (the [`Guard`](crate::Guard)'s first step after CORS).
+//!
+//! Ours rather than tower-http's `ValidateRequestHeaderLayer::bearer`: that layer compares the
+//! header with `==`, whose time tells an attacker how much of a guess was right, and answers
+//! `401` without the `WWW-Authenticate` challenge RFC 6750 asks for.
 
 use http::header::{AUTHORIZATION, HeaderMap};
 use subtle::ConstantTimeEq;
 
-/// The shortest token a server accepts, in characters.
+use crate::error::EdgeError;
+
+/// The shortest token the edge accepts, in characters.
 pub const MIN_TOKEN_LEN: usize = 16;
 
-/// How many random bytes a generated token has (64 hex digits).
+/// How many random bytes a generated token has (64 hex digits): 256 bits.
 pub const TOKEN_BYTES: usize = 32;
 
-/// A new token: [`TOKEN_BYTES`] bytes from the operating system's random number generator, as
-/// lowercase hex digits; `Err` says why there were no random bytes.
+/// A new bearer token: [`TOKEN_BYTES`] bytes from the operating system's random number
+/// generator, as 64 lowercase hex digits. `Err` ([`EdgeError::NoRandomness`]) when the
+/// operating system gave no random bytes.
 ///
 /// ```
-/// let token = agent_bearer::generate().unwrap();
+/// let token = agent_serve::generate_token()?;
 /// assert_eq!(token.len(), 64);
-/// assert_ne!(token, agent_bearer::generate().unwrap());
+/// assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+/// assert_ne!(token, agent_serve::generate_token()?);
+/// # Ok::<(), agent_serve::EdgeError>(())
 /// ```
-pub fn generate() -> Result<String, String> {
+pub fn generate_token() -> Result<String, EdgeError> {
     let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no random bytes for a bearer token: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(|e| EdgeError::NoRandomness(e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Whether `token` can be required: at least [`MIN_TOKEN_LEN`] characters of RFC 6750's
 /// `b64token` alphabet (letters, digits, `-._~+/`, then any `=`), so that it fits in a header as
-/// it is. `Err` is the reason, without advice (the caller names its own way to make one).
-pub fn validate(token: &str) -> Result<(), String> {
+/// it is. `Err` is [`EdgeError::WeakToken`] saying which rule it breaks.
+pub fn validate_token(token: &str) -> Result<(), EdgeError> {
     let body = token.trim_end_matches('=');
     let well_formed = !body.is_empty()
         && body
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
     if !well_formed {
-        return Err(
-            "the bearer token may contain only letters, digits and `-._~+/` (then `=` padding)"
-                .into(),
-        );
+        return Err(EdgeError::WeakToken(
+            "it may contain only letters, digits and `-._~+/` (then `=` padding)".into(),
+        ));
     }
     if token.len() < MIN_TOKEN_LEN {
-        return Err(format!(
-            "the bearer token has {} characters, fewer than {MIN_TOKEN_LEN}",
+        return Err(EdgeError::WeakToken(format!(
+            "it has {} characters, fewer than {MIN_TOKEN_LEN}",
             token.len()
-        ));
+        )));
     }
     Ok(())
 }
 
-/// Why a request was refused.
+/// Why a request's token was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// It carried no token (no header, or more than one).
     Missing,
     /// It carried a token, and not this one (or not as `Bearer`).
@@ -63,7 +68,7 @@ pub enum Refused {
 
 /// Whether the request carries exactly one `Authorization: Bearer <token>` (the scheme in any
 /// case) with this token, compared in constant time.
-pub fn check(headers: &HeaderMap, token: &str) -> Result<(), Refused> {
+pub(crate) fn check(headers: &HeaderMap, token: &str) -> Result<(), Refused> {
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let (Some(value), None) = (values.next(), values.next()) else {
         return Err(Refused::Missing);
@@ -122,14 +127,22 @@ mod tests {
 
     #[test]
     fn a_token_is_long_enough_and_fits_in_a_header() {
-        assert!(validate(&generate().unwrap()).is_ok());
-        assert!(validate("abc").unwrap_err().contains("fewer than 16"));
-        assert!(
-            validate("0123456789abcdef 0123")
-                .unwrap_err()
-                .contains("may contain only")
-        );
-        assert!(validate("0123456789abcdef0123==").is_ok());
-        assert!(validate("====").is_err());
+        assert!(validate_token(&generate_token().unwrap()).is_ok());
+        assert!(validate_token("abcdefghijklmnop").is_ok());
+        assert!(validate_token("0123456789abcdef0123==").is_ok());
+        for (weak, why) in [
+            ("abc", "fewer than 16"),
+            ("", "may contain only"),
+            ("0123456789abcdef 0123", "may contain only"),
+            ("line\r\nbreak-long-enough-xx", "may contain only"),
+            ("=abcdefghijklmnopqr", "may contain only"),
+            ("====", "may contain only"),
+        ] {
+            let error = validate_token(weak).expect_err(weak);
+            assert!(
+                matches!(&error, EdgeError::WeakToken(m) if m.contains(why)),
+                "{error}"
+            );
+        }
     }
 }
