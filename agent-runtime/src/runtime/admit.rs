@@ -5,14 +5,14 @@
 //! pause id, and the seal.
 
 use super::AgentRuntime;
-use super::outcome::AgentError;
+use super::error::{AgentError, ResumeError};
 use super::seal;
 use super::state::RunState;
 use crate::session::SessionRecord;
 
 /// Checks a state that came back: its format, then its seal.
 pub(super) fn check(rt: &AgentRuntime, state: &mut RunState) -> Result<(), AgentError> {
-    state.check_format().map_err(AgentError::Resume)?;
+    state.check_format()?;
     if let Some(keys) = &rt.state_keys {
         seal::check(state, keys)?;
     }
@@ -25,19 +25,15 @@ pub(super) async fn claim(rt: &AgentRuntime, state: &RunState) -> Result<(), Age
         return Ok(());
     };
     let Some(pause_id) = state.pause_id() else {
-        return Err(AgentError::Resume(
-            "the state has no pause id (it was made by an older build), and this runtime \
-             continues each pause once: continue it with a runtime without pause claims"
-                .into(),
-        ));
+        return Err(ResumeError::NoPauseId.into());
     };
     if claims.claim(pause_id).await? {
         Ok(())
     } else {
-        Err(AgentError::Resume(format!(
-            "the pause `{pause_id}` was continued already: a paused state continues once, and \
-             nothing ran"
-        )))
+        Err(ResumeError::AlreadyContinued {
+            pause_id: pause_id.to_owned(),
+        }
+        .into())
     }
 }
 

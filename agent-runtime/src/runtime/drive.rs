@@ -11,12 +11,13 @@ use super::admit;
 use super::answer::TypedAnswer;
 use super::cost_budget::CostBudget;
 use super::effects::{Direct, Effects};
+use super::error::{AgentError, ConfigError, ResumeError};
 use super::finish;
 use super::handoff::{self, Handoffs};
 use super::journal::{JournalStep, StepResult};
 use super::journaled::Journaled;
 use super::nesting::{ChildUsage, Nesting};
-use super::outcome::{AgentError, RunOutcome};
+use super::outcome::RunOutcome;
 use super::output::OutputType;
 use super::plan::PlanMode;
 use super::reason::FinishReason;
@@ -38,9 +39,7 @@ pub(super) async fn fresh(
     output: Option<OutputType>,
 ) -> Result<RunOutcome, AgentError> {
     if transcript.is_empty() {
-        return Err(AgentError::Config(
-            "a run needs at least one message (the goal)".into(),
-        ));
+        return Err(ConfigError::NoGoal.into());
     }
     repair::answer_unanswered_calls(&mut transcript);
     drive(rt, RunState::new(transcript, plan_mode), output).await
@@ -101,14 +100,16 @@ async fn run_id(rt: &AgentRuntime) -> Result<String, AgentError> {
     let value = journal
         .step(JournalStep::RunId, made)
         .await
-        .map_err(|error| {
-            AgentError::Resume(format!("the journal failed at the run id: {error}"))
+        .map_err(|error| ResumeError::Journal {
+            step: "the run id".into(),
+            error,
         })?;
     match value {
         serde_json::Value::String(id) if !id.is_empty() => Ok(id),
-        other => Err(AgentError::Resume(format!(
-            "the journal's run id does not read back as an id: {other}"
-        ))),
+        other => Err(ResumeError::JournalRunId {
+            value: other.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -176,17 +177,20 @@ async fn run_agent(
         }));
     }
     if let Some(limit) = rt.max_cost {
-        let model = rt.provider.model().ok_or_else(|| {
-            AgentError::Config(format!(
-                "a money budget (max_cost {limit}) needs a provider that names its model; `{}` names none",
-                rt.provider.name()
-            ))
-        })?;
-        let price = rt.price_table().price(rt.provider.name(), model).ok_or_else(|| {
-            AgentError::Config(format!(
-                "a money budget (max_cost {limit}) needs a price for the model: the price table has none for `{model}` from `{}` (give one with AgentRuntime::prices)",
-                rt.provider.name()
-            ))
+        let provider = rt.provider.name();
+        let model = rt
+            .provider
+            .model()
+            .ok_or_else(|| ConfigError::CostBudgetWithoutModel {
+                limit,
+                provider: provider.to_owned(),
+            })?;
+        let price = rt.price_table().price(provider, model).ok_or_else(|| {
+            ConfigError::CostBudgetWithoutPrice {
+                limit,
+                provider: provider.to_owned(),
+                model: model.to_owned(),
+            }
         })?;
         abilities.push(Box::new(CostBudget { limit, price }));
     }

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::ability::{Ability, Ending};
+use super::error::{AgentError, ResumeError};
 use super::finish;
-use super::outcome::AgentError;
 use super::settings::{AgentRuntime, Handoff, TranscriptFilter};
 use super::state::RunState;
 use agent_core::call::{ToolCall, ToolResult};
@@ -60,11 +60,11 @@ impl AgentRuntime {
 pub(super) fn active(rt: &AgentRuntime, handoffs: &[String]) -> Result<AgentRuntime, AgentError> {
     let mut active = rt.clone();
     for name in handoffs {
-        let next = active.handoff_named(name).ok_or_else(|| {
-            AgentError::Resume(format!(
-                "the run was handed to `{name}`, which this runtime does not offer"
-            ))
-        })?;
+        let next = active
+            .handoff_named(name)
+            .ok_or_else(|| ResumeError::UnknownHandoff {
+                agent: name.clone(),
+            })?;
         active = inherit(rt, &next.runtime);
     }
     Ok(active)

@@ -13,7 +13,8 @@
 use super::AgentRuntime;
 use super::admit;
 use super::drive;
-use super::outcome::{AgentError, RunOutcome};
+use super::error::{AgentError, ResumeError};
+use super::outcome::RunOutcome;
 use super::output::OutputType;
 use super::pause;
 use super::reason::FinishReason;
@@ -74,9 +75,10 @@ pub(super) async fn send(
                 version,
             }) = loaded
             else {
-                return Err(AgentError::Resume(format!(
-                    "session `{id}` has no run waiting for a decision"
-                )));
+                return Err(ResumeError::NothingWaiting {
+                    session: id.to_owned(),
+                }
+                .into());
             };
             admit::check(rt, &mut state)?;
             pause::check_output(&state, output.is_some())?;
@@ -121,13 +123,13 @@ async fn save(
 }
 
 fn waiting(id: &str, state: &RunState) -> AgentError {
-    let ids: Vec<String> = state
-        .pending()
-        .iter()
-        .map(|p| format!("`{}` ({})", p.call.id, p.skill))
-        .collect();
-    AgentError::Resume(format!(
-        "session `{id}` is waiting for a decision on {}: approve or deny before asking more",
-        ids.join(", ")
-    ))
+    ResumeError::SessionWaiting {
+        session: id.to_owned(),
+        waiting: state
+            .pending()
+            .iter()
+            .map(|p| (p.call.id.to_string(), p.skill.clone()))
+            .collect(),
+    }
+    .into()
 }

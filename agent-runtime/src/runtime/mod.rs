@@ -95,6 +95,7 @@ mod compaction;
 mod cost_budget;
 mod drive;
 mod effects;
+mod error;
 mod finish;
 mod guards;
 mod handoff;
@@ -121,9 +122,10 @@ mod tree_budget;
 mod typed;
 
 pub use agent_core::pending::{CallRef, Decision, Hop, PendingCall};
+pub use error::{AgentError, ConfigError, ResumeError};
 pub use inner::InnerCalls;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
-pub use outcome::{AgentError, RunOutcome};
+pub use outcome::RunOutcome;
 pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
 pub use reason::{Budget, FinishReason, TranscriptLimit};
 #[doc(hidden)]

@@ -1,12 +1,10 @@
-//! How a run ends: the [`RunOutcome`] handed back (its [`FinishReason`] is in `reason.rs`), and
-//! the [`AgentError`] that ends a run abnormally.
+//! How a run ends: the [`RunOutcome`] handed back (its [`FinishReason`] is in `reason.rs`; the
+//! [`AgentError`](super::AgentError) that ends a run abnormally is in `error.rs`).
 
 use serde_json::Value;
 
 use super::reason::FinishReason;
 use super::state::RunState;
-use crate::session::error::StoreError;
-use agent_llm::llm::ProviderError;
 use agent_llm::message::{Message, Usage};
 
 /// How a run ended, with everything a caller needs to go on.
@@ -45,30 +43,4 @@ pub struct RunOutcome {
     /// When the run paused ([`FinishReason::AwaitingApproval`]), everything needed to continue
     /// it; serialize it to keep it (it is `Serialize + Deserialize`, with a format version).
     pub state: Option<Box<RunState>>,
-}
-
-/// What ends a run abnormally. Skill failures never do: they go back to the model.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AgentError {
-    /// The model could not be reached or answered with an error, after retries.
-    #[error("the model call failed: {0}")]
-    Provider(#[from] ProviderError),
-    /// The runtime is configured in a way that cannot work.
-    #[error("invalid runtime configuration: {0}")]
-    Config(String),
-    /// A paused run cannot continue as asked: a pending call has no decision, a decision names
-    /// no pending call, or the state does not fit this runtime. Nothing ran.
-    #[error("cannot resume the run: {0}")]
-    Resume(String),
-    /// A session could not be loaded or saved ([`RunRequest::in_session`](
-    /// super::RunRequest::in_session)); a [`StoreError::Conflict`] means another run saved it
-    /// first.
-    #[error(transparent)]
-    Session(#[from] StoreError),
-    /// A state or session record that came back to a runtime that seals them
-    /// ([`AgentRuntime::seal_states`](super::AgentRuntime::seal_states)) is not sealed, is sealed
-    /// with a key the runtime does not accept, or was changed. Nothing ran, nothing was saved.
-    #[error("refused a state that does not pass its seal check: {0}")]
-    Sealed(#[from] super::seal::SealError),
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::outcome::AgentError;
+use super::error::{AgentError, ResumeError};
 use super::record::ToolRecord;
 use super::state::{Next, RunState};
 use agent_core::call::{ToolCall, ToolResult};
@@ -118,9 +118,7 @@ pub(super) fn decide(
     for (call, decision) in decisions {
         let id = call.id.clone();
         if map.insert(id.clone(), (call.seen, decision)).is_some() {
-            return Err(AgentError::Resume(format!(
-                "two decisions for the call `{id}`: give one"
-            )));
+            return Err(ResumeError::TwoDecisions { id }.into());
         }
     }
     check(state, &map, registry)?;
@@ -210,73 +208,52 @@ type Decisions = HashMap<String, (Option<String>, Decision)>;
 /// - the registry has each of those skills.
 fn check(state: &RunState, decisions: &Decisions, registry: &Registry) -> Result<(), AgentError> {
     let Next::Decisions { pending, .. } = &state.next else {
-        return Err(AgentError::Resume(
-            "the run is not waiting for a decision: there is nothing to approve or deny".into(),
-        ));
+        return Err(ResumeError::NotPaused.into());
     };
     let ids: Vec<String> = pending.iter().map(PendingCall::id).collect();
     if let Some(twice) = first_repeated(ids.iter().map(String::as_str)) {
-        return Err(AgentError::Resume(format!(
-            "the state lists the pending call `{twice}` twice: it is malformed (edited?), and \
-             nothing ran"
-        )));
+        return Err(ResumeError::PendingTwice {
+            id: twice.to_owned(),
+        }
+        .into());
     }
     let calls: &[ToolCall] = state
         .transcript
         .last()
         .map_or(&[][..], |last| &last.tool_calls[..]);
     if let Some(twice) = first_repeated(calls.iter().map(|c| &*c.id)) {
-        return Err(AgentError::Resume(format!(
-            "the state's last message has two calls with the id `{twice}`: it is malformed \
-             (edited?), and nothing ran"
-        )));
+        return Err(ResumeError::CallIdTwice {
+            id: twice.to_owned(),
+        }
+        .into());
     }
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let missing: Vec<&str> = ids
+    let missing: Vec<String> = ids
         .iter()
-        .copied()
         .filter(|id| !decisions.contains_key(*id))
+        .cloned()
         .collect();
-    let mut unknown: Vec<&str> = decisions
+    let mut unknown: Vec<String> = decisions
         .keys()
-        .map(String::as_str)
         .filter(|id| !ids.contains(id))
+        .cloned()
         .collect();
     unknown.sort_unstable();
     // Both mistakes are named at once: a misspelled id is both an unknown decision and a
     // missing one, and saying only the second hides the typo.
-    let mut problems = Vec::new();
-    if !unknown.is_empty() {
-        problems.push(format!(
-            "the decision{} for {} name{} no pending call",
-            if unknown.len() == 1 { "" } else { "s" },
-            quoted(&unknown),
-            if unknown.len() == 1 { "s" } else { "" },
-        ));
-    }
-    if !missing.is_empty() {
-        problems.push(format!(
-            "no decision for the pending call{} {}",
-            if missing.len() == 1 { "" } else { "s" },
-            quoted(&missing),
-        ));
-    }
-    if !problems.is_empty() {
-        return Err(AgentError::Resume(format!(
-            "{}: approve, deny or edit each of {}",
-            problems.join(", and "),
-            quoted(&ids)
-        )));
+    if !unknown.is_empty() || !missing.is_empty() {
+        return Err(ResumeError::UnmatchedDecisions {
+            unknown,
+            missing,
+            pending: ids,
+        }
+        .into());
     }
     for waiting in pending {
         let id = waiting.id();
         if let Some((Some(seen), _)) = decisions.get(&id)
             && *seen != waiting.digest()
         {
-            return Err(AgentError::Resume(format!(
-                "the decision for `{id}` was made on another version of the call than the one \
-                 waiting (its digest differs): show the person the call again; nothing ran"
-            )));
+            return Err(ResumeError::NotTheCallShown { id }.into());
         }
         // The call of this run the pending call belongs to: itself, or the outer call it was
         // made inside.
@@ -285,26 +262,23 @@ fn check(state: &RunState, decisions: &Decisions, registry: &Registry) -> Result
             None => (&*waiting.call.id, waiting.skill.as_str()),
         };
         let Some(call) = calls.iter().find(|c| *c.id == *own_id) else {
-            return Err(AgentError::Resume(format!(
-                "the state's transcript does not end with the call `{own_id}` it says is \
-                 pending: refused (edited?), nothing ran"
-            )));
+            return Err(ResumeError::PendingNotInTranscript {
+                id: own_id.to_owned(),
+            }
+            .into());
         };
         let Some(metadata) = registry.metadata(&call.name) else {
-            return Err(AgentError::Resume(format!(
-                "the pending call `{own_id}` is to `{}`, which this runtime's registry does not \
-                 have",
-                call.name
-            )));
+            return Err(ResumeError::UnknownSkill {
+                id: own_id.to_owned(),
+                skill: call.name.clone(),
+            }
+            .into());
         };
         let same = *metadata.name == *own_skill
             && (!waiting.via.is_empty()
                 || (call.name == waiting.call.name && call.arguments == waiting.call.arguments));
         if !same {
-            return Err(AgentError::Resume(format!(
-                "the pending call `{id}` differs between the state's pending list and its \
-                 transcript (skill or arguments): the state was edited; refused, nothing ran"
-            )));
+            return Err(ResumeError::PendingDiffers { id }.into());
         }
     }
     Ok(())
@@ -316,19 +290,10 @@ fn first_repeated<'a>(items: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     items.into_iter().find(|item| !seen.insert(*item))
 }
 
-fn quoted(ids: &[&str]) -> String {
-    ids.iter()
-        .map(|id| format!("`{id}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// A typed run that paused must be continued as one.
 pub(super) fn check_output(state: &RunState, typed: bool) -> Result<(), AgentError> {
     if state.output.is_some() && !typed {
-        return Err(AgentError::Resume(
-            "the paused run is typed: continue it with `.typed::<T>()` or `.output(..)`".into(),
-        ));
+        return Err(ResumeError::TypedRun.into());
     }
     Ok(())
 }

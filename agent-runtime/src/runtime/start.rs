@@ -53,8 +53,9 @@ use serde::de::DeserializeOwned;
 use super::AgentRuntime;
 use super::admit;
 use super::drive;
+use super::error::{AgentError, ConfigError};
 use super::in_session::{self, SessionStart};
-use super::outcome::{AgentError, RunOutcome};
+use super::outcome::RunOutcome;
 use super::output::OutputType;
 use super::pause;
 use super::state::RunState;
@@ -277,11 +278,7 @@ impl<'r> RunRequest<'r> {
 
     async fn send(self) -> Result<RunOutcome, AgentError> {
         if self.attach_refused {
-            return Err(AgentError::Config(
-                "attach(..) adds to the goal of run(goal); a resumed or continued run carries its \
-                 own messages: attach to a Message with Message::attach"
-                    .into(),
-            ));
+            return Err(ConfigError::AttachWithoutGoal.into());
         }
         let RunRequest {
             runtime: rt,
@@ -295,10 +292,7 @@ impl<'r> RunRequest<'r> {
                 Start::Goal(goal) => SessionStart::Goal(goal),
                 Start::Decide(decisions) => SessionStart::Decide(decisions),
                 Start::Transcript(_) | Start::ApprovePlan(_) | Start::Paused(..) => {
-                    return Err(AgentError::Config(format!(
-                        "session `{id}` keeps its own conversation: in a session, run(goal) \
-                         continues it and decide(decisions) continues its paused run"
-                    )));
+                    return Err(ConfigError::SessionKeepsItsConversation { session: id }.into());
                 }
             };
             return in_session::send(rt, store, &id, start, output).await;
@@ -319,11 +313,7 @@ impl<'r> RunRequest<'r> {
                 admit::claim(rt, &state).await?;
                 drive::drive(rt, *state, output).await
             }
-            Start::Decide(_) => Err(AgentError::Config(
-                "decide(..) continues a session's paused run: add .in_session(&store, id), or \
-                 continue a state in hand with continue_paused(state, decisions)"
-                    .into(),
-            )),
+            Start::Decide(_) => Err(ConfigError::DecideWithoutSession.into()),
         }
     }
 }

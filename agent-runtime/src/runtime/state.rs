@@ -10,6 +10,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::error::ResumeError;
 use super::guards::{DenialGuard, StuckGuard};
 use super::reason::FinishReason;
 use super::record::ToolRecord;
@@ -221,13 +222,14 @@ impl RunState {
 
     /// Checks that the state's content fits the version its label names: a state labelled
     /// older than the fields it holds (a downgrade, or an edit) is refused.
-    pub(crate) fn check_format(&self) -> Result<(), String> {
+    pub(crate) fn check_format(&self) -> Result<(), ResumeError> {
         let version = self.version.0;
-        let newer = |what: &str, since: u32| {
-            Err(format!(
-                "the state is labelled format version {version} but holds {what}, which \
-                 version {since} added: it is malformed or was edited; refused"
-            ))
+        let newer = |holds: &'static str, since: u32| {
+            Err(ResumeError::FormatLabel {
+                version,
+                holds,
+                since,
+            })
         };
         if version < 5 {
             let done: &[ToolRecord] = match &self.next {

@@ -5,17 +5,18 @@
 use serde::de::DeserializeOwned;
 
 use super::AgentRuntime;
-use super::outcome::{AgentError, RunOutcome};
+use super::error::{AgentError, ConfigError};
+use super::outcome::RunOutcome;
 use super::output::{self, FINAL_ANSWER_TOOL, OutputType};
 
 impl AgentRuntime {
     /// A typed run's state, with `Auto` resolved for this provider and registry.
     pub(super) fn output_state(&self, output: OutputType) -> Result<output::Output, AgentError> {
         if self.registry.contains(FINAL_ANSWER_TOOL) {
-            return Err(AgentError::Config(format!(
-                "a typed run ends with a call to `{FINAL_ANSWER_TOOL}`, and the registry already \
-                 has a skill by that name: rename it"
-            )));
+            return Err(ConfigError::FinalAnswerTaken {
+                name: FINAL_ANSWER_TOOL.to_owned(),
+            }
+            .into());
         }
         // A registry with any skill shows the model at least one tool (a deferred skill brings
         // `tool_search`), so this asks without cloning every definition.
@@ -45,9 +46,13 @@ impl<T: DeserializeOwned> TypedOutcome<T> {
         // The value passed the same deserialization as its check, so this cannot fail; if it
         // ever did, the run would say so rather than lose the value quietly.
         let output = match &outcome.output {
-            Some(value) => Some(T::deserialize(value).map_err(|error| {
-                AgentError::Config(format!("the checked output did not deserialize: {error}"))
-            })?),
+            Some(value) => {
+                Some(
+                    T::deserialize(value).map_err(|error| ConfigError::OutputType {
+                        error: error.to_string(),
+                    })?,
+                )
+            }
             None => None,
         };
         Ok(TypedOutcome { output, outcome })

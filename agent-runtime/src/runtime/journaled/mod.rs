@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::compaction::{self, Attempt};
 use super::effects::{Direct, Effects};
+use super::error::{AgentError, ResumeError};
 use super::journal::{Journal, JournalStep, StepResult};
-use super::outcome::AgentError;
 use super::record::{ModelUse, ToolRecord};
 use crate::event::AgentEvent;
 use agent_core::call::{ToolCall, ToolResult};
@@ -39,7 +39,10 @@ async fn model_call(
     let value = journal
         .step(step, run)
         .await
-        .map_err(|error| AgentError::Resume(format!("the journal failed at {name}: {error}")))?;
+        .map_err(|error| ResumeError::Journal {
+            step: name.clone(),
+            error,
+        })?;
     let record: ModelRecord = read_back(&name, value)?;
     Ok(record.into_answer()?)
 }
@@ -281,16 +284,18 @@ fn record<T: Serialize>(value: &T) -> StepResult {
 
 fn read_back<T: for<'de> Deserialize<'de>>(name: &str, value: Value) -> Result<T, AgentError> {
     if let Some(error) = value.get("unserializable") {
-        return Err(AgentError::Resume(format!(
-            "the result of {name} could not be journaled: {error}"
-        )));
+        return Err(ResumeError::NotJournaled {
+            step: name.to_owned(),
+            error: error.to_string(),
+        }
+        .into());
     }
     serde_json::from_value(value).map_err(|error| {
-        AgentError::Resume(format!(
-            "the journal's entry for {name} does not read back ({error}): it was written by \
-             another version of agent-core, or changed; finish the run with the version that \
-             started it"
-        ))
+        ResumeError::JournalEntry {
+            step: name.to_owned(),
+            error: error.to_string(),
+        }
+        .into()
     })
 }
 
