@@ -4,7 +4,8 @@
 //! prompt, skills, model and settings, seeing the transcript (or what the handoff's filter keeps
 //! of it). The run's sinks, cancellation and journal stay the first runtime's, so events, budgets'
 //! clock and durable steps go on as one run; [`RunOutcome::handoffs`](super::RunOutcome::handoffs)
-//! says who answered. A run paused in a handed-to agent is continued through the first runtime,
+//! says who answered. A run paused in a handed-to agent lists the calls that wait under it
+//! (`billing › refund`, as a nested agent's are), and is continued through the first runtime,
 //! which follows the state's record of handoffs to it.
 
 use std::sync::Arc;

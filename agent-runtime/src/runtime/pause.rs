@@ -49,9 +49,12 @@ pub(super) fn not_run(results: &mut [ToolResult], approvals_only: bool) {
 /// Holds a turn whose results include calls waiting for a decision: the state that waits for
 /// them, and the results of the others (reported by the caller as they are kept). A suspended
 /// call's inner pending calls are listed as seen from this run ([`PendingCall::inside`]), and
-/// its state kept for when it runs again.
+/// its state kept for when it runs again. A turn of an agent the conversation was handed to
+/// lists its calls under the agents `handoffs` names ([`PendingCall::handed_to`]), as a nested
+/// agent's calls are listed under it.
 pub(super) fn hold(
     registry: &Registry,
+    handoffs: &[String],
     calls: &[ToolCall],
     results: Vec<ToolResult>,
     cut_off: Option<Message>,
@@ -93,6 +96,15 @@ pub(super) fn hold(
             output => done.push(ToolResult { output, ..result }),
         }
     }
+    let pending = pending
+        .into_iter()
+        .map(|call| {
+            handoffs
+                .iter()
+                .rev()
+                .fold(call, |call, agent| call.handed_to(agent))
+        })
+        .collect();
     let next = Next::Decisions {
         pending,
         done: done
@@ -138,7 +150,7 @@ pub(super) fn decide(
         let (_, decision) = map
             .remove(&id)
             .expect("checked: every pending call has a decision");
-        if let Some(outer) = waiting.via.first() {
+        if let Some(outer) = waiting.outer() {
             // A call inside a suspended one: its decision goes to that call, which runs again,
             // with the digest of the call as this run showed it (seen from inside), which the
             // inner run checks its own copy against.
@@ -257,7 +269,7 @@ fn check(state: &RunState, decisions: &Decisions, registry: &Registry) -> Result
         }
         // The call of this run the pending call belongs to: itself, or the outer call it was
         // made inside.
-        let (own_id, own_skill) = match waiting.via.first() {
+        let (own_id, own_skill) = match waiting.outer() {
             Some(outer) => (outer.call_id.as_str(), outer.skill.as_str()),
             None => (&*waiting.call.id, waiting.skill.as_str()),
         };
@@ -275,7 +287,7 @@ fn check(state: &RunState, decisions: &Decisions, registry: &Registry) -> Result
             .into());
         };
         let same = *metadata.name == *own_skill
-            && (!waiting.via.is_empty()
+            && (waiting.outer().is_some()
                 || (call.name == waiting.call.name && call.arguments == waiting.call.arguments));
         if !same {
             return Err(ResumeError::PendingDiffers { id }.into());

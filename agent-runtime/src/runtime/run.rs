@@ -421,7 +421,13 @@ impl<'a, E: Effects> Run<'a, E> {
     fn hold(&mut self, calls: &[ToolCall], results: Vec<ToolResult>, cut_off: Option<Message>) {
         let step = self.state.steps;
         self.state.pause_id = Some(super::admit::random_id());
-        let (next, done) = pause::hold(&self.rt.registry, calls, results, cut_off);
+        let (next, done) = pause::hold(
+            &self.rt.registry,
+            &self.state.handoffs,
+            calls,
+            results,
+            cut_off,
+        );
         self.state.next = next;
         for result in &done {
             self.emit(|| AgentEvent::ToolResult {
