@@ -13,7 +13,7 @@ use crate::session::SessionRecord;
 /// Checks a state that came back: its format, then its seal.
 pub(super) fn check(rt: &AgentRuntime, state: &mut RunState) -> Result<(), AgentError> {
     state.check_format()?;
-    if let Some(keys) = &rt.state_keys {
+    if let Some(keys) = &rt.settings.state_keys {
         seal::check(state, keys)?;
     }
     Ok(())
@@ -21,7 +21,7 @@ pub(super) fn check(rt: &AgentRuntime, state: &mut RunState) -> Result<(), Agent
 
 /// Claims the state's pause, when the runtime keeps claims: the last check before anything runs.
 pub(super) async fn claim(rt: &AgentRuntime, state: &RunState) -> Result<(), AgentError> {
-    let Some(claims) = &rt.claims else {
+    let Some(claims) = &rt.settings.claims else {
         return Ok(());
     };
     let Some(pause_id) = state.pause_id() else {
@@ -40,7 +40,7 @@ pub(super) async fn claim(rt: &AgentRuntime, state: &RunState) -> Result<(), Age
 /// A paused state about to leave: sealed, when the runtime seals. (Its pause id was given when
 /// it paused.)
 pub(super) fn leave(rt: &AgentRuntime, state: &mut RunState) -> Result<(), AgentError> {
-    if let Some(keys) = &rt.state_keys {
+    if let Some(keys) = &rt.settings.state_keys {
         seal::seal(state, keys)?;
     }
     Ok(())
@@ -52,7 +52,7 @@ pub(super) fn check_record(
     id: &str,
     record: &mut SessionRecord,
 ) -> Result<(), AgentError> {
-    if let Some(keys) = &rt.state_keys {
+    if let Some(keys) = &rt.settings.state_keys {
         seal::check_record(id, record, keys)?;
     }
     Ok(())
@@ -64,7 +64,7 @@ pub(super) fn seal_record(
     id: &str,
     record: &mut SessionRecord,
 ) -> Result<(), AgentError> {
-    if let Some(keys) = &rt.state_keys {
+    if let Some(keys) = &rt.settings.state_keys {
         seal::seal_record(id, record, keys)?;
     }
     Ok(())

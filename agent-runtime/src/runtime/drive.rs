@@ -62,7 +62,7 @@ pub(super) async fn drive(
         state = next;
         if let Some(to) = state.handing_to.take() {
             let step = state.steps;
-            for sink in &active.sinks {
+            for sink in &active.settings.sinks {
                 sink.send(&AgentEvent::HandedOff {
                     step,
                     to: to.clone(),
@@ -87,13 +87,13 @@ pub(super) async fn drive(
 /// (the same on every attempt of that call); in a durable run, random and journaled (a replay
 /// reads it back); otherwise random.
 async fn run_id(rt: &AgentRuntime) -> Result<String, AgentError> {
-    if let Some(key) = &rt.parent_key {
+    if let Some(key) = &rt.ancestry.parent_key {
         return Ok(agent_core::digest::idempotency_key(&[
             b"run",
             key.as_bytes(),
         ]));
     }
-    let Some(journal) = rt.journal.as_deref() else {
+    let Some(journal) = rt.settings.journal.as_deref() else {
         return Ok(admit::random_id());
     };
     let made = Box::pin(async { StepResult::Done(admit::random_id().into()) });
@@ -161,30 +161,31 @@ async fn run_agent(
     }
     if state.plan_mode {
         abilities.push(Box::new(PlanMode {
-            registry: &rt.registry,
+            registry: &rt.settings.registry,
         }));
     }
-    if !rt.handoffs.is_empty() {
+    if !rt.settings.handoffs.is_empty() {
         abilities.push(Box::new(Handoffs {
-            offered: &rt.handoffs,
+            offered: &rt.settings.handoffs,
         }));
     }
-    let mut tree = rt.tree.clone();
-    tree.extend(TreeCounter::start(rt.tree_budget, &state));
+    let mut tree = rt.ancestry.tree.clone();
+    tree.extend(TreeCounter::start(rt.settings.tree_budget, &state));
     if !tree.is_empty() {
         abilities.push(Box::new(TreeBudgets {
             counters: tree.clone(),
         }));
     }
-    if let Some(limit) = rt.max_cost {
-        let provider = rt.provider.name();
-        let model = rt
-            .provider
-            .model()
-            .ok_or_else(|| ConfigError::CostBudgetWithoutModel {
-                limit,
-                provider: provider.to_owned(),
-            })?;
+    if let Some(limit) = rt.settings.max_cost {
+        let provider = rt.settings.provider.name();
+        let model =
+            rt.settings
+                .provider
+                .model()
+                .ok_or_else(|| ConfigError::CostBudgetWithoutModel {
+                    limit,
+                    provider: provider.to_owned(),
+                })?;
         let price = rt.price_table().price(provider, model).ok_or_else(|| {
             ConfigError::CostBudgetWithoutPrice {
                 limit,
@@ -195,29 +196,30 @@ async fn run_agent(
         abilities.push(Box::new(CostBudget { limit, price }));
     }
     let nesting = Nesting {
-        path: rt.path.clone(),
-        sinks: rt.sinks.clone(),
+        path: rt.ancestry.path.clone(),
+        sinks: rt.settings.sinks.clone(),
         used: Default::default(),
-        journal: rt.journal.clone(),
+        journal: rt.settings.journal.clone(),
         tree,
     };
     abilities.push(Box::new(ChildUsage {
         used: nesting.used.clone(),
     }));
-    let model_use = nesting.model_use_reporter(rt.prices.clone());
+    let model_use = nesting.model_use_reporter(rt.settings.prices.clone());
     let ctx = rt
+        .settings
         .context
         .clone()
-        .with_cancellation(rt.cancellation.clone())
+        .with_cancellation(rt.settings.cancellation.clone())
         .with_scope(RunScope::new())
         .with_extension(nesting)
         .with_extension(model_use)
-        .with_extension(CurrentRegistry(rt.registry.clone()));
+        .with_extension(CurrentRegistry(rt.settings.registry.clone()));
     for name in &state.loaded_skills {
         ctx.scope().load(name.clone());
     }
     let direct = Direct { rt };
-    match rt.journal.as_deref() {
+    match rt.settings.journal.as_deref() {
         Some(journal) => {
             let journaled = Journaled { direct, journal };
             step(Run::new(rt, journaled, abilities, ctx, state)).await

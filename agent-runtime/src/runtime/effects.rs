@@ -59,12 +59,12 @@ impl Direct<'_> {
         request: &ChatRequest<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let rt = self.rt;
-        let emit = |event: AgentEvent| rt.sinks.iter().for_each(|s| s.send(&event));
+        let emit = |event: AgentEvent| rt.settings.sinks.iter().for_each(|s| s.send(&event));
         // Not streaming, the answer comes whole, but each retry is still announced as it happens.
-        let mut stream = if rt.streaming {
-            rt.provider.stream(request)
+        let mut stream = if rt.settings.streaming {
+            rt.settings.provider.stream(request)
         } else {
-            rt.provider.complete_events(request)
+            rt.settings.provider.complete_events(request)
         };
         while let Some(event) = stream.next().await {
             match event? {
@@ -85,7 +85,7 @@ impl Direct<'_> {
             }
         }
         Err(ProviderError::Stream {
-            provider: rt.provider.name().to_owned(),
+            provider: rt.settings.provider.name().to_owned(),
             error_type: None,
             message: "the stream ended without a complete answer".into(),
         })
@@ -93,7 +93,7 @@ impl Direct<'_> {
 
     /// The provider summaries are asked of.
     pub(super) fn provider(&self) -> &dyn LlmProvider {
-        &*self.rt.provider
+        &*self.rt.settings.provider
     }
 }
 
@@ -116,11 +116,11 @@ impl Effects for Direct<'_> {
     }
 
     async fn calls(&self, _step: usize, calls: &[ToolCall], ctx: &SkillContext) -> Vec<ToolResult> {
-        self.rt.registry.run_many(calls, ctx).await
+        self.rt.settings.registry.run_many(calls, ctx).await
     }
 
     fn emit(&self, event: &AgentEvent) {
-        for sink in &self.rt.sinks {
+        for sink in &self.rt.settings.sinks {
             sink.send(event);
         }
     }

@@ -46,16 +46,16 @@ pub(super) fn tree_budget(budget: Budget) -> FinishReason {
 
 /// The checks before each model call: cancellation, then the step and token budgets.
 pub(super) fn before_model(rt: &AgentRuntime, state: &RunState) -> Option<FinishReason> {
-    if rt.cancellation.is_cancelled() {
+    if rt.settings.cancellation.is_cancelled() {
         return Some(FinishReason::Cancelled);
     }
-    if state.steps >= rt.max_steps {
+    if state.steps >= rt.settings.max_steps {
         return Some(FinishReason::BudgetExceeded(Budget::Steps {
-            limit: rt.max_steps,
+            limit: rt.settings.max_steps,
         }));
     }
     let used = state.usage.total();
-    match rt.max_tokens_total {
+    match rt.settings.max_tokens_total {
         Some(limit) if used >= limit => {
             Some(FinishReason::BudgetExceeded(Budget::Tokens { limit, used }))
         }
@@ -70,7 +70,7 @@ pub(super) fn cancelled() -> FinishReason {
 
 /// The transcript's size against its limit, in the limit's unit: `(size, limit)`.
 pub(super) fn transcript_size(rt: &AgentRuntime, chars: usize) -> Option<(usize, usize)> {
-    rt.transcript_limit.map(|limit| match limit {
+    rt.settings.transcript_limit.map(|limit| match limit {
         TranscriptLimit::Chars(n) => (chars, n),
         TranscriptLimit::Tokens(n) => (chars.div_ceil(4), n),
     })
@@ -119,7 +119,7 @@ pub(super) fn repeated_call<'c>(
     guard: &mut StuckGuard,
     counted: impl IntoIterator<Item = &'c ToolCall>,
 ) -> Option<FinishReason> {
-    guard.on_calls(rt.stuck_after, counted).map(stuck)
+    guard.on_calls(rt.settings.stuck_after, counted).map(stuck)
 }
 
 /// The checks after a turn's results are in the transcript: cancellation, denials, then
@@ -131,16 +131,19 @@ pub(super) fn after_results<'c>(
     results: &[ToolResult],
     counted: impl IntoIterator<Item = (&'c ToolResult, &'c ToolCall)>,
 ) -> Option<FinishReason> {
-    if rt.cancellation.is_cancelled() {
+    if rt.settings.cancellation.is_cancelled() {
         return Some(FinishReason::Cancelled);
     }
-    if let Some(limit) = rt.denial_limit {
-        let denials = state.denials.on_results(rt.denial_count, results);
+    if let Some(limit) = rt.settings.denial_limit {
+        let denials = state.denials.on_results(rt.settings.denial_count, results);
         if denials >= limit {
             return Some(FinishReason::PermissionDenialLimit { denials });
         }
     }
-    state.stuck.on_results(rt.stuck_after, counted).map(stuck)
+    state
+        .stuck
+        .on_results(rt.settings.stuck_after, counted)
+        .map(stuck)
 }
 
 /// Calls of the turn wait for a person's decision.

@@ -13,14 +13,27 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::ability::{Ability, Ending};
+use super::agent_runtime::AgentRuntime;
 use super::error::{AgentError, ResumeError};
 use super::finish;
-use super::settings::{AgentRuntime, Handoff, TranscriptFilter};
 use super::state::RunState;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::error::SkillError;
 use agent_core::schema::ToolDefinition;
 use agent_core::skill::SkillOutput;
+use agent_llm::message::Message;
+
+/// What of the transcript the agent handed to sees ([`AgentRuntime::handoff_filtered`]).
+pub type TranscriptFilter = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
+
+/// An agent a runtime may hand the conversation to .
+#[derive(Clone)]
+pub(crate) struct Handoff {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) runtime: Arc<AgentRuntime>,
+    pub(crate) filter: Option<TranscriptFilter>,
+}
 
 /// The prefix of a handoff's tool name.
 const TRANSFER: &str = "transfer_to_";
@@ -37,6 +50,11 @@ impl AgentRuntime {
         self.handoff_filtered(name, description, agent, None)
     }
 
+    /// The handoff offered under `name`.
+    pub(super) fn handoff_named(&self, name: &str) -> Option<&Handoff> {
+        self.settings.handoffs.iter().find(|h| h.name == name)
+    }
+
     /// Like [`AgentRuntime::handoff`], and the agent sees `filter(transcript)` instead of the
     /// whole conversation (e.g. only the user's messages, or the last few turns).
     pub fn handoff_filtered(
@@ -46,7 +64,7 @@ impl AgentRuntime {
         agent: AgentRuntime,
         filter: Option<TranscriptFilter>,
     ) -> Self {
-        self.handoffs.push(Handoff {
+        self.settings.handoffs.push(Handoff {
             name: name.into(),
             description: description.into(),
             runtime: Arc::new(agent),
@@ -75,12 +93,12 @@ pub(super) fn active(rt: &AgentRuntime, handoffs: &[String]) -> Result<AgentRunt
 /// cancellation, journal and nesting.
 fn inherit(rt: &AgentRuntime, agent: &AgentRuntime) -> AgentRuntime {
     let mut agent = agent.clone();
-    agent.sinks = rt.sinks.clone();
-    agent.cancellation = rt.cancellation.clone();
-    agent.journal = rt.journal.clone();
-    agent.path = rt.path.clone();
-    agent.tree = rt.tree.clone();
-    agent.tree_budget = rt.tree_budget.or(agent.tree_budget);
+    agent.settings.sinks = rt.settings.sinks.clone();
+    agent.settings.cancellation = rt.settings.cancellation.clone();
+    agent.settings.journal = rt.settings.journal.clone();
+    agent.ancestry.path = rt.ancestry.path.clone();
+    agent.ancestry.tree = rt.ancestry.tree.clone();
+    agent.settings.tree_budget = rt.settings.tree_budget.or(agent.settings.tree_budget);
     agent
 }
 

@@ -60,7 +60,7 @@ pub(super) async fn send(
                 None => Vec::new(),
             };
             transcript.push(goal);
-            let run = drive::fresh(rt, transcript, rt.plan_mode, output);
+            let run = drive::fresh(rt, transcript, rt.settings.plan_mode, output);
             let outcome = CONVERSATION.scope(id.to_owned(), run).await?;
             save(rt, store, id, &outcome, version).await?;
             Ok(outcome)
@@ -89,7 +89,7 @@ pub(super) async fn send(
             };
             admit::seal_record(rt, id, &mut claim)?;
             let active = super::handoff::active(rt, &state.handoffs)?;
-            pause::decide(&mut state, decisions, &active.registry)?;
+            pause::decide(&mut state, decisions, &active.settings.registry)?;
             let claimed = store.save(id, &claim, Some(version)).await?;
             // The session's save claimed it; the runtime's claims record it too, after that
             // save, so a save that failed leaves the pause to be continued again.

@@ -90,6 +90,8 @@
 
 mod ability;
 mod admit;
+mod agent_runtime;
+mod ancestry;
 mod answer;
 mod compaction;
 mod cost_budget;
@@ -122,7 +124,9 @@ mod tree_budget;
 mod typed;
 
 pub use agent_core::pending::{CallRef, Decision, Hop, PendingCall};
+pub use agent_runtime::AgentRuntime;
 pub use error::{AgentError, ConfigError, ResumeError};
+pub use handoff::TranscriptFilter;
 pub use inner::InnerCalls;
 pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
 pub use outcome::RunOutcome;
@@ -131,7 +135,6 @@ pub use reason::{Budget, FinishReason, TranscriptLimit};
 #[doc(hidden)]
 pub use seal::bench_support;
 pub use seal::{MIN_KEY_LEN, SealError, StateKeys};
-pub use settings::{AgentRuntime, TranscriptFilter};
 pub use start::{RunRequest, TypedRunRequest};
 pub use state::{RUN_STATE_VERSION, RunState, Seal};
 pub use sub_agent::{Goal, SubAgent};

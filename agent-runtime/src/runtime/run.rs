@@ -67,7 +67,7 @@ impl<'a, E: Effects> Run<'a, E> {
         state: RunState,
     ) -> Self {
         let extra: Vec<String> = abilities.iter().filter_map(|a| a.instructions()).collect();
-        let system = match (&rt.system, extra.is_empty()) {
+        let system = match (&rt.settings.system, extra.is_empty()) {
             (system, true) => system.clone(),
             (Some(system), false) => Some(format!("{system}\n\n{}", extra.join("\n\n"))),
             (None, false) => Some(extra.join("\n\n")),
@@ -88,7 +88,7 @@ impl<'a, E: Effects> Run<'a, E> {
     /// Sends an event to every sink. The event is built only when there is a sink to see it: an
     /// event copies the call or result it reports.
     pub(super) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
-        if !self.rt.sinks.is_empty() {
+        if !self.rt.settings.sinks.is_empty() {
             self.effects.emit(&event());
         }
     }
@@ -204,8 +204,10 @@ impl<'a, E: Effects> Run<'a, E> {
     /// written by compaction leaves nothing known of the next request's size.
     fn count(&mut self, usage: Usage, model: Option<&str>, compaction: bool) -> Cost {
         let rt = self.rt;
-        let cost = match model.or_else(|| rt.provider.model()) {
-            Some(model) => rt.price_table().cost(rt.provider.name(), model, &usage),
+        let cost = match model.or_else(|| rt.settings.provider.model()) {
+            Some(model) => rt
+                .price_table()
+                .cost(rt.settings.provider.name(), model, &usage),
             None => Cost::UNPRICED,
         };
         self.state.usage += usage;
@@ -316,6 +318,7 @@ impl<'a, E: Effects> Run<'a, E> {
                         // run; used once, by it.
                         let skill = self
                             .rt
+                            .settings
                             .registry
                             .metadata(&call.name)
                             .map_or_else(|| call.name.clone(), |m| m.name.to_string());
@@ -422,7 +425,7 @@ impl<'a, E: Effects> Run<'a, E> {
         let step = self.state.steps;
         self.state.pause_id = Some(super::admit::random_id());
         let (next, done) = pause::hold(
-            &self.rt.registry,
+            &self.rt.settings.registry,
             &self.state.handoffs,
             calls,
             results,
@@ -482,16 +485,16 @@ impl<'a, E: Effects> Run<'a, E> {
     ) -> Result<Option<(ChatResponse, tracing::Span)>, super::AgentError> {
         let rt = self.rt;
         let step = self.state.steps;
-        let mut definitions = rt.registry.definitions_for(self.ctx.scope());
+        let mut definitions = rt.settings.registry.definitions_for(self.ctx.scope());
         for ability in &self.abilities {
             ability.tools(&mut definitions);
         }
         let mut request = ChatRequest::new(&self.state.transcript)
             .tools(&definitions)
-            .max_tokens(rt.max_tokens_per_call);
-        request.thinking = rt.thinking;
+            .max_tokens(rt.settings.max_tokens_per_call);
+        request.thinking = rt.settings.thinking;
         if step == 1 {
-            request.tool_choice = rt.first_tool_choice.clone();
+            request.tool_choice = rt.settings.first_tool_choice.clone();
         }
         if let Some(system) = &self.system {
             request = request.system(system);
@@ -503,9 +506,9 @@ impl<'a, E: Effects> Run<'a, E> {
         let call = self.effects.model(step, &request).instrument(span.clone());
         let response = tokio::select! {
             biased;
-            _ = rt.cancellation.cancelled() => return Ok(None),
+            _ = rt.settings.cancellation.cancelled() => return Ok(None),
             response = call => match response {
-                Err(_) if rt.cancellation.is_cancelled() => return Ok(None),
+                Err(_) if rt.settings.cancellation.is_cancelled() => return Ok(None),
                 Err(error) => {
                     spans::failed(&span, &error);
                     return Err(error);
@@ -530,9 +533,10 @@ impl<'a, E: Effects> Run<'a, E> {
             }
             // Old media goes first: it is the bulk of a transcript that holds any, and the
             // model keeps the words around it.
-            if let Some(dropped) =
-                super::compaction::drop_old_media(&mut self.state.transcript, rt.keep_recent)
-            {
+            if let Some(dropped) = super::compaction::drop_old_media(
+                &mut self.state.transcript,
+                rt.settings.keep_recent,
+            ) {
                 self.chars = self.state.transcript.iter().map(message_chars).sum();
                 self.emit(|| AgentEvent::MediaDropped {
                     step: self.state.steps,
@@ -547,8 +551,8 @@ impl<'a, E: Effects> Run<'a, E> {
             let transcript = &mut self.state.transcript;
             let attempt = tokio::select! {
                 biased;
-                _ = rt.cancellation.cancelled() => return Some(finish::cancelled()),
-                attempt = self.effects.summarize(step, transcript, rt.keep_recent) => attempt,
+                _ = rt.settings.cancellation.cancelled() => return Some(finish::cancelled()),
+                attempt = self.effects.summarize(step, transcript, rt.settings.keep_recent) => attempt,
             };
             let Some(attempt) = attempt else {
                 return Some(finish::transcript_limit(size, limit));
@@ -568,7 +572,7 @@ impl<'a, E: Effects> Run<'a, E> {
             });
             let (size, _) = finish::transcript_size(rt, self.chars)?;
             if size > limit
-                && super::compaction::cut(&self.state.transcript, rt.keep_recent).is_none()
+                && super::compaction::cut(&self.state.transcript, rt.settings.keep_recent).is_none()
             {
                 return Some(finish::transcript_limit(size, limit));
             }

@@ -257,7 +257,11 @@ pub mod bench_support {
     /// `state` sealed with `runtime`'s keys.
     pub fn seal(runtime: &AgentRuntime, state: &RunState) -> RunState {
         let mut state = state.clone();
-        let keys = runtime.state_keys.as_deref().expect("a runtime with keys");
+        let keys = runtime
+            .settings
+            .state_keys
+            .as_deref()
+            .expect("a runtime with keys");
         super::seal(&mut state, keys).expect("a state seals");
         state
     }
@@ -265,7 +269,11 @@ pub mod bench_support {
     /// Whether `state`'s seal checks with `runtime`'s keys.
     pub fn check(runtime: &AgentRuntime, state: &RunState) -> bool {
         let mut state = state.clone();
-        let keys = runtime.state_keys.as_deref().expect("a runtime with keys");
+        let keys = runtime
+            .settings
+            .state_keys
+            .as_deref()
+            .expect("a runtime with keys");
         super::check(&mut state, keys).is_ok()
     }
 }

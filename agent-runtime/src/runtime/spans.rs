@@ -28,7 +28,11 @@ pub(super) fn provider_name(name: &str) -> &str {
 
 /// The agent a run of `rt` is, when it has a name: the skill or handoff name it runs under.
 fn agent_name<'a>(rt: &'a AgentRuntime, state: &'a RunState) -> Option<&'a str> {
-    state.handoffs.last().or(rt.path.last()).map(String::as_str)
+    state
+        .handoffs
+        .last()
+        .or(rt.ancestry.path.last())
+        .map(String::as_str)
 }
 
 /// The `invoke_agent` span of one drive of a run in `state`: a child of the span the state's
@@ -42,9 +46,9 @@ pub(super) fn invoke_agent(rt: &AgentRuntime, state: &mut RunState) -> Span {
         "otel.kind" = "internal",
         "otel.status_code" = Empty,
         "gen_ai.operation.name" = "invoke_agent",
-        "gen_ai.provider.name" = provider_name(rt.provider.name()),
+        "gen_ai.provider.name" = provider_name(rt.settings.provider.name()),
         "gen_ai.agent.name" = Empty,
-        "gen_ai.request.model" = rt.provider.model(),
+        "gen_ai.request.model" = rt.settings.provider.model(),
         "gen_ai.conversation.id" = Empty,
         "gen_ai.usage.input_tokens" = Empty,
         "gen_ai.usage.output_tokens" = Empty,
@@ -68,7 +72,7 @@ pub(super) fn invoke_agent(rt: &AgentRuntime, state: &mut RunState) -> Span {
     }
     // A run nested in a call (an agent used as a skill) is a child of that call's span, in
     // whichever process runs it: only an outermost run is continued under the first drive.
-    if rt.path.is_empty() {
+    if rt.ancestry.path.is_empty() {
         match &state.trace_parent {
             Some(parent) => trace::set_parent(&span, parent),
             None => state.trace_parent = trace::traceparent(&span),
@@ -100,8 +104,8 @@ pub(super) fn chat(rt: &AgentRuntime, request: &ChatRequest<'_>) -> Span {
         "otel.kind" = "client",
         "otel.status_code" = Empty,
         "gen_ai.operation.name" = "chat",
-        "gen_ai.provider.name" = provider_name(rt.provider.name()),
-        "gen_ai.request.model" = rt.provider.model(),
+        "gen_ai.provider.name" = provider_name(rt.settings.provider.name()),
+        "gen_ai.request.model" = rt.settings.provider.model(),
         "gen_ai.request.max_tokens" = i64::from(request.max_tokens),
         "gen_ai.request.temperature" = request.temperature.map(f64::from),
         "gen_ai.response.model" = Empty,
@@ -123,7 +127,7 @@ pub(super) fn chat(rt: &AgentRuntime, request: &ChatRequest<'_>) -> Span {
     }
     span.record(
         "otel.name",
-        match rt.provider.model() {
+        match rt.settings.provider.model() {
             Some(model) => format!("chat {model}"),
             None => "chat".to_owned(),
         },

@@ -298,9 +298,9 @@ impl<'r> RunRequest<'r> {
             return in_session::send(rt, store, &id, start, output).await;
         }
         match start {
-            Start::Goal(goal) => drive::fresh(rt, vec![goal], rt.plan_mode, output).await,
+            Start::Goal(goal) => drive::fresh(rt, vec![goal], rt.settings.plan_mode, output).await,
             Start::Transcript(transcript) => {
-                drive::fresh(rt, transcript, rt.plan_mode, output).await
+                drive::fresh(rt, transcript, rt.settings.plan_mode, output).await
             }
             Start::ApprovePlan(transcript) => {
                 drive::fresh(rt, approved(transcript), false, output).await
@@ -308,7 +308,7 @@ impl<'r> RunRequest<'r> {
             Start::Paused(mut state, decisions) => {
                 admit::check(rt, &mut state)?;
                 let active = super::handoff::active(rt, &state.handoffs)?;
-                pause::decide(&mut state, decisions, &active.registry)?;
+                pause::decide(&mut state, decisions, &active.settings.registry)?;
                 pause::check_output(&state, output.is_some())?;
                 admit::claim(rt, &state).await?;
                 drive::drive(rt, *state, output).await

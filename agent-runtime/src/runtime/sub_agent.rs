@@ -27,10 +27,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::agent_runtime::AgentRuntime;
 use super::nesting::{Forward, Nesting};
 use super::output::OutputType;
 use super::reason::FinishReason;
-use super::settings::AgentRuntime;
 use super::state::RunState;
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
@@ -72,7 +72,7 @@ impl AgentRuntime {
         name: impl Into<String>,
         description: impl Into<String>,
     ) -> SubAgent<Goal> {
-        let registry = &self.registry;
+        let registry = &self.settings.registry;
         // A live set may gain any skill later, so a registry with one is taken for neither.
         let all = |flag: fn(&agent_core::SkillMetadata) -> bool| {
             !registry.has_live_skills()
@@ -188,15 +188,15 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         }
         path.push(self.name.clone());
         let mut child = self.runtime.clone();
-        child.path = path;
-        child.cancellation = ctx.cancellation().child_token();
-        child.parent_key = ctx.idempotency_key().map(str::to_owned);
+        child.ancestry.path = path;
+        child.settings.cancellation = ctx.cancellation().child_token();
+        child.ancestry.parent_key = ctx.idempotency_key().map(str::to_owned);
         if let Some(parent) = parent {
-            child.journal = parent.journal.clone().or(child.journal);
-            child.tree = parent.tree.clone();
+            child.settings.journal = parent.journal.clone().or(child.settings.journal);
+            child.ancestry.tree = parent.tree.clone();
         }
         if let Some(parent) = parent {
-            child.sinks.push(Arc::new(Forward {
+            child.settings.sinks.push(Arc::new(Forward {
                 agent: self.name.clone(),
                 to: parent.sinks.clone(),
             }));

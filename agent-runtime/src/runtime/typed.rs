@@ -12,7 +12,7 @@ use super::output::{self, FINAL_ANSWER_TOOL, OutputType};
 impl AgentRuntime {
     /// A typed run's state, with `Auto` resolved for this provider and registry.
     pub(super) fn output_state(&self, output: OutputType) -> Result<output::Output, AgentError> {
-        if self.registry.contains(FINAL_ANSWER_TOOL) {
+        if self.settings.registry.contains(FINAL_ANSWER_TOOL) {
             return Err(ConfigError::FinalAnswerTaken {
                 name: FINAL_ANSWER_TOOL.to_owned(),
             }
@@ -20,13 +20,13 @@ impl AgentRuntime {
         }
         // A registry with any skill shows the model at least one tool (a deferred skill brings
         // `tool_search`), so this asks without cloning every definition.
-        let has_tools = !self.registry.is_empty();
+        let has_tools = !self.settings.registry.is_empty();
         Ok(output::Output::new(
             output,
-            self.output_mode,
-            self.output_retries,
+            self.settings.output_mode,
+            self.settings.output_retries,
             has_tools,
-            &*self.provider,
+            &*self.settings.provider,
         ))
     }
 }

@@ -91,7 +91,7 @@ impl Effects for Journaled<'_> {
                 call_id: call.id.to_string(),
                 name: call.name.clone(),
             };
-            let registry = &self.direct.rt.registry;
+            let registry = &self.direct.rt.settings.registry;
             // A skill that journals its own steps (a child agent) runs outside a step: its
             // steps go into this journal in order, and a step inside a step is not allowed.
             if registry
@@ -108,7 +108,7 @@ impl Effects for Journaled<'_> {
 
     /// A journal replaying recorded steps holds back what was reported before.
     fn emit(&self, event: &AgentEvent) {
-        self.journal.emit(event, &self.direct.rt.sinks);
+        self.journal.emit(event, &self.direct.rt.settings.sinks);
     }
 }
 
