@@ -3,9 +3,11 @@
 //! agent's, a program's) wait for decisions.
 //!
 //! A call inside a call is named by its path: each [`Hop`] is a call of an outer run that led to
-//! it. [`PendingCall::id`] joins the calls' ids with `/` (`p1/c1`: call `c1` inside the outer call
-//! `p1`), and that is the id a decision names; [`PendingCall::path`] joins the skills' names with
-//! ` › ` (`researcher › delete_branch`) for a person to read.
+//! it, or an agent the conversation was handed to ([`Hop::handoff`]). [`PendingCall::id`] joins
+//! the calls' ids with `/` (`p1/c1`: call `c1` inside the outer call `p1`), and that is the id a
+//! decision names; [`PendingCall::path`] joins the skills' and agents' names with ` › `
+//! (`researcher › delete_branch`; `billing › refund` for a call of the agent a run handed the
+//! conversation to) for a person to read.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -27,20 +29,37 @@ pub struct PendingCall {
     pub is_destructive: bool,
     /// Why a decision is needed, as the hook wrote it for a person.
     pub reason: String,
-    /// The outer calls this one was made inside, outermost first; empty for a call of the run
-    /// itself.
+    /// The outer calls this one was made inside, and the agents the conversation was handed to
+    /// on the way ([`Hop::handoff`]), outermost first; empty for a call of the run's own agent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub via: Vec<Hop>,
 }
 
-/// One outer call on the way to a [`PendingCall`]: the call of an outer run that made the calls
-/// below it (an agent used as a skill, a program's run).
+/// One step on the way to a [`PendingCall`]: the call of an outer run that made the calls
+/// below it (an agent used as a skill, a program's run), or an agent the run handed the
+/// conversation to ([`Hop::handoff`]: no call of its own, so no part of the id).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hop {
-    /// The outer call's id, in the outer run.
+    /// The outer call's id, in the outer run; empty for a handoff.
     pub call_id: String,
-    /// The outer call's skill (the nested agent's name).
+    /// The outer call's skill (the nested agent's name), or the agent handed to.
     pub skill: String,
+}
+
+impl Hop {
+    /// The agent `agent` the conversation was handed to: named in the path, not in the id (the
+    /// calls of the agent handed to are the run's own).
+    pub fn handoff(agent: impl Into<String>) -> Self {
+        Hop {
+            call_id: String::new(),
+            skill: agent.into(),
+        }
+    }
+
+    /// Whether this is a handoff ([`Hop::handoff`]) rather than an outer call.
+    pub fn is_handoff(&self) -> bool {
+        self.call_id.is_empty()
+    }
 }
 
 impl PendingCall {
@@ -48,7 +67,7 @@ impl PendingCall {
     /// inside, joined with `/` (`c1`; `p1/c1`; `p1/q2/c1`).
     pub fn id(&self) -> String {
         let mut id = String::new();
-        for hop in &self.via {
+        for hop in self.via.iter().filter(|h| !h.is_handoff()) {
             id.push_str(&hop.call_id);
             id.push('/');
         }
@@ -56,7 +75,8 @@ impl PendingCall {
         id
     }
 
-    /// The skills on the way, for a person: `delete_branch`; `researcher › delete_branch`.
+    /// The skills and agents on the way, for a person: `delete_branch`; `researcher ›
+    /// delete_branch`; `billing › refund`.
     pub fn path(&self) -> String {
         let mut path = String::new();
         for hop in &self.via {
@@ -86,15 +106,25 @@ impl PendingCall {
         crate::digest::sha256_hex(&[id.as_bytes(), &path, &arguments])
     }
 
-    /// This call as the run one level in sees it: without its outermost hop. `None` for a call
-    /// of the run itself.
+    /// The outermost call this one was made inside ([`PendingCall::via`]'s first hop that is
+    /// not a handoff); `None` for a call of the run itself.
+    pub fn outer(&self) -> Option<&Hop> {
+        self.via.iter().find(|h| !h.is_handoff())
+    }
+
+    /// This call as the run one level in sees it: without its outermost call's hop, and the
+    /// handoffs of the run out here before it. `None` for a call of the run itself.
     pub fn within(&self) -> Option<PendingCall> {
+        let at = self.via.iter().position(|h| !h.is_handoff())?;
         let mut inner = self.clone();
-        if inner.via.is_empty() {
-            return None;
-        }
-        inner.via.remove(0);
+        inner.via.drain(..=at);
         Some(inner)
+    }
+
+    /// This call as seen from the agent that handed the conversation to `agent`.
+    pub fn handed_to(mut self, agent: &str) -> Self {
+        self.via.insert(0, Hop::handoff(agent));
+        self
     }
 
     /// This call as seen one run further out: made inside the outer call `call_id` to `skill`.

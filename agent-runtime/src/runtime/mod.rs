@@ -22,15 +22,41 @@
 //!
 //! A run is one serializable [`RunState`]: the transcript, the counters and guards, the loaded
 //! deferred skills, plan mode, a typed run's progress, and what comes next: ask the model, run the
-//! calls of its last answer, wait for decisions, or done. The loop steps it (`run.rs`); a pause is
-//! the loop stopping with the value in hand, a resume the loop stepping it again. Where each
-//! finish reason is decided is one file, `finish.rs`. What the run does besides the loop is chosen
-//! once when it starts (`drive.rs`): its I/O ([`Journal`]ed or direct, `effects.rs` and
-//! `journal.rs`) and its abilities (plan mode, the typed answer, handoffs, children's usage,
-//! the cost budget and tree budgets: the table in `ability.rs`), each a wrapper in its own file; the pause is `pause.rs`. A state that comes back is checked in
-//! `admit.rs` (its format, its seal from `seal.rs`, its pause claimed once) before the decisions
-//! are. A run starts one way, a [`RunRequest`] (`start.rs`), kept in a session by
-//! `in_session.rs`.
+//! calls of its last answer, wait for decisions, or done. The loop steps it; a pause is the loop
+//! stopping with the value in hand, a resume the loop stepping it again. What the run does
+//! besides the loop is chosen once when it starts: its I/O ([`Journal`]ed or direct) and its
+//! abilities (plan mode, the typed answer, handoffs, children's usage, the cost budget and tree
+//! budgets), each a wrapper in its own file.
+//!
+//! # Which file decides what
+//!
+//! The files are grouped by what they hold, one folder a concept (named here from `runtime/`):
+//!
+//! | folder | file | what it decides |
+//! |---|---|---|
+//! | `setup/` | `agent_runtime.rs` | [`AgentRuntime`] and its builder methods |
+//! | | `settings.rs` | what the builder methods set, the same for every run |
+//! | | `ancestry.rs` | the runtime's place among agents when another runs it as a skill |
+//! | `start/` | `run_request.rs` | how a run starts: a [`RunRequest`] (a goal, a transcript, a plan approved, a paused state with decisions) |
+//! | | `in_session.rs` | a run kept in a session: loaded, continued, saved |
+//! | `step/` | `run_state.rs` | the run as a value, [`RunState`], and its format version |
+//! | | `drive.rs` | the run's effects and abilities, chosen once; a handoff carried on; the [`RunOutcome`] made |
+//! | | `agent_loop.rs` | the loop: one step at a time, the abilities called at fixed points |
+//! | | `effects.rs`, `journal.rs`, `journaled/` | the I/O of a step: direct, or each step journaled ([`Journal`]) |
+//! | | `guards.rs`, `repair.rs`, `compaction.rs` | the repetition and denial guards; unanswered calls answered; the transcript summarised |
+//! | | `tool_record.rs`, `spans.rs` | a tool call's result as kept; the run's `tracing` spans |
+//! | `finish/` | `finish_checks.rs` | where each finish reason is decided, one check each |
+//! | | `finish_reason.rs` | the [`FinishReason`]s, [`Budget`]s and [`TranscriptLimit`] |
+//! | | `run_outcome.rs`, `agent_error.rs` | what a run hands back: its [`RunOutcome`], or an [`AgentError`] ([`ConfigError`], [`ResumeError`]) |
+//! | | `output_type.rs`, `typed_answer.rs`, `typed_outcome.rs` | a typed run: the output asked for and its modes, the ability that checks answers, the [`TypedOutcome`] |
+//! | `pause/` | `decisions.rs` | the pause: a turn held with calls waiting; decisions checked and turned back into a turn |
+//! | | `admit.rs`, `seal.rs` | a state that comes back: its format, its seal, its pause claimed once; a state that leaves, sealed |
+//! | `abilities/` | `ability.rs` | the `Ability` trait, and the table of abilities (checked by a test) |
+//! | | `plan_mode.rs`, `cost_budget.rs`, `tree_budget.rs` | plan mode; the money budget; budgets shared with agents above ([`TreeBudget`]) |
+//! | `agents/` | `sub_agent.rs` | an agent as a skill ([`SubAgent`]) |
+//! | | `nesting.rs` | a run's place among nested agents, their events and usage carried up |
+//! | | `inner_calls.rs` | a skill's calls inside its own call ([`InnerCalls`]) |
+//! | | `handoff.rs` | handoffs: `transfer_to_<name>`, and the state carried on with the agent handed to |
 //!
 //! ```
 //! use agent_core::Registry;
@@ -88,50 +114,28 @@
 //!   that fail go back to the model with the error, and `output_retries` of them end the run with
 //!   [`Budget::OutputRetries`]. The modes are described on [`OutputMode`].
 
-mod ability;
-mod admit;
-mod answer;
-mod compaction;
-mod cost_budget;
-mod drive;
-mod effects;
+mod abilities;
+mod agents;
 mod finish;
-mod guards;
-mod handoff;
-mod in_session;
-mod inner;
-mod journal;
-mod journaled;
-mod nesting;
-mod outcome;
-mod output;
 mod pause;
-mod plan;
-mod reason;
-mod record;
-mod repair;
-mod run;
-mod seal;
-mod settings;
-mod spans;
+mod setup;
 mod start;
-mod state;
-mod sub_agent;
-mod tree_budget;
-mod typed;
+mod step;
 
+pub use abilities::tree_budget::TreeBudget;
 pub use agent_core::pending::{CallRef, Decision, Hop, PendingCall};
-pub use inner::InnerCalls;
-pub use journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
-pub use outcome::{AgentError, RunOutcome};
-pub use output::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
-pub use reason::{Budget, FinishReason, TranscriptLimit};
+pub use agents::handoff::TranscriptFilter;
+pub use agents::inner_calls::InnerCalls;
+pub use agents::sub_agent::{Goal, SubAgent};
+pub use finish::agent_error::{AgentError, ConfigError, ResumeError};
+pub use finish::finish_reason::{Budget, FinishReason, TranscriptLimit};
+pub use finish::output_type::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
+pub use finish::run_outcome::RunOutcome;
+pub use finish::typed_outcome::TypedOutcome;
 #[doc(hidden)]
-pub use seal::bench_support;
-pub use seal::{MIN_KEY_LEN, SealError, StateKeys};
-pub use settings::{AgentRuntime, TranscriptFilter};
-pub use start::{RunRequest, TypedRunRequest};
-pub use state::{RUN_STATE_VERSION, RunState, Seal};
-pub use sub_agent::{Goal, SubAgent};
-pub use tree_budget::TreeBudget;
-pub use typed::TypedOutcome;
+pub use pause::seal::bench_support;
+pub use pause::seal::{MIN_KEY_LEN, SealError, StateKeys};
+pub use setup::agent_runtime::AgentRuntime;
+pub use start::run_request::{RunRequest, TypedRunRequest};
+pub use step::journal::{Journal, JournalError, JournalStep, StepFuture, StepResult};
+pub use step::run_state::{RUN_STATE_VERSION, RunState, Seal};

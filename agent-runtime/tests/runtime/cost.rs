@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use agent_core::{Registry, SkillError, ToolCall, skill};
 use agent_llm::{Cost, MockProvider, MockReply, ModelPrice, PriceTable, Role, Usage, Usd};
 use agent_runtime::{
-    AgentError, AgentEvent, AgentRuntime, Budget, Decision, FinishReason, RunState,
+    AgentError, AgentEvent, AgentRuntime, Budget, ConfigError, Decision, FinishReason, RunState,
 };
 use serde_json::json;
 
@@ -196,6 +196,7 @@ async fn a_call_that_passed_the_budget_has_its_tool_calls_refused() {
 
 #[tokio::test]
 async fn a_money_budget_that_cannot_be_counted_is_a_configuration_error() {
+    use agent_llm::LlmProvider as _;
     for mock in [
         MockProvider::new([MockReply::text("hi")]),
         MockProvider::new([MockReply::text("hi")]).with_model("no-such-model-x9"),
@@ -206,7 +207,24 @@ async fn a_money_budget_that_cannot_be_counted_is_a_configuration_error() {
             .run("Hi.")
             .await
             .unwrap_err();
-        assert!(matches!(error, AgentError::Config(_)), "{error:?}");
+        match mock.model() {
+            None => assert!(
+                matches!(
+                    &error,
+                    AgentError::Config(ConfigError::CostBudgetWithoutModel { provider, .. })
+                        if *provider == mock.name()
+                ),
+                "{error:?}"
+            ),
+            Some(named) => assert!(
+                matches!(
+                    &error,
+                    AgentError::Config(ConfigError::CostBudgetWithoutPrice { model, .. })
+                        if model == named
+                ),
+                "{error:?}"
+            ),
+        }
         assert!(error.to_string().contains("max_cost"), "{error}");
         assert!(mock.requests().is_empty());
     }

@@ -209,3 +209,76 @@ async fn in_a_handed_to_agent_an_approval_runs_one_call_and_a_reused_id_asks_aga
     assert_eq!(refunds("H-2"), 0);
     assert_eq!(refunds("H-1"), 1);
 }
+
+/// A call waiting in an agent the conversation was handed to is listed under that agent, as a
+/// call of an agent used as a skill is under it: `billing › refund`; the id a decision names
+/// stays the call's own, and a decision made on the call as shown (its digest) runs it.
+#[tokio::test]
+async fn a_call_waiting_in_an_agent_handed_to_is_listed_under_that_agent() {
+    let triage_model = MockProvider::new([MockReply::tool_calls([ToolCall::new(
+        "t1",
+        "transfer_to_billing",
+        json!({}),
+    )])]);
+    let billing_model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("b1", "refund", json!({"order": "L-1"}))]),
+        MockReply::text("Refunded L-1."),
+    ]);
+    let runtime = triage(billing_model, triage_model);
+    let paused = runtime.run("Refund L-1.").await.unwrap();
+    let FinishReason::AwaitingApproval { pending } = &paused.finish else {
+        panic!("{:?}", paused.finish)
+    };
+    assert_eq!(pending[0].path(), "billing › refund");
+    assert_eq!(pending[0].id(), "b1");
+    let shown = agent_core::CallRef::from(&pending[0]);
+    let done = runtime
+        .continue_paused(*paused.state.unwrap(), [(shown, Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(done.final_text.as_deref(), Some("Refunded L-1."));
+    assert_eq!(refunds("L-1"), 1);
+}
+
+/// An agent used as a skill that hands its conversation on: the call waiting is listed under
+/// both (`support › billing › refund`), its id under the outer call only (`p1/b1`), and the
+/// decision made on it as shown reaches the agent handed to and runs the call once.
+#[tokio::test]
+async fn a_call_waiting_in_a_handoff_inside_an_agent_used_as_a_skill_is_listed_under_both() {
+    let triage_model = MockProvider::new([MockReply::tool_calls([ToolCall::new(
+        "t1",
+        "transfer_to_billing",
+        json!({}),
+    )])]);
+    let billing_model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new("b1", "refund", json!({"order": "M-1"}))]),
+        MockReply::text("Refunded M-1."),
+    ]);
+    let support = triage(billing_model, triage_model).into_skill("support", "Customer support.");
+    let mut registry = Registry::new();
+    registry.add(support);
+    let coordinator_model = MockProvider::new([
+        MockReply::tool_calls([ToolCall::new(
+            "p1",
+            "support",
+            json!({"goal": "Refund M-1."}),
+        )]),
+        MockReply::text("Done."),
+    ]);
+    let coordinator = AgentRuntime::new(coordinator_model, registry);
+    let paused = coordinator.run("Refund M-1.").await.unwrap();
+    let FinishReason::AwaitingApproval { pending } = &paused.finish else {
+        panic!("{:?}", paused.finish)
+    };
+    assert_eq!(pending[0].path(), "support › billing › refund");
+    assert_eq!(pending[0].id(), "p1/b1");
+    let shown = agent_core::CallRef::from(&pending[0]);
+    let state: RunState =
+        serde_json::from_str(&serde_json::to_string(&paused.state.unwrap()).unwrap()).unwrap();
+    let done = coordinator
+        .continue_paused(state, [(shown, Decision::Approve)])
+        .await
+        .unwrap();
+    assert_eq!(done.final_text.as_deref(), Some("Done."));
+    assert_eq!(refunds("M-1"), 1);
+}

@@ -9,7 +9,7 @@ use agent_core::{
 };
 use agent_llm::{MockProvider, MockReply, Role};
 use agent_runtime::{
-    AgentError, AgentEvent, AgentRuntime, Budget, Decision, FinishReason, RunState,
+    AgentError, AgentEvent, AgentRuntime, Budget, Decision, FinishReason, ResumeError, RunState,
 };
 use serde_json::json;
 
@@ -241,7 +241,17 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, AgentError::Resume(m) if m.contains("no decision for the pending call `c1`")),
+        matches!(
+            &error,
+            AgentError::Resume(ResumeError::UnmatchedDecisions { unknown, missing, .. })
+                if unknown.is_empty() && *missing == ["c1"]
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("no decision for the pending call `c1`"),
         "{error}"
     );
     let error = runtime
@@ -262,6 +272,10 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
         )
         .await
         .unwrap_err();
+    assert!(
+        matches!(&error, AgentError::Resume(ResumeError::TwoDecisions { id }) if id == "c1"),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("two decisions"), "{error}");
     // A misspelled id: both the unknown decision and the call left without one are named.
     let error = runtime
@@ -279,6 +293,13 @@ async fn wrong_decisions_are_refused_before_anything_runs() {
         .continue_paused(state, [("c1", Decision::Approve)])
         .await
         .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            AgentError::Resume(ResumeError::UnknownSkill { id, skill }) if id == "c1" && skill == "wipe"
+        ),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("does not have"), "{error}");
     assert_eq!(wipes("/wrong"), 0);
 }

@@ -9,7 +9,7 @@ use agent_core::{CallRef, Registry, RetryPolicy, SkillContext, SkillError, ToolC
 use agent_llm::{MockProvider, MockReply};
 use agent_runtime::{
     AgentError, AgentRuntime, Decision, FinishReason, MemorySessionStore, RedbSessionStore,
-    RunState, SealError, SessionStore, StateKeys,
+    ResumeError, RunState, SealError, SessionStore, StateKeys,
 };
 use serde_json::{Value, json};
 
@@ -367,7 +367,10 @@ async fn the_transcripts_copy_of_a_pending_call_edited_is_refused() {
         .continue_paused(edited, [("c1", Decision::Approve)])
         .await
         .unwrap_err();
-    assert!(refused(&error), "{error}");
+    assert!(
+        matches!(&error, AgentError::Resume(ResumeError::PendingDiffers { id }) if id == "c1"),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("`c1`"), "{error}");
     assert_eq!(effects("transfer:mallory-6:1000000"), 0);
     assert_eq!(effects("transfer:alice-6:100"), 0);
@@ -400,7 +403,10 @@ async fn a_pending_call_duplicated_in_the_transcript_is_refused_not_run_twice() 
         .continue_paused(from_json(value), [("c1", Decision::Approve)])
         .await
         .unwrap_err();
-    assert!(refused(&error), "{error}");
+    assert!(
+        matches!(&error, AgentError::Resume(ResumeError::CallIdTwice { id }) if id == "c1"),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("two calls"), "{error}");
     assert_eq!(effects("transfer:alice-8:100"), 0);
 }
@@ -417,7 +423,10 @@ async fn a_pending_id_listed_twice_is_an_error_not_a_panic() {
         .continue_paused(from_json(value), [("c1", Decision::Approve)])
         .await
         .unwrap_err();
-    assert!(refused(&error), "{error}");
+    assert!(
+        matches!(&error, AgentError::Resume(ResumeError::PendingTwice { id }) if id == "c1"),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("twice"), "{error}");
     assert_eq!(effects("transfer:alice-9:100"), 0);
 }
@@ -439,7 +448,10 @@ async fn a_decision_made_on_another_version_of_the_call_is_refused() {
         )
         .await
         .unwrap_err();
-    assert!(refused(&error), "{error}");
+    assert!(
+        matches!(&error, AgentError::Resume(ResumeError::NotTheCallShown { id }) if id == "c1"),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("digest"), "{error}");
     assert_eq!(effects("transfer:alice-10:99999"), 0);
     // The call the page showed, with its digest, runs.
@@ -602,7 +614,14 @@ async fn a_downgraded_format_label_is_refused() {
             .continue_paused(from_json(value), [("c1", Decision::Approve)])
             .await
             .unwrap_err();
-        assert!(refused(&error), "{error}");
+        assert!(
+            matches!(
+                &error,
+                AgentError::Resume(ResumeError::FormatLabel { version: labelled, .. })
+                    if *labelled == version
+            ),
+            "{error:?}"
+        );
         assert!(
             error.to_string().contains(&format!("version {version}")),
             "{error}"
@@ -648,6 +667,13 @@ async fn a_state_continued_twice_at_once_runs_its_approved_call_once_with_claims
         "{a:?} {b:?}"
     );
     let error = a.err().or(b.err()).unwrap();
+    assert!(
+        matches!(
+            &error,
+            AgentError::Resume(ResumeError::AlreadyContinued { .. })
+        ),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("continued already"), "{error}");
     assert_eq!(effects("transfer:alice-15:100"), 1);
 }
