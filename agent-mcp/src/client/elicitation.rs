@@ -17,7 +17,8 @@ pub const ACTION_KEY: &str = "$action";
 /// The most bytes an accepted answer's content may have once encoded as JSON.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
-/// What a remote MCP server asks a person while one of its tools runs (`elicitation/create`).
+/// Client side: what a remote MCP server asks a person while one of its tools runs
+/// (`elicitation/create`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Elicitation {
@@ -163,7 +164,9 @@ impl Elicitation {
     }
 }
 
-/// A person's answer to an [`Elicitation`], and the [`Decision`] that carries it.
+/// Client side: a person's answer to a server's [`Elicitation`], and the [`Decision`] that
+/// carries it (a skill served over MCP gets its client's answer as
+/// [`server::ClientAnswer`](crate::server::ClientAnswer)).
 ///
 /// | answer | decision |
 /// |---|---|
@@ -174,7 +177,7 @@ impl Elicitation {
 ///
 /// ```
 /// use agent_core::Decision;
-/// use agent_mcp::ElicitationAnswer;
+/// use agent_mcp::client::ElicitationAnswer;
 /// use serde_json::json;
 ///
 /// let accept = ElicitationAnswer::accept(json!({"guests": 2}).as_object().unwrap().clone());

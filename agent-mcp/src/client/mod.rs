@@ -1,5 +1,5 @@
-//! Using an MCP server's tools as skills, and its questions, sampling requests, resources and
-//! prompts: [`McpSkills`].
+//! The client half: using an MCP server's tools as skills, and its questions, sampling requests,
+//! resources and prompts: [`McpSkills`]. (Serving skills is the other half, [`crate::server`].)
 //!
 //! ```no_run
 //! use agent_core::Registry;
