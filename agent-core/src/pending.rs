@@ -2,10 +2,10 @@
 //! it, and a [`Suspension`]: a call that stopped part-way because calls it made itself (a nested
 //! agent's, a program's) wait for decisions.
 //!
-//! A call inside a call is named by its path: each [`Hop`] is a call of an outer run that led to
-//! it. [`PendingCall::id`] joins the calls' ids with `/` (`p1/c1`: call `c1` inside the outer call
-//! `p1`), and that is the id a decision names; [`PendingCall::path`] joins the skills' names with
-//! ` › ` (`researcher › delete_branch`) for a person to read.
+//! A call inside a call is named by its path: each [`OuterCall`] is a call of an outer run that
+//! led to it. [`PendingCall::id`] joins the calls' ids with `/` (`p1/c1`: call `c1` inside the
+//! outer call `p1`), and that is the id a decision names; [`PendingCall::path`] joins the skills'
+//! names with ` › ` (`researcher › delete_branch`) for a person to read.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -30,26 +30,31 @@ pub struct PendingCall {
     /// The outer calls this one was made inside, outermost first; empty for a call of the run
     /// itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub via: Vec<Hop>,
+    pub via: Vec<OuterCall>,
 }
 
 /// One outer call on the way to a [`PendingCall`]: the call of an outer run that made the calls
-/// below it (an agent used as a skill, a program's run).
+/// below it (an agent used as a skill, a program's run). [`PendingCall::via`] lists them,
+/// outermost first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hop {
+pub struct OuterCall {
     /// The outer call's id, in the outer run.
     pub call_id: String,
     /// The outer call's skill (the nested agent's name).
     pub skill: String,
 }
 
+/// The old name of [`OuterCall`], kept while agent-runtime still uses it; use `OuterCall`.
+#[doc(hidden)]
+pub use OuterCall as Hop;
+
 impl PendingCall {
     /// The id a decision names: the call's own id, after the ids of the outer calls it was made
     /// inside, joined with `/` (`c1`; `p1/c1`; `p1/q2/c1`).
     pub fn id(&self) -> String {
         let mut id = String::new();
-        for hop in &self.via {
-            id.push_str(&hop.call_id);
+        for outer in &self.via {
+            id.push_str(&outer.call_id);
             id.push('/');
         }
         id.push_str(&self.call.id);
@@ -59,8 +64,8 @@ impl PendingCall {
     /// The skills on the way, for a person: `delete_branch`; `researcher › delete_branch`.
     pub fn path(&self) -> String {
         let mut path = String::new();
-        for hop in &self.via {
-            path.push_str(&hop.skill);
+        for outer in &self.via {
+            path.push_str(&outer.skill);
             path.push_str(" › ");
         }
         path.push_str(&self.skill);
@@ -77,8 +82,8 @@ impl PendingCall {
         let mut arguments = Vec::new();
         crate::digest::canonical_json(&self.call.arguments, &mut arguments);
         let mut path = Vec::new();
-        for hop in &self.via {
-            path.push(hop.skill.as_bytes());
+        for outer in &self.via {
+            path.push(outer.skill.as_bytes());
         }
         path.push(self.skill.as_bytes());
         let id = self.id();
@@ -86,8 +91,8 @@ impl PendingCall {
         crate::digest::sha256_hex(&[id.as_bytes(), &path, &arguments])
     }
 
-    /// This call as the run one level in sees it: without its outermost hop. `None` for a call
-    /// of the run itself.
+    /// This call as the run one level in sees it: without its outermost [`OuterCall`]. `None` for
+    /// a call of the run itself.
     pub fn within(&self) -> Option<PendingCall> {
         let mut inner = self.clone();
         if inner.via.is_empty() {
@@ -101,7 +106,7 @@ impl PendingCall {
     pub fn inside(mut self, call_id: &str, skill: &str) -> Self {
         self.via.insert(
             0,
-            Hop {
+            OuterCall {
                 call_id: call_id.to_owned(),
                 skill: skill.to_owned(),
             },
