@@ -2,8 +2,6 @@
 
 use serde_json::Value;
 
-use super::elicitation::{ACTION_KEY, MAX_ANSWER_BYTES};
-
 /// Client side: why a [`Decision`](agent_core::Decision) could not answer a server's
 /// [`Elicitation`](super::Elicitation), from
 /// [`ElicitationAnswer::from_decision`](super::ElicitationAnswer::from_decision) (the decision
@@ -14,21 +12,28 @@ use super::elicitation::{ACTION_KEY, MAX_ANSWER_BYTES};
 #[non_exhaustive]
 pub enum AnswerError {
     /// `Decision::Edit` with a value that is not an object (of the requested properties, or a
-    /// full answer with [`ACTION_KEY`]).
+    /// full answer with [`ACTION_KEY`](super::ACTION_KEY)).
     #[error("an answer must be an object of the requested properties, not `{0}`")]
     NotAnObject(Value),
-    /// The value of [`ACTION_KEY`] is not a string.
-    #[error("`{ACTION_KEY}` must be a string")]
+    /// The value of [`ACTION_KEY`](super::ACTION_KEY) is not a string.
+    #[error("`$action` must be a string")]
     ActionNotAString,
-    /// [`ACTION_KEY`] names none of `accept`, `decline`, `cancel`; the name it gave.
-    #[error("`{ACTION_KEY}` is `{0}`; it must be `accept`, `decline` or `cancel`")]
+    /// [`ACTION_KEY`](super::ACTION_KEY) names none of `accept`, `decline`, `cancel`; the name
+    /// it gave.
+    #[error("`$action` is `{0}`; it must be `accept`, `decline` or `cancel`")]
     UnknownAction(String),
     /// A full answer that accepts with a `content` that is not an object.
     #[error("`content` of an accepted answer must be an object")]
     ContentNotAnObject,
-    /// The accepted content is over [`MAX_ANSWER_BYTES`] once encoded as JSON; its size.
-    #[error("the answer has {0} bytes, over the limit of {MAX_ANSWER_BYTES}")]
-    TooLarge(usize),
+    /// The accepted content is over the limit ([`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES))
+    /// once encoded as JSON.
+    #[error("the answer has {bytes} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// The content's size, in bytes of JSON.
+        bytes: usize,
+        /// The most bytes an answer may have.
+        limit: usize,
+    },
     /// Content given to a URL-mode question, which is accepted without any.
     #[error("a URL elicitation is accepted without content")]
     ContentForUrl,

@@ -129,7 +129,10 @@ impl Elicitation {
         let instance = Value::Object(content.clone());
         let bytes = instance.to_string().len();
         if bytes > MAX_ANSWER_BYTES {
-            return Err(AnswerError::TooLarge(bytes));
+            return Err(AnswerError::TooLarge {
+                bytes,
+                limit: MAX_ANSWER_BYTES,
+            });
         }
         let schema = match self {
             Elicitation::Url { .. } if content.is_empty() => return Ok(()),
@@ -296,7 +299,10 @@ mod tests {
     fn an_answer_that_does_not_fit_the_question_says_why() {
         let big = "A".repeat(MAX_ANSWER_BYTES);
         match form().answer(&edit(json!({"name": big, "guests": 2}))) {
-            Err(AnswerError::TooLarge(bytes)) => assert!(bytes > MAX_ANSWER_BYTES, "{bytes}"),
+            Err(AnswerError::TooLarge { bytes, limit }) => {
+                assert_eq!(limit, MAX_ANSWER_BYTES);
+                assert!(bytes > MAX_ANSWER_BYTES, "{bytes}");
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(
@@ -349,7 +355,11 @@ mod tests {
             "`$action` is `maybe`; it must be `accept`, `decline` or `cancel`"
         );
         assert_eq!(
-            AnswerError::TooLarge(70_000).to_string(),
+            AnswerError::TooLarge {
+                bytes: 70_000,
+                limit: MAX_ANSWER_BYTES
+            }
+            .to_string(),
             "the answer has 70000 bytes, over the limit of 65536"
         );
     }
