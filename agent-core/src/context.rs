@@ -283,8 +283,11 @@ struct KeyCell {
     text: OnceLock<String>,
 }
 
-/// State that lives as long as one run (or one chat, or one MCP connection): which deferred skills
-/// `tool_search` has loaded. Clones share the same state; a new `RunScope` starts empty.
+/// The state one run shares among all its calls, and loses when it ends (a chat's, or an MCP
+/// connection's, for as long as it lasts): which deferred skills `tool_search` has loaded, the
+/// calls a person approved after a pause, and what suspended calls get back when the run
+/// continues. Every call's [`SkillContext`] reaches it as [`SkillContext::scope`]. Clones share the
+/// same state; a new `RunScope` starts empty.
 #[derive(Clone, Default, Debug)]
 pub struct RunScope {
     loaded: Arc<Mutex<BTreeSet<String>>>,

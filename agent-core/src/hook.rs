@@ -27,7 +27,7 @@
 //! |---|---|---|
 //! | [`PermissionGate`] | the hook most programs want: a rule that says, per call, allow, deny or ask | you, once: `registry.with_hook(PermissionGate::new(..))` |
 //! | [`Permission`] | what a three-way rule answers: `Allow`, `Deny(reason)`, `Ask(reason)` | your rule, with [`PermissionGate::with`] |
-//! | [`PermissionRule`] | the trait a gate's rule implements; [`YesNoRule`] wraps a closure that answers `bool` ([`PermissionGate::new`]), [`ThreeWayRule`] one that answers a [`Permission`] ([`PermissionGate::with`]) | the gate; you name them only to store a gate's type |
+//! | [`PermissionRule`] | the trait a gate's rule implements; [`AllowFn`] wraps a closure that answers `bool` ([`PermissionGate::new`]), [`PermissionFn`] one that answers a [`Permission`] ([`PermissionGate::with`]) | the gate; you name them only to store a gate's type |
 //! | [`HookVerdict`] | what any hook's `before` answers, a gate's included: proceed, modify, deny, replace or ask | a hook you write yourself |
 //! | [`DestructiveCalls`](crate::DestructiveCalls) | what the registry does with a destructive call no hook decided: ask (the default), allow or deny | the registry's setting |
 //! | [`Decision`](crate::Decision) | a person's answer to a call that waits: approve, deny, or edit its arguments | whoever continues a paused run |
@@ -210,13 +210,15 @@ pub trait PermissionRule: Send + Sync + 'static {
     fn decide(&self, skill_name: &str, metadata: &SkillMetadata) -> Permission;
 }
 
-/// A yes-or-no rule; see [`PermissionGate::new`].
-pub struct YesNoRule<F>(F);
+/// A closure that says whether a call may run (`true`) or is refused (`false`), as a
+/// [`PermissionGate`]'s rule; made by [`PermissionGate::new`].
+pub struct AllowFn<F>(F);
 
-/// A three-way rule; see [`PermissionGate::with`].
-pub struct ThreeWayRule<F>(F);
+/// A closure that answers a [`Permission`] (allow, deny, or ask a person), as a
+/// [`PermissionGate`]'s rule; made by [`PermissionGate::with`].
+pub struct PermissionFn<F>(F);
 
-impl<F> PermissionRule for YesNoRule<F>
+impl<F> PermissionRule for AllowFn<F>
 where
     F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
@@ -232,7 +234,7 @@ where
     }
 }
 
-impl<F> PermissionRule for ThreeWayRule<F>
+impl<F> PermissionRule for PermissionFn<F>
 where
     F: Fn(&str, &SkillMetadata) -> Permission + Send + Sync + 'static,
 {
@@ -241,7 +243,7 @@ where
     }
 }
 
-impl<F> PermissionGate<YesNoRule<F>>
+impl<F> PermissionGate<AllowFn<F>>
 where
     F: Fn(&str, &SkillMetadata) -> bool + Send + Sync + 'static,
 {
@@ -249,19 +251,19 @@ where
     /// otherwise.
     pub fn new(allow: F) -> Self {
         PermissionGate {
-            rule: YesNoRule(allow),
+            rule: AllowFn(allow),
         }
     }
 }
 
-impl<F> PermissionGate<ThreeWayRule<F>>
+impl<F> PermissionGate<PermissionFn<F>>
 where
     F: Fn(&str, &SkillMetadata) -> Permission + Send + Sync + 'static,
 {
     /// A gate whose rule allows, denies or asks a person about each call.
     pub fn with(rule: F) -> Self {
         PermissionGate {
-            rule: ThreeWayRule(rule),
+            rule: PermissionFn(rule),
         }
     }
 }

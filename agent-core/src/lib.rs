@@ -219,13 +219,14 @@ pub use content::{Content, Media, MediaKind, Part};
 pub use context::{RunScope, SkillContext};
 pub use error::{RegistryError, SkillError, SourceLocation};
 pub use hook::{
-    HookFuture, HookVerdict, Permission, PermissionGate, PermissionRule, SkillHook, ThreeWayRule,
-    YesNoRule,
+    AllowFn, HookFuture, HookVerdict, Permission, PermissionFn, PermissionGate, PermissionRule,
+    SkillHook,
 };
 #[doc(hidden)]
 pub use idempotency::TurnKeys;
 pub use outcome::{Outcome, Pause};
-pub use pending::{CallRef, Decision, Hop, PendingCall, Resumption, Suspension};
+#[doc(hidden)]
+pub use pending::{CallRef, Decision, PathStep, PendingCall, Resumption, Suspension};
 pub use registry::{
     CurrentRegistry, DestructiveCalls, LiveSkills, Registry, SkillRegistration, WeakLiveSkills,
 };

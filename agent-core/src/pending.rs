@@ -2,8 +2,8 @@
 //! it, and a [`Suspension`]: a call that stopped part-way because calls it made itself (a nested
 //! agent's, a program's) wait for decisions.
 //!
-//! A call inside a call is named by its path: each [`Hop`] is a call of an outer run that led to
-//! it, or an agent the conversation was handed to ([`Hop::handoff`]). [`PendingCall::id`] joins
+//! A call inside a call is named by its path: each [`PathStep`] is a call of an outer run that led to
+//! it, or an agent the conversation was handed to ([`PathStep::handoff`]). [`PendingCall::id`] joins
 //! the calls' ids with `/` (`p1/c1`: call `c1` inside the outer call `p1`), and that is the id a
 //! decision names; [`PendingCall::path`] joins the skills' and agents' names with ` › `
 //! (`researcher › delete_branch`; `billing › refund` for a call of the agent a run handed the
@@ -30,33 +30,33 @@ pub struct PendingCall {
     /// Why a decision is needed, as the hook wrote it for a person.
     pub reason: String,
     /// The outer calls this one was made inside, and the agents the conversation was handed to
-    /// on the way ([`Hop::handoff`]), outermost first; empty for a call of the run's own agent.
+    /// on the way ([`PathStep::handoff`]), outermost first; empty for a call of the run's own agent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub via: Vec<Hop>,
+    pub via: Vec<PathStep>,
 }
 
 /// One step on the way to a [`PendingCall`]: the call of an outer run that made the calls
 /// below it (an agent used as a skill, a program's run), or an agent the run handed the
-/// conversation to ([`Hop::handoff`]: no call of its own, so no part of the id).
+/// conversation to ([`PathStep::handoff`]: no call of its own, so no part of the id).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hop {
+pub struct PathStep {
     /// The outer call's id, in the outer run; empty for a handoff.
     pub call_id: String,
     /// The outer call's skill (the nested agent's name), or the agent handed to.
     pub skill: String,
 }
 
-impl Hop {
+impl PathStep {
     /// The agent `agent` the conversation was handed to: named in the path, not in the id (the
     /// calls of the agent handed to are the run's own).
     pub fn handoff(agent: impl Into<String>) -> Self {
-        Hop {
+        PathStep {
             call_id: String::new(),
             skill: agent.into(),
         }
     }
 
-    /// Whether this is a handoff ([`Hop::handoff`]) rather than an outer call.
+    /// Whether this is a handoff ([`PathStep::handoff`]) rather than an outer call.
     pub fn is_handoff(&self) -> bool {
         self.call_id.is_empty()
     }
@@ -67,8 +67,8 @@ impl PendingCall {
     /// inside, joined with `/` (`c1`; `p1/c1`; `p1/q2/c1`).
     pub fn id(&self) -> String {
         let mut id = String::new();
-        for hop in self.via.iter().filter(|h| !h.is_handoff()) {
-            id.push_str(&hop.call_id);
+        for step in self.via.iter().filter(|h| !h.is_handoff()) {
+            id.push_str(&step.call_id);
             id.push('/');
         }
         id.push_str(&self.call.id);
@@ -79,8 +79,8 @@ impl PendingCall {
     /// delete_branch`; `billing › refund`.
     pub fn path(&self) -> String {
         let mut path = String::new();
-        for hop in &self.via {
-            path.push_str(&hop.skill);
+        for step in &self.via {
+            path.push_str(&step.skill);
             path.push_str(" › ");
         }
         path.push_str(&self.skill);
@@ -97,8 +97,8 @@ impl PendingCall {
         let mut arguments = Vec::new();
         crate::digest::canonical_json(&self.call.arguments, &mut arguments);
         let mut path = Vec::new();
-        for hop in &self.via {
-            path.push(hop.skill.as_bytes());
+        for step in &self.via {
+            path.push(step.skill.as_bytes());
         }
         path.push(self.skill.as_bytes());
         let id = self.id();
@@ -106,13 +106,13 @@ impl PendingCall {
         crate::digest::sha256_hex(&[id.as_bytes(), &path, &arguments])
     }
 
-    /// The outermost call this one was made inside ([`PendingCall::via`]'s first hop that is
+    /// The outermost call this one was made inside ([`PendingCall::via`]'s first step that is
     /// not a handoff); `None` for a call of the run itself.
-    pub fn outer(&self) -> Option<&Hop> {
+    pub fn outer(&self) -> Option<&PathStep> {
         self.via.iter().find(|h| !h.is_handoff())
     }
 
-    /// This call as the run one level in sees it: without its outermost call's hop, and the
+    /// This call as the run one level in sees it: without its outermost call's step, and the
     /// handoffs of the run out here before it. `None` for a call of the run itself.
     pub fn within(&self) -> Option<PendingCall> {
         let at = self.via.iter().position(|h| !h.is_handoff())?;
@@ -123,7 +123,7 @@ impl PendingCall {
 
     /// This call as seen from the agent that handed the conversation to `agent`.
     pub fn handed_to(mut self, agent: &str) -> Self {
-        self.via.insert(0, Hop::handoff(agent));
+        self.via.insert(0, PathStep::handoff(agent));
         self
     }
 
@@ -131,7 +131,7 @@ impl PendingCall {
     pub fn inside(mut self, call_id: &str, skill: &str) -> Self {
         self.via.insert(
             0,
-            Hop {
+            PathStep {
                 call_id: call_id.to_owned(),
                 skill: skill.to_owned(),
             },

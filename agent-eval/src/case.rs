@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::check::Check;
 use crate::schema::Schema;
+use crate::schema_error::SchemaError;
 use agent_runtime::OutputType;
 
 /// The most attempts one case may ask for.
@@ -62,8 +63,9 @@ impl Case {
     }
 
     /// Makes the case a typed run that must end with a value following `schema` (a JSON
-    /// Schema); `Err` when it is not a valid schema.
-    pub fn output_schema(mut self, schema: Value) -> Result<Case, String> {
+    /// Schema); [`SchemaError::Invalid`] when it is not a valid
+    /// schema.
+    pub fn output_schema(mut self, schema: Value) -> Result<Case, SchemaError> {
         let compiled = Schema::new(schema.clone())?;
         self.output = Some(compiled.output_type());
         self.output_schema = Some(schema);

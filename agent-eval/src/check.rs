@@ -15,7 +15,9 @@ use agent_llm::{Message, Usage};
 use agent_runtime::FinishReason;
 use serde_json::Value;
 
+use crate::not_json::NotJson;
 use crate::schema::Schema;
+use crate::schema_error::SchemaError;
 
 /// The longest a check's shown name quotes of its argument, in characters.
 const NAME_QUOTE: usize = 60;
@@ -50,16 +52,14 @@ impl Answer {
 
     /// The answer as a JSON value: a typed answer's value, or an untyped answer's text (trimmed,
     /// without a Markdown code fence around it) parsed as JSON.
-    pub fn value(&self) -> Result<Value, String> {
+    pub fn value(&self) -> Result<Value, NotJson> {
         if let Some(value) = &self.output {
             return Ok(value.clone());
         }
         let text = self.text.as_deref().unwrap_or_default();
-        serde_json::from_str(unfenced(text)).map_err(|error| {
-            format!(
-                "the answer is not JSON ({error}): {}",
-                quote(text.trim(), NAME_QUOTE)
-            )
+        serde_json::from_str(unfenced(text)).map_err(|error| NotJson {
+            reason: error.to_string(),
+            text: clip(text.trim(), NAME_QUOTE),
         })
     }
 }
@@ -118,8 +118,9 @@ impl Check {
         }
     }
 
-    /// The answer's value follows the JSON Schema `schema`; `Err` when it is not a valid schema.
-    pub fn json_schema(schema: Value) -> Result<Check, String> {
+    /// The answer's value follows the JSON Schema `schema`; [`SchemaError::Invalid`] when it is
+    /// not a valid schema.
+    pub fn json_schema(schema: Value) -> Result<Check, SchemaError> {
         Ok(Check {
             name: "json_schema".to_owned(),
             kind: Kind::JsonSchema(Schema::new(schema)?),
@@ -184,7 +185,10 @@ impl Check {
                     ))
                 }
             }
-            Kind::JsonSchema(schema) => answer.value().and_then(|value| schema.check(&value)),
+            Kind::JsonSchema(schema) => match answer.value() {
+                Ok(value) => schema.check(&value).map_err(|error| error.to_string()),
+                Err(not_json) => Err(not_json.to_string()),
+            },
             Kind::Custom(check) => check(answer),
             Kind::Rubric(_) => return None,
         })
@@ -197,7 +201,7 @@ fn equals(expected: &Value, answer: &Answer) -> Result<(), String> {
         (None, Value::String(_)) => {
             Value::String(answer.text.as_deref().unwrap_or_default().trim().to_owned())
         }
-        (None, _) => answer.value()?,
+        (None, _) => answer.value().map_err(|not_json| not_json.to_string())?,
     };
     if &got == expected {
         Ok(())
@@ -309,7 +313,26 @@ mod tests {
             .unwrap_err();
         assert!(error.contains("city"), "{error}");
         assert!(check.run_local(&answer("Paris", None)).unwrap().is_err());
-        assert!(Check::json_schema(json!({"type": 12})).is_err());
+        assert!(matches!(
+            Check::json_schema(json!({"type": 12})),
+            Err(SchemaError::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn an_untyped_answer_that_is_not_json_has_no_value_and_says_why() {
+        let long = format!("  {}  ", "Paris ".repeat(20));
+        let error = answer(&long, None).value().unwrap_err();
+        assert!(error.reason.starts_with("expected value"), "{error:?}");
+        assert_eq!(error.text.chars().count(), NAME_QUOTE + 1, "{error:?}");
+        assert!(error.text.starts_with("Paris Paris") && error.text.ends_with('…'));
+        assert!(
+            error
+                .to_string()
+                .starts_with("the answer is not JSON (expected value"),
+            "{error}"
+        );
+        assert_eq!(answer("```json\n[1]\n```", None).value(), Ok(json!([1])));
     }
 
     #[test]

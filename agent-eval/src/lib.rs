@@ -93,8 +93,10 @@ mod dataset_error;
 pub mod eval;
 pub mod judge;
 pub mod junit;
+mod not_json;
 pub mod report;
 pub mod schema;
+mod schema_error;
 pub mod stats;
 mod table;
 mod tally;
@@ -105,8 +107,10 @@ pub use compare::{CaseDelta, Comparison};
 pub use dataset::{Case, Dataset, DatasetError};
 pub use eval::{Eval, EvalError, MAX_ATTEMPTS, Progress};
 pub use judge::Judge;
+pub use not_json::NotJson;
 pub use report::{
     AttemptReport, CaseReport, CheckOutcome, REPORT_FORMAT, Report, ReportError, Summary,
 };
 pub use schema::Schema;
+pub use schema_error::SchemaError;
 pub use stats::Latency;

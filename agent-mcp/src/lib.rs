@@ -2,11 +2,26 @@
 //! [`Registry`](agent_core::Registry) as an MCP server, and use any MCP server's tools as skills.
 //! The facade crate re-exports this crate as `eugene::mcp` behind its cargo feature `mcp`.
 //!
+//! The crate has two halves, each a module with its entry point at the root:
+//!
+//! | half | entry point | what it is for |
+//! |---|---|---|
+//! | [`server`] | [`McpServer`] (and [`server::ServeMcp`]'s one-liners) | serving skills: a registry's skills as an MCP server's tools, its Agent Skills as resources, prompt templates; a served skill asks the client that called it through [`server::ConnectedClient`] |
+//! | [`client`] | [`McpSkills`] | using servers' tools: an MCP server's tools as skills, its resources and prompts, and answering its questions ([`client::Elicitation`]) and sampling requests ([`client::Sampling`]) |
+//!
+//! Both halves deal in elicitation and sampling, from opposite ends, so their types are named by
+//! their side: a served skill gets its client's answer as a [`server::ClientAnswer`] and asks
+//! its client's model with a [`server::CompletionRequest`]; an application that uses a server
+//! answers the server's question with a [`client::ElicitationAnswer`] and sees its sampling
+//! request as a [`client::SamplingRequest`]. The root holds only the two entry points,
+//! [`McpError`], [`generate_token`] and [`rmcp`]; everything else is named by its half,
+//! `agent_mcp::server::…` or `agent_mcp::client::…`. [`media`] maps content both ways.
+//!
 //! # Serve
 //!
 //! ```no_run
 //! use agent_core::Registry;
-//! use agent_mcp::ServeMcp;
+//! use agent_mcp::server::ServeMcp;
 //!
 //! # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
 //! let registry = Registry::discover().expect("skills are linked");
@@ -51,7 +66,7 @@
 //!
 //! ```
 //! use agent_core::{SkillContext, SkillError};
-//! use agent_mcp::server::{ElicitAnswer, SampleRequest, client_of};
+//! use agent_mcp::server::{ClientAnswer, CompletionRequest, client_of};
 //! use serde_json::json;
 //!
 //! async fn deploy(ctx: &SkillContext) -> Result<String, SkillError> {
@@ -62,11 +77,11 @@
 //!         "required": ["env"]
 //!     });
 //!     let env = match client.elicit("Deploy where?", form).await? {
-//!         ElicitAnswer::Accept(answer) => answer["env"].to_string(),
-//!         ElicitAnswer::Decline | ElicitAnswer::Cancel => return Ok("not deployed".into()),
+//!         ClientAnswer::Accept(answer) => answer["env"].to_string(),
+//!         ClientAnswer::Decline | ClientAnswer::Cancel => return Ok("not deployed".into()),
 //!     };
 //!     let note = client
-//!         .sample(&SampleRequest::new(100).user(format!("One line of release notes for {env}.")))
+//!         .sample(&CompletionRequest::new(100).user(format!("One line of release notes for {env}.")))
 //!         .await?;
 //!     Ok(format!("deployed to {env}: {}", note.text))
 //! }
@@ -121,22 +136,23 @@
 //!
 //! ## OAuth 2.1 for remote servers (feature `oauth`)
 //!
-//! A server behind OAuth is logged in to once, with `oauth::login` (the authorization code
+//! A server behind OAuth is logged in to once, with `client::oauth::login` (the authorization code
 //! flow with PKCE: the authorization server is discovered from the MCP server, the client
 //! registers dynamically, the browser comes back to a listener on `127.0.0.1`, a forged or
 //! missing `state` is refused), and then connected to with `McpSkills::connect_http_oauth`,
 //! which uses the stored access token and refreshes it when it has expired. The tokens live
 //! in a store the application provides (rmcp's `CredentialStore`, re-exported), or in
-//! `oauth::FileTokenStore`: one JSON file per server, written atomically with mode `0600`.
+//! `client::oauth::FileTokenStore`: one JSON file per server, written atomically with mode `0600`.
 //! Without a usable token nothing is sent to the server and the error says how to log in.
-//! Tokens are never logged. See the `oauth` module (it exists with the feature on).
+//! Tokens are never logged. See the `client::oauth` module (it exists with the feature on).
 //!
 //! ## Beyond tools: questions, sampling, resources, prompts of a remote server
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //! use agent_core::Decision;
-//! use agent_mcp::{Elicitation, McpSkills, Sampling};
+//! use agent_mcp::McpSkills;
+//! use agent_mcp::client::{Elicitation, Sampling};
 //! use agent_runtime::{AgentRuntime, FinishReason};
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let provider = Arc::new(agent_llm::MockProvider::new([]));
@@ -173,20 +189,20 @@
 //! its call: the run ends with [`FinishReason::AwaitingApproval`](
 //! https://docs.rs/agent-runtime) whose pending call (named [`client::ELICITATION_CALL`], id
 //! `CALL/elicitation`) carries the server's message and requested schema
-//! ([`Elicitation::of`]). A [`Decision`](agent_core::Decision) answers it as
-//! [`ElicitationAnswer`] documents (`Edit(content)` accepts, `Deny` declines,
+//! ([`client::Elicitation::of`]). A [`Decision`](agent_core::Decision) answers it as
+//! [`client::ElicitationAnswer`] documents (`Edit(content)` accepts, `Deny` declines,
 //! `Edit({"$action": "cancel"})` cancels); accepted content is checked against the requested
 //! schema first, and a refused answer pauses again with the reason, sending nothing. A question
 //! goes to the call whose request it came with, also when calls run at once. A question asked
 //! during an open request can be answered only by the process (and connection) that asked it;
 //! continued after a restart, the call fails saying the question expired. With
-//! [`Handshake::Discover`], a server that speaks MCP 2026-07-28 asks with an `input_required`
+//! [`client::Handshake::Discover`], a server that speaks MCP 2026-07-28 asks with an `input_required`
 //! result instead, kept in the paused run's state, so it can be answered after a restart.
 //!
 //! A server's sampling requests (`sampling/createMessage`) are refused unless
-//! [`McpSkills::with_sampling`] gave a model: [`Sampling::asking`] pauses the run on each (the
+//! [`McpSkills::with_sampling`] gave a model: [`client::Sampling::asking`] pauses the run on each (the
 //! request is the pending call, named [`client::SAMPLING_CALL`]; approve lets the model answer,
-//! deny refuses), [`Sampling::new`] lets a [`SamplingHook`] allow, deny, edit or ask. The
+//! deny refuses), [`client::Sampling::new`] lets a [`client::SamplingHook`] allow, deny, edit or ask. The
 //! tokens spent count in the run of the call the request came with (its usage, cost, budgets
 //! and `agents` under [`client::sampling_source`]), and per connection in
 //! [`McpSkills::sampling_usage`] and a `tracing` event.
@@ -237,15 +253,7 @@ pub mod server;
 mod sessions;
 
 pub use agent_serve::generate_token;
-#[cfg(feature = "oauth")]
-pub use client::oauth;
-pub use client::{
-    Elicitation, ElicitationAnswer, Handshake, McpSkills, Sampling, SamplingHook, SamplingRequest,
-    SamplingVerdict, from_call_tool_result, from_call_tool_result_with, skill_name,
-};
+pub use client::McpSkills;
 pub use error::McpError;
 pub use rmcp;
-pub use server::{
-    ConnectedClient, ElicitAnswer, McpServer, PromptArg, SampleAnswer, SampleRequest, ServeMcp,
-    client_of, mcp_output_schema, to_call_tool_result, to_call_tool_result_for,
-};
+pub use server::McpServer;

@@ -34,9 +34,9 @@ pub mod trace;
 pub use event::{AgentEvent, EventSink};
 pub use runtime::{
     AgentError, AgentRuntime, Budget, CallRef, ConfigError, Decision, FINAL_ANSWER_TOOL,
-    FinishReason, Goal, Hop, InnerCalls, OutputMode, OutputType, PendingCall, RUN_STATE_VERSION,
-    ResumeError, RunOutcome, RunRequest, RunState, SealError, StateKeys, SubAgent,
-    TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome, TypedRunRequest,
+    FinishReason, Goal, InnerCalls, OutputMode, OutputType, PathStep, PendingCall,
+    RUN_STATE_VERSION, ResumeError, RunOutcome, RunRequest, RunState, SealError, StateKeys,
+    SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome, TypedRunRequest,
 };
 
 #[doc(hidden)]

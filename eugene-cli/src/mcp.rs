@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use agent_mcp::McpSkills;
-use agent_mcp::oauth::{self, FileTokenStore, OAuthError};
+use agent_mcp::client::oauth::{self, FileTokenStore, OAuthError};
 use clap::Parser;
 use eugene::Registry;
 

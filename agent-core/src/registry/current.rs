@@ -1,13 +1,15 @@
-//! [`CurrentRegistry`]: the registry a run dispatches to, found in the context of its calls.
+//! [`CurrentRegistry`]: the registry dispatching the current call, found in the call's context.
 
 use std::sync::Arc;
 
 use super::Registry;
 
-/// The registry a run dispatches to, as an extension of the context every call of the run gets
-/// (`agent-runtime` puts it there). A skill that makes calls of its own through the same skills
-/// (code mode's `run_code`) finds it with `ctx.extension::<CurrentRegistry>()`, so its calls meet
-/// the same hooks, permission rules, timeouts and output budget as the model's.
+/// The registry that is dispatching the current call, kept in the call's context: an extension
+/// of the [`SkillContext`](crate::SkillContext) every call of a run gets (`agent-runtime` puts it
+/// there; so does an MCP server for the calls it serves). A skill that makes calls of its own
+/// through the same skills (code mode's `run_code`) finds it with
+/// `ctx.extension::<CurrentRegistry>()`, so its calls meet the same hooks, permission rules,
+/// timeouts and output budget as the model's.
 #[derive(Clone)]
 pub struct CurrentRegistry(pub Arc<Registry>);
 

@@ -419,7 +419,7 @@ impl McpSkill {
                         Ok(answer) => {
                             responses.insert(key.clone(), to_json(&result_of(question, &answer))?);
                         }
-                        Err(problem) => problems.push((id.clone(), problem)),
+                        Err(problem) => problems.push((id.clone(), problem.to_string())),
                     }
                 }
                 if !problems.is_empty() {
@@ -480,7 +480,7 @@ impl McpSkill {
         };
         let answer = match question {
             Open::Elicit { reply, elicitation } => match elicitation.answer(decision) {
-                Err(problem) => Err((Open::Elicit { reply, elicitation }, problem)),
+                Err(problem) => Err((Open::Elicit { reply, elicitation }, problem.to_string())),
                 Ok(answer) => Ok(Answer::Elicit(reply, result_of(&elicitation, &answer))),
             },
             Open::Sample {

@@ -1,11 +1,13 @@
 //! A remote server's question for a person ([`Elicitation`]), how it appears in a paused run, and
-//! how a [`Decision`] answers it ([`ElicitationAnswer`]). See the [module docs](super) for the
-//! whole flow.
+//! how a [`Decision`] answers it ([`ElicitationAnswer`], or [`AnswerError`] when it cannot). See
+//! the [module docs](super) for the whole flow.
 
 use agent_core::{Decision, PendingCall, ToolCall};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+use super::answer_error::AnswerError;
 
 /// The name a pending elicitation's [`PendingCall::call`] carries, to tell it from a tool call.
 pub const ELICITATION_CALL: &str = "elicitation/create";
@@ -17,7 +19,8 @@ pub const ACTION_KEY: &str = "$action";
 /// The most bytes an accepted answer's content may have once encoded as JSON.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
-/// What a remote MCP server asks a person while one of its tools runs (`elicitation/create`).
+/// Client side: what a remote MCP server asks a person while one of its tools runs
+/// (`elicitation/create`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Elicitation {
@@ -114,7 +117,7 @@ impl Elicitation {
     /// The answer `decision` gives to this question, checked: accepted content must be an
     /// object that the requested schema accepts, at most [`MAX_ANSWER_BYTES`] long. An error
     /// says what is wrong; nothing is sent then.
-    pub fn answer(&self, decision: &Decision) -> Result<ElicitationAnswer, String> {
+    pub fn answer(&self, decision: &Decision) -> Result<ElicitationAnswer, AnswerError> {
         let answer = ElicitationAnswer::from_decision(decision)?;
         if let ElicitationAnswer::Accept(content) = &answer {
             self.check(content)?;
@@ -122,24 +125,22 @@ impl Elicitation {
         Ok(answer)
     }
 
-    fn check(&self, content: &Map<String, Value>) -> Result<(), String> {
-        let encoded = serde_json::to_vec(content).map_err(|e| e.to_string())?;
-        if encoded.len() > MAX_ANSWER_BYTES {
-            return Err(format!(
-                "the answer has {} bytes, over the limit of {MAX_ANSWER_BYTES}",
-                encoded.len()
-            ));
+    fn check(&self, content: &Map<String, Value>) -> Result<(), AnswerError> {
+        let instance = Value::Object(content.clone());
+        let bytes = instance.to_string().len();
+        if bytes > MAX_ANSWER_BYTES {
+            return Err(AnswerError::TooLarge {
+                bytes,
+                limit: MAX_ANSWER_BYTES,
+            });
         }
         let schema = match self {
             Elicitation::Url { .. } if content.is_empty() => return Ok(()),
-            Elicitation::Url { .. } => {
-                return Err("a URL elicitation is accepted without content".to_owned());
-            }
+            Elicitation::Url { .. } => return Err(AnswerError::ContentForUrl),
             Elicitation::Form { schema, .. } => schema,
         };
         let validator = jsonschema::validator_for(schema)
-            .map_err(|e| format!("the server's requested schema is not valid: {e}"))?;
-        let instance = Value::Object(content.clone());
+            .map_err(|e| AnswerError::InvalidSchema(e.to_string()))?;
         let problems: Vec<String> = validator
             .iter_errors(&instance)
             .take(8)
@@ -155,15 +156,14 @@ impl Elicitation {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "the answer does not match the requested schema: {}",
-                problems.join("; ")
-            ))
+            Err(AnswerError::SchemaMismatch(problems))
         }
     }
 }
 
-/// A person's answer to an [`Elicitation`], and the [`Decision`] that carries it.
+/// Client side: a person's answer to a server's [`Elicitation`], and the [`Decision`] that
+/// carries it (a skill served over MCP gets its client's answer as
+/// [`server::ClientAnswer`](crate::server::ClientAnswer)).
 ///
 /// | answer | decision |
 /// |---|---|
@@ -174,7 +174,7 @@ impl Elicitation {
 ///
 /// ```
 /// use agent_core::Decision;
-/// use agent_mcp::ElicitationAnswer;
+/// use agent_mcp::client::ElicitationAnswer;
 /// use serde_json::json;
 ///
 /// let accept = ElicitationAnswer::accept(json!({"guests": 2}).as_object().unwrap().clone());
@@ -202,7 +202,7 @@ impl ElicitationAnswer {
 
     /// The answer a decision gives (see the table above); an `Edit` value that is neither an
     /// object nor a full answer is an error.
-    pub fn from_decision(decision: &Decision) -> Result<Self, String> {
+    pub fn from_decision(decision: &Decision) -> Result<Self, AnswerError> {
         match decision {
             Decision::Approve => Ok(ElicitationAnswer::Accept(Map::new())),
             Decision::Deny(_) => Ok(ElicitationAnswer::Decline),
@@ -214,19 +214,15 @@ impl ElicitationAnswer {
                             Ok(ElicitationAnswer::Accept(content.clone()))
                         }
                         None => Ok(ElicitationAnswer::Accept(Map::new())),
-                        Some(_) => Err("`content` of an accepted answer must be an object".into()),
+                        Some(_) => Err(AnswerError::ContentNotAnObject),
                     },
                     "decline" => Ok(ElicitationAnswer::Decline),
                     "cancel" => Ok(ElicitationAnswer::Cancel),
-                    other => Err(format!(
-                        "`{ACTION_KEY}` is `{other}`; it must be `accept`, `decline` or `cancel`"
-                    )),
+                    other => Err(AnswerError::UnknownAction(other.to_owned())),
                 },
-                Some(_) => Err(format!("`{ACTION_KEY}` must be a string")),
+                Some(_) => Err(AnswerError::ActionNotAString),
             },
-            Decision::Edit(other) => Err(format!(
-                "an answer must be an object of the requested properties, not `{other}`"
-            )),
+            Decision::Edit(other) => Err(AnswerError::NotAnObject(other.clone())),
         }
     }
 
@@ -247,5 +243,124 @@ impl From<ElicitationAnswer> for Decision {
             ElicitationAnswer::Decline => Decision::Edit(json!({ ACTION_KEY: "decline" })),
             ElicitationAnswer::Cancel => Decision::Edit(json!({ ACTION_KEY: "cancel" })),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form() -> Elicitation {
+        Elicitation::Form {
+            message: "Who is the table for?".into(),
+            schema: json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "guests": {"type": "integer", "maximum": 8}},
+                "required": ["name", "guests"]
+            }),
+        }
+    }
+
+    fn url() -> Elicitation {
+        Elicitation::Url {
+            message: "Sign in".into(),
+            url: "https://example.com/login".into(),
+        }
+    }
+
+    fn edit(value: Value) -> Decision {
+        Decision::Edit(value)
+    }
+
+    #[test]
+    fn a_decision_that_is_no_answer_says_which_way_it_is_not() {
+        let cases = [
+            (edit(json!("Ada")), AnswerError::NotAnObject(json!("Ada"))),
+            (edit(json!({"$action": 1})), AnswerError::ActionNotAString),
+            (
+                edit(json!({"$action": "maybe"})),
+                AnswerError::UnknownAction("maybe".into()),
+            ),
+            (
+                edit(json!({"$action": "accept", "content": [1]})),
+                AnswerError::ContentNotAnObject,
+            ),
+        ];
+        for (decision, expected) in cases {
+            assert_eq!(
+                ElicitationAnswer::from_decision(&decision),
+                Err(expected.clone())
+            );
+            assert_eq!(form().answer(&decision), Err(expected));
+        }
+    }
+
+    #[test]
+    fn an_answer_that_does_not_fit_the_question_says_why() {
+        let big = "A".repeat(MAX_ANSWER_BYTES);
+        match form().answer(&edit(json!({"name": big, "guests": 2}))) {
+            Err(AnswerError::TooLarge { bytes, limit }) => {
+                assert_eq!(limit, MAX_ANSWER_BYTES);
+                assert!(bytes > MAX_ANSWER_BYTES, "{bytes}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            url().answer(&edit(json!({"done": true}))),
+            Err(AnswerError::ContentForUrl)
+        );
+        let broken = Elicitation::Form {
+            message: "?".into(),
+            schema: json!({"type": 5}),
+        };
+        assert!(matches!(
+            broken.answer(&edit(json!({"a": 1}))),
+            Err(AnswerError::InvalidSchema(_))
+        ));
+        match form().answer(&edit(json!({"name": 7, "guests": 40}))) {
+            Err(AnswerError::SchemaMismatch(problems)) => {
+                assert_eq!(problems.len(), 2, "{problems:?}");
+                assert!(
+                    problems.iter().any(|p| p.starts_with("/name")),
+                    "{problems:?}"
+                );
+                assert!(
+                    problems.iter().any(|p| p.starts_with("/guests")),
+                    "{problems:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_fitting_answer_passes_and_the_error_text_is_what_the_run_shows() {
+        let content = json!({"name": "Ada", "guests": 2});
+        assert_eq!(
+            form().answer(&edit(content.clone())),
+            Ok(ElicitationAnswer::Accept(
+                content.as_object().unwrap().clone()
+            ))
+        );
+        assert_eq!(
+            url().answer(&Decision::Approve),
+            Ok(ElicitationAnswer::Accept(Map::new()))
+        );
+        assert_eq!(
+            form().answer(&Decision::Deny("no".into())),
+            Ok(ElicitationAnswer::Decline)
+        );
+        assert_eq!(
+            AnswerError::UnknownAction("maybe".into()).to_string(),
+            "`$action` is `maybe`; it must be `accept`, `decline` or `cancel`"
+        );
+        assert_eq!(
+            AnswerError::TooLarge {
+                bytes: 70_000,
+                limit: MAX_ANSWER_BYTES
+            }
+            .to_string(),
+            "the answer has 70000 bytes, over the limit of 65536"
+        );
     }
 }

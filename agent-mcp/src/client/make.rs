@@ -84,7 +84,7 @@ impl Make {
 /// `a-z A-Z 0-9 _ -` replaced by `_`, cut at 64 bytes.
 ///
 /// ```
-/// assert_eq!(agent_mcp::skill_name("gh_", "repos.create issue"), "gh_repos_create_issue");
+/// assert_eq!(agent_mcp::client::skill_name("gh_", "repos.create issue"), "gh_repos_create_issue");
 /// ```
 pub fn skill_name(prefix: &str, tool: &str) -> String {
     let mut name: String = prefix

@@ -1,5 +1,5 @@
-//! Using an MCP server's tools as skills, and its questions, sampling requests, resources and
-//! prompts: [`McpSkills`].
+//! The client half: using an MCP server's tools as skills, and its questions, sampling requests,
+//! resources and prompts: [`McpSkills`]. (Serving skills is the other half, [`crate::server`].)
 //!
 //! ```no_run
 //! use agent_core::Registry;
@@ -68,7 +68,7 @@
 //!
 //! - **Checked before sending.** Accepted content must be an object the requested schema
 //!   accepts, at most [`MAX_ANSWER_BYTES`] as JSON; otherwise nothing is sent, and the run
-//!   pauses again on the same question with the reason in front of it
+//!   pauses again on the same question with the reason ([`AnswerError`]'s text) in front of it
 //!   (`your answer was not sent (...)`).
 //! - **Each question to its own call.** A question belongs to the `tools/call` request it was
 //!   asked during. Over streamable HTTP the server sends it on that request's response stream,
@@ -188,6 +188,7 @@ use serde_json::Value;
 
 use crate::error::McpError;
 
+mod answer_error;
 mod call;
 mod changes;
 mod connection;
@@ -214,6 +215,7 @@ use make::Make;
 pub use make::skill_name;
 use open::OpenCalls;
 
+pub use answer_error::AnswerError;
 pub use elicitation::{
     ACTION_KEY, ELICITATION_CALL, Elicitation, ElicitationAnswer, MAX_ANSWER_BYTES,
 };

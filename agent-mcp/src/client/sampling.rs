@@ -28,8 +28,9 @@ pub const MAX_SAMPLING_BYTES: usize = 256 * 1024;
 /// decoded.
 pub const MAX_SAMPLING_MEDIA_BASE64: usize = 32 * 1024 * 1024;
 
-/// A server's request for a model completion, as the [`SamplingHook`] sees it (and may change
-/// it): each message's text, and the images and audio the server sent as its
+/// Client side: a server's request for a completion of the application's model, as the
+/// [`SamplingHook`] sees it (and may change it); the server side's request to a client is
+/// [`server::CompletionRequest`](crate::server::CompletionRequest). Each message's text, and the images and audio the server sent as its
 /// [`parts`](Message::parts), decoded and checked ([`crate::media`], against
 /// [`Sampling::media_limits`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +48,7 @@ pub struct SamplingRequest {
     pub stop_sequences: Vec<String>,
 }
 
-/// What a [`SamplingHook`] says about one request.
+/// Client side: what a [`SamplingHook`] says about one request from a server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SamplingVerdict {
     /// Ask the model, as the server asked.
@@ -68,7 +69,7 @@ pub enum SamplingVerdict {
 /// carries; its arguments are the request (`system`, `messages`, `max_tokens`).
 pub const SAMPLING_CALL: &str = "sampling/createMessage";
 
-/// Decides on each sampling request before the model sees it. Any
+/// Client side: decides on each of a server's sampling requests before the model sees it. Any
 /// `Fn(&str, &SamplingRequest) -> SamplingVerdict` is one; the `&str` is the server's label.
 pub trait SamplingHook: Send + Sync {
     /// The verdict on `request` from the server `server`.
@@ -84,7 +85,8 @@ where
     }
 }
 
-/// How a server's sampling requests are answered: by `provider`, after `hook` allowed them.
+/// Client side: how a server's sampling requests are answered: by `provider`, after `hook`
+/// allowed them.
 /// Give it to [`McpSkills::with_sampling`](super::McpSkills::with_sampling); without it every
 /// request is refused.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use agent_core::{SkillContext, SkillError};
-//! use agent_mcp::server::{ElicitAnswer, client_of};
+//! use agent_mcp::server::{ClientAnswer, client_of};
 //! use serde_json::json;
 //!
 //! /// Greets a person by the name they give.
@@ -15,9 +15,9 @@
 //!         "required": ["name"]
 //!     });
 //!     match client_of(ctx)?.elicit("Who are you?", schema).await? {
-//!         ElicitAnswer::Accept(content) => Ok(format!("hello, {}", content["name"])),
-//!         ElicitAnswer::Decline => Ok("you did not say".into()),
-//!         ElicitAnswer::Cancel => Err(SkillError::Cancelled),
+//!         ClientAnswer::Accept(content) => Ok(format!("hello, {}", content["name"])),
+//!         ClientAnswer::Decline => Ok("you did not say".into()),
+//!         ClientAnswer::Cancel => Err(SkillError::Cancelled),
 //!     }
 //! }
 //!
@@ -48,8 +48,8 @@
 //!   waiting for any other reason (the future is dropped), the client is sent
 //!   `notifications/cancelled` for the outstanding request, so its form or model call is
 //!   withdrawn.
-//! - **Decline and cancel** reach the skill as [`ElicitAnswer::Decline`] and
-//!   [`ElicitAnswer::Cancel`]; it decides what they mean.
+//! - **Decline and cancel** reach the skill as [`ClientAnswer::Decline`] and
+//!   [`ClientAnswer::Cancel`]; it decides what they mean.
 //! - **Accepted content** is an object holding every property the schema requires; anything
 //!   else is an error naming what is missing (the client is the one that validates values
 //!   against the schema, as the spec says).
@@ -89,8 +89,8 @@ use rmcp::service::{OriginatingRequestId, PeerRequestOptions};
 use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
 
-use super::sampling::{SampleAnswer, SampleRequest};
-use super::url_elicitation::{MAX_ELICITATION_ID_BYTES, UrlElicitAnswer, checked_url};
+use super::sampling::{Completion, CompletionRequest};
+use super::url_elicitation::{ClientUrlAnswer, MAX_ELICITATION_ID_BYTES, checked_url};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -99,7 +99,7 @@ use tokio_util::sync::CancellationToken;
 /// otherwise: five minutes, since a person may be filling in a form.
 pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The client of the MCP connection a call came from, as a skill sees it: see the
+/// Server side: the client of the MCP connection a call came from, as a skill sees it: see the
 /// [module docs](self). Got with [`client_of`].
 #[derive(Clone)]
 pub struct ConnectedClient {
@@ -124,9 +124,11 @@ pub fn client_of(ctx: &SkillContext) -> Result<&ConnectedClient, SkillError> {
     })
 }
 
-/// What the person answered to an elicitation.
+/// Server side: what the client's user answered to a form a skill sent with
+/// [`ConnectedClient::elicit`] (the client side's answer to a server's question is
+/// [`client::ElicitationAnswer`](crate::client::ElicitationAnswer)).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElicitAnswer {
+pub enum ClientAnswer {
     /// They filled in the form: the content, an object with every property the schema requires.
     Accept(Map<String, Value>),
     /// They said no to giving it (the operation may go on without it).
@@ -199,7 +201,7 @@ impl ConnectedClient {
         &self,
         message: impl Into<String>,
         requested_schema: Value,
-    ) -> Result<ElicitAnswer, SkillError> {
+    ) -> Result<ClientAnswer, SkillError> {
         if !self.supports_elicitation() {
             return Err(not_supported("elicitation"));
         }
@@ -244,10 +246,10 @@ impl ConnectedClient {
                         missing.join(", ")
                     )));
                 }
-                Ok(ElicitAnswer::Accept(content))
+                Ok(ClientAnswer::Accept(content))
             }
-            ElicitationAction::Decline => Ok(ElicitAnswer::Decline),
-            ElicitationAction::Cancel => Ok(ElicitAnswer::Cancel),
+            ElicitationAction::Decline => Ok(ClientAnswer::Decline),
+            ElicitationAction::Cancel => Ok(ClientAnswer::Cancel),
             other => Err(SkillError::tool(format!(
                 "the MCP client answered the elicitation with an action this server does not \
                  know: {other:?}"
@@ -260,7 +262,7 @@ impl ConnectedClient {
     /// names this elicitation; the skill passes it to
     /// [`ConnectedClient::elicitation_complete`] once the interaction at `url` is done.
     ///
-    /// The answer says only whether the person agreed to go ([`UrlElicitAnswer::Accept`]):
+    /// The answer says only whether the person agreed to go ([`ClientUrlAnswer::Accept`]):
     /// what they do there reaches the server by its own way, never through the client. A
     /// client that did not declare `elicitation.url` is not asked; neither is one given a URL
     /// that is not `http` or `https`, that holds credentials (`user:password@`), or that is
@@ -270,7 +272,7 @@ impl ConnectedClient {
         message: impl Into<String>,
         url: &str,
         elicitation_id: impl Into<String>,
-    ) -> Result<UrlElicitAnswer, SkillError> {
+    ) -> Result<ClientUrlAnswer, SkillError> {
         if !self.supports_url_elicitation() {
             return Err(SkillError::tool(
                 "the MCP client does not support URL-mode elicitation: it did not declare \
@@ -296,9 +298,9 @@ impl ConnectedClient {
             other => return Err(unexpected("elicitation/create", &other)),
         };
         match answer.action {
-            ElicitationAction::Accept => Ok(UrlElicitAnswer::Accept),
-            ElicitationAction::Decline => Ok(UrlElicitAnswer::Decline),
-            ElicitationAction::Cancel => Ok(UrlElicitAnswer::Cancel),
+            ElicitationAction::Accept => Ok(ClientUrlAnswer::Accept),
+            ElicitationAction::Decline => Ok(ClientUrlAnswer::Decline),
+            ElicitationAction::Cancel => Ok(ClientUrlAnswer::Cancel),
             other => Err(SkillError::tool(format!(
                 "the MCP client answered the URL elicitation with an action this server does \
                  not know: {other:?}"
@@ -332,7 +334,7 @@ impl ConnectedClient {
 
     /// Asks the client's model for one completion (the client may show it to its user, change
     /// or refuse it). A refusal comes back as the error the client sent.
-    pub async fn sample(&self, request: &SampleRequest) -> Result<SampleAnswer, SkillError> {
+    pub async fn sample(&self, request: &CompletionRequest) -> Result<Completion, SkillError> {
         if !self.supports_sampling() {
             return Err(not_supported("sampling"));
         }
@@ -351,7 +353,7 @@ impl ConnectedClient {
                 _ => None,
             })
             .collect();
-        Ok(SampleAnswer {
+        Ok(Completion {
             model: answer.model.clone(),
             text,
             stop_reason: answer.stop_reason.clone(),

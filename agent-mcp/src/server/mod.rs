@@ -1,4 +1,5 @@
-//! Serving a [`Registry`] as an MCP server: [`McpServer`], and the one-liners of [`ServeMcp`].
+//! The server half: serving a [`Registry`] as an MCP server: [`McpServer`], and the one-liners of
+//! [`ServeMcp`]. (Using a server's tools is the other half, [`crate::client`].)
 //!
 //! ```no_run
 //! use agent_core::{Registry, SkillContext};
@@ -87,9 +88,9 @@ mod sampling;
 pub mod tasks;
 mod url_elicitation;
 
-pub use ask_client::{ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, ElicitAnswer, client_of};
-pub use sampling::{SampleAnswer, SampleRequest};
-pub use url_elicitation::{MAX_ELICITATION_ID_BYTES, MAX_ELICITATION_URL_BYTES, UrlElicitAnswer};
+pub use ask_client::{ClientAnswer, ConnectedClient, DEFAULT_CLIENT_REQUEST_TIMEOUT, client_of};
+pub use sampling::{Completion, CompletionRequest};
+pub use url_elicitation::{ClientUrlAnswer, MAX_ELICITATION_ID_BYTES, MAX_ELICITATION_URL_BYTES};
 
 pub use output::{RESULT_KEY, mcp_output_schema, to_call_tool_result, to_call_tool_result_for};
 pub use prompts::{MAX_PROMPT_ARGUMENT_BYTES, PromptArg, PromptArgs};
@@ -362,7 +363,7 @@ impl std::fmt::Debug for McpServer {
 ///
 /// ```no_run
 /// use agent_core::Registry;
-/// use agent_mcp::ServeMcp;
+/// use agent_mcp::server::ServeMcp;
 ///
 /// # #[tokio::main] async fn main() -> Result<(), agent_mcp::McpError> {
 /// Registry::discover().expect("skills are linked").serve_mcp_stdio().await

@@ -1,6 +1,6 @@
-//! What a skill asks the client's model ([`ConnectedClient::sample`]): a [`SampleRequest`]
+//! What a skill asks the client's model ([`ConnectedClient::sample`]): a [`CompletionRequest`]
 //! (text messages, with images and audio attached as MCP sampling allows), answered with a
-//! [`SampleAnswer`].
+//! [`Completion`].
 //!
 //! [`ConnectedClient::sample`]: super::ConnectedClient::sample
 
@@ -13,30 +13,32 @@ use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{CreateMessageRequestParams, Role};
 use serde_json::{Value, json};
 
-/// A request for one completion of the client's model (`sampling/createMessage`), built a
-/// message at a time.
+/// Server side: a request for one completion of the client's model (`sampling/createMessage`),
+/// built a message at a time and sent with
+/// [`ConnectedClient::sample`](super::ConnectedClient::sample) (the client side's view of
+/// such a request is [`client::SamplingRequest`](crate::client::SamplingRequest)).
 ///
 /// ```
-/// use agent_mcp::server::SampleRequest;
+/// use agent_mcp::server::CompletionRequest;
 ///
-/// let request = SampleRequest::new(200)
+/// let request = CompletionRequest::new(200)
 ///     .system("Answer in one word.")
 ///     .user("What colour is the sky?")
 ///     .temperature(0.0);
 /// assert_eq!(request.max_tokens(), 200);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct SampleRequest {
+pub struct CompletionRequest {
     messages: Vec<(Role, String, Vec<Media>)>,
     system: Option<String>,
     max_tokens: u32,
     temperature: Option<f32>,
 }
 
-impl SampleRequest {
+impl CompletionRequest {
     /// A request with no messages yet, for at most `max_tokens` tokens.
     pub fn new(max_tokens: u32) -> Self {
-        SampleRequest {
+        CompletionRequest {
             messages: Vec::new(),
             system: None,
             max_tokens,
@@ -63,10 +65,10 @@ impl SampleRequest {
     ///
     /// ```
     /// use agent_core::content::Media;
-    /// use agent_mcp::server::SampleRequest;
+    /// use agent_mcp::server::CompletionRequest;
     ///
     /// let chart = Media::new("image/png", agent_core::content::tiny_png());
-    /// let request = SampleRequest::new(100).user("What does this chart show?").attach(chart);
+    /// let request = CompletionRequest::new(100).user("What does this chart show?").attach(chart);
     /// # let _ = request;
     /// ```
     pub fn attach(mut self, media: Media) -> Self {
@@ -98,7 +100,7 @@ impl SampleRequest {
     pub(crate) fn to_params(&self) -> Result<CreateMessageRequestParams, SkillError> {
         if self.messages.is_empty() {
             return Err(SkillError::tool(
-                "a sampling request needs at least one message (SampleRequest::user)",
+                "a sampling request needs at least one message (CompletionRequest::user)",
             ));
         }
         let messages = self
@@ -151,9 +153,9 @@ fn sampling_block(media: &Media) -> Result<Value, SkillError> {
     Ok(json!({"type": kind, "data": STANDARD.encode(bytes), "mimeType": &*media.media_type}))
 }
 
-/// The client's model's answer to a [`SampleRequest`].
+/// Server side: the client's model's answer to a [`CompletionRequest`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct SampleAnswer {
+pub struct Completion {
     /// The model the client used, as it names it.
     pub model: String,
     /// The text of the answer (empty when it holds no text, an image say).

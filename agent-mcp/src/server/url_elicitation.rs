@@ -1,5 +1,5 @@
 //! What URL-mode elicitation ([`ConnectedClient::elicit_url`]) sends and answers: the checks a
-//! URL passes before a person is sent there, and [`UrlElicitAnswer`].
+//! URL passes before a person is sent there, and [`ClientUrlAnswer`].
 //!
 //! [`ConnectedClient::elicit_url`]: super::ConnectedClient::elicit_url
 
@@ -11,9 +11,10 @@ pub const MAX_ELICITATION_URL_BYTES: usize = 8 * 1024;
 /// The longest elicitation id [`ConnectedClient::elicit_url`](super::ConnectedClient::elicit_url) sends: 256 bytes.
 pub const MAX_ELICITATION_ID_BYTES: usize = 256;
 
-/// What the person answered to a URL-mode elicitation ([`ConnectedClient::elicit_url`](super::ConnectedClient::elicit_url)).
+/// Server side: what the client's user answered to a URL-mode elicitation
+/// ([`ConnectedClient::elicit_url`](super::ConnectedClient::elicit_url)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UrlElicitAnswer {
+pub enum ClientUrlAnswer {
     /// They agreed to go to the URL; what they do there reaches the server by its own way.
     Accept,
     /// They said no to going.

@@ -2,9 +2,10 @@
 //! decision answers it; the server's result shows what it got.
 
 use agent_core::{Decision, ToolCall};
+use agent_mcp::McpSkills;
 use agent_mcp::client::MAX_ANSWER_BYTES;
 use agent_mcp::client::{ELICITATION_CALL, MAX_OPEN_ELICITATIONS};
-use agent_mcp::{Elicitation, ElicitationAnswer, McpSkills};
+use agent_mcp::client::{Elicitation, ElicitationAnswer};
 use agent_runtime::{FinishReason, RunState};
 use serde_json::json;
 

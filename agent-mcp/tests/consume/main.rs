@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use agent_core::{DestructiveCalls, PendingCall, Registry, ToolCall};
 use agent_llm::{MockProvider, MockReply, Role};
-use agent_mcp::{Handshake, McpSkills};
+use agent_mcp::McpSkills;
+use agent_mcp::client::Handshake;
 use agent_runtime::{AgentRuntime, FinishReason, RunOutcome};
 
 const SERVER: &str = concat!(

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use agent_core::content::{Media, MediaLimits, Part};
 use agent_core::{Registry, ToolCall};
 use agent_llm::{LlmProvider, Message, MockProvider, MockReply, Role};
-use agent_mcp::{McpSkills, Sampling, SamplingRequest, SamplingVerdict};
+use agent_mcp::McpSkills;
+use agent_mcp::client::{Sampling, SamplingRequest, SamplingVerdict};
 use agent_runtime::AgentRuntime;
 use serde_json::json;
 

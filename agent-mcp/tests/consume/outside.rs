@@ -9,7 +9,8 @@ mod echo_server;
 use std::sync::Arc;
 
 use agent_llm::{MockProvider, MockReply};
-use agent_mcp::{McpSkills, Sampling, SamplingRequest, SamplingVerdict};
+use agent_mcp::McpSkills;
+use agent_mcp::client::{Sampling, SamplingRequest, SamplingVerdict};
 use echo_server::EchoServer;
 use rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, ElicitationSchema, Role,

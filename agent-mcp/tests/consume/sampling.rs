@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::{Decision, ToolCall};
 use agent_llm::{MockProvider, MockReply, Usage};
+use agent_mcp::McpSkills;
 use agent_mcp::client::{SAMPLING_CALL, sampling_source};
-use agent_mcp::{McpSkills, Sampling, SamplingRequest, SamplingVerdict};
+use agent_mcp::client::{Sampling, SamplingRequest, SamplingVerdict};
 use agent_runtime::{AgentRuntime, RunOutcome};
 use serde_json::json;
 

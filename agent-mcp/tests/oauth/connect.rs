@@ -4,7 +4,7 @@
 use agent_core::{Registry, ToolCall};
 use agent_llm::{MockProvider, MockReply, Role};
 use agent_mcp::McpSkills;
-use agent_mcp::oauth::{FileTokenStore, OAuthError};
+use agent_mcp::client::oauth::{FileTokenStore, OAuthError};
 use agent_runtime::AgentRuntime;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agent_mcp::oauth::{FileTokenStore, LoginOptions, OAuthError};
+use agent_mcp::client::oauth::{FileTokenStore, LoginOptions, OAuthError};
 
 use crate::server::{PyServer, get, log_in, login_as_browser, token_file, tokens};
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use agent_mcp::oauth::{self, FileTokenStore, Login, LoginOptions, OAuthError};
+use agent_mcp::client::oauth::{self, FileTokenStore, Login, LoginOptions, OAuthError};
 use serde_json::Value;
 use test_support::python_server::PythonServer;
 

@@ -1,7 +1,7 @@
 //! The token file: what is not one is an error that names it and is left as it is.
 
 use agent_mcp::McpSkills;
-use agent_mcp::oauth::{CredentialStore, FileTokenStore, MAX_TOKEN_FILE_BYTES, OAuthError};
+use agent_mcp::client::oauth::{CredentialStore, FileTokenStore, MAX_TOKEN_FILE_BYTES, OAuthError};
 
 /// Nothing listens here: a test that reached the network would fail differently.
 const URL: &str = "http://127.0.0.1:9/mcp";

@@ -5,7 +5,8 @@
 
 use agent_core::content::{Content, Media, MediaLimits, Part, tiny_png};
 use agent_core::{Registry, SkillContext, SkillError, SkillOutput, ToolCall, ToolResult, skill};
-use agent_mcp::{McpServer, McpSkills, to_call_tool_result_for};
+use agent_mcp::server::to_call_tool_result_for;
+use agent_mcp::{McpServer, McpSkills};
 use rmcp::ServiceExt;
 use serde_json::json;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use agent_core::{Registry, SkillContext, SkillError, skill};
 use agent_mcp::McpServer;
 use agent_mcp::rmcp::model::{PromptMessage, Role};
-use agent_mcp::server::{ElicitAnswer, PromptArg, SampleRequest, client_of};
+use agent_mcp::server::{ClientAnswer, CompletionRequest, PromptArg, client_of};
 use serde_json::json;
 
 /// How long the test server waits for the client's answer: short, for `ask_forever`; the other
@@ -24,12 +24,12 @@ async fn ask_name(ctx: &SkillContext) -> Result<String, SkillError> {
     });
     Ok(
         match client_of(ctx)?.elicit("Who are you?", schema).await? {
-            ElicitAnswer::Accept(content) => {
+            ClientAnswer::Accept(content) => {
                 let name = content["name"].as_str().unwrap_or("(not a string)");
                 format!("hello, {name}")
             }
-            ElicitAnswer::Decline => "you declined to say".into(),
-            ElicitAnswer::Cancel => "you dismissed the question".into(),
+            ClientAnswer::Decline => "you declined to say".into(),
+            ClientAnswer::Cancel => "you dismissed the question".into(),
         },
     )
 }
@@ -40,7 +40,7 @@ async fn ask_name(ctx: &SkillContext) -> Result<String, SkillError> {
 /// * `question` - What to ask.
 #[skill(read_only, register = false)]
 async fn ask_model(ctx: &SkillContext, question: String) -> Result<String, SkillError> {
-    let request = SampleRequest::new(50)
+    let request = CompletionRequest::new(50)
         .system("Answer in three words.")
         .user(question);
     let answer = client_of(ctx)?.sample(&request).await?;

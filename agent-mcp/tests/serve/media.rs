@@ -9,7 +9,7 @@
 use agent_core::content::{Content, Media};
 use agent_core::{Registry, SkillContext, SkillError, skill};
 use agent_mcp::McpServer;
-use agent_mcp::server::{SampleRequest, client_of};
+use agent_mcp::server::{CompletionRequest, client_of};
 use bytes::Bytes;
 
 use crate::python::run_script;
@@ -58,7 +58,7 @@ async fn draw() -> Result<Content, SkillError> {
 #[skill(read_only, register = false)]
 async fn look(ctx: &SkillContext) -> Result<String, SkillError> {
     let picture = Media::new("image/png", agent_core::content::tiny_png());
-    let request = SampleRequest::new(20)
+    let request = CompletionRequest::new(20)
         .user("What is in this picture?")
         .attach(picture);
     let answer = client_of(ctx)?.sample(&request).await?;

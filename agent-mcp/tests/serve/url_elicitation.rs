@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agent_core::{Registry, SkillContext, SkillError, skill};
 use agent_mcp::McpServer;
-use agent_mcp::server::{UrlElicitAnswer, client_of};
+use agent_mcp::server::{ClientUrlAnswer, client_of};
 
 use crate::python::run_script;
 
@@ -29,12 +29,12 @@ pub async fn sign_in(ctx: &SkillContext, url: String) -> Result<String, SkillErr
             .elicit_url("Sign in to continue.", &url, "sign-in-1")
             .await?
         {
-            UrlElicitAnswer::Accept => {
+            ClientUrlAnswer::Accept => {
                 client.elicitation_complete("sign-in-1").await?;
                 "signed in".into()
             }
-            UrlElicitAnswer::Decline => "declined".into(),
-            UrlElicitAnswer::Cancel => "dismissed".into(),
+            ClientUrlAnswer::Decline => "declined".into(),
+            ClientUrlAnswer::Cancel => "dismissed".into(),
         },
     )
 }

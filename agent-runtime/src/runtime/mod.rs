@@ -123,7 +123,7 @@ mod start;
 mod step;
 
 pub use abilities::tree_budget::TreeBudget;
-pub use agent_core::pending::{CallRef, Decision, Hop, PendingCall};
+pub use agent_core::pending::{CallRef, Decision, PathStep, PendingCall};
 pub use agents::handoff::TranscriptFilter;
 pub use agents::inner_calls::InnerCalls;
 pub use agents::sub_agent::{Goal, SubAgent};

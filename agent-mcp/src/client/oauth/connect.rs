@@ -22,7 +22,7 @@ use crate::error::McpError;
 
 impl McpSkills {
     /// Connects to the MCP server at `url` over streamable HTTP with the OAuth tokens in
-    /// `store` (saved there by [`oauth::login`](crate::oauth::login)) and lists its tools.
+    /// `store` (saved there by [`oauth::login`](crate::client::oauth::login)) and lists its tools.
     ///
     /// Before anything is sent to the MCP server, the stored access token is checked: an
     /// expired one is refreshed with the refresh token and the new tokens are saved in `store`.

@@ -14,7 +14,7 @@ pub enum OAuthError {
     /// log in first. Nothing was sent to the MCP server with a token.
     #[error(
         "no usable OAuth token for the MCP server at {server} ({reason}); log in first with \
-         `agent_mcp::oauth::login` (with the eugene CLI: `eugene mcp login {server}`)"
+         `agent_mcp::client::oauth::login` (with the eugene CLI: `eugene mcp login {server}`)"
     )]
     LoginRequired {
         /// The server's URL.

@@ -3,9 +3,9 @@
 //!
 //! ```no_run
 //! use agent_mcp::McpSkills;
-//! use agent_mcp::oauth::{self, FileTokenStore};
+//! use agent_mcp::client::oauth::{self, FileTokenStore};
 //!
-//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::oauth::OAuthError> {
+//! # #[tokio::main] async fn main() -> Result<(), agent_mcp::client::oauth::OAuthError> {
 //! let url = "https://mcp.example.com/mcp";
 //! let store = FileTokenStore::in_dir("/home/me/.config/my-app/mcp-tokens", url)?;
 //! // Once: the person opens the URL, signs in, and the browser comes back to a loopback port.

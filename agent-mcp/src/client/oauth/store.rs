@@ -179,7 +179,7 @@ impl CredentialStore for FileTokenStore {
 /// bytes is cut and ends with a hash of the whole URL instead.
 ///
 /// ```
-/// let name = agent_mcp::oauth::token_file_name("http://127.0.0.1:8080/mcp").unwrap();
+/// let name = agent_mcp::client::oauth::token_file_name("http://127.0.0.1:8080/mcp").unwrap();
 /// assert_eq!(name, "http_3a_2f_2f127.0.0.1_3a8080_2fmcp.json");
 /// ```
 pub fn token_file_name(server_url: &str) -> Result<String, OAuthError> {

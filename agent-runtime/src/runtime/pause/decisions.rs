@@ -157,7 +157,7 @@ pub(in crate::runtime) fn decide(
             let inner_id = id[outer.call_id.len() + 1..].to_owned();
             let seen = waiting
                 .within()
-                .expect("a call inside another has a hop")
+                .expect("a call inside another has an outer step")
                 .digest();
             match resume
                 .iter_mut()
