@@ -44,6 +44,20 @@ pub enum AgentEvent {
         /// The piece.
         text: String,
     },
+    /// A piece of a tool call's arguments (JSON text), while streaming: for a UI that shows a
+    /// call as the model writes it. The pieces of one call, joined, are its arguments; the whole
+    /// call follows as [`AgentEvent::ToolCall`] before it runs. A typed run's `final_answer`
+    /// call streams this way too.
+    ToolCallDelta {
+        /// The step.
+        step: usize,
+        /// The call's id, as its [`AgentEvent::ToolCall`] will carry it.
+        call_id: String,
+        /// The tool called.
+        name: String,
+        /// The piece.
+        arguments: String,
+    },
     /// The model's whole text of this turn (not sent when the turn has no text).
     AssistantText {
         /// The step.

@@ -34,9 +34,10 @@ pub mod trace;
 pub use event::{AgentEvent, EventSink};
 pub use runtime::{
     AgentError, AgentRuntime, Budget, CallRef, ConfigError, Decision, FINAL_ANSWER_TOOL,
-    FinishReason, Goal, InnerCalls, OutputMode, OutputType, PathStep, PendingCall,
+    FinishReason, Goal, InnerCalls, OutputMode, OutputType, PartialAnswer, PathStep, PendingCall,
     RUN_STATE_VERSION, ResumeError, RunOutcome, RunRequest, RunState, SealError, StateKeys,
-    SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedOutcome, TypedRunRequest,
+    SubAgent, TranscriptFilter, TranscriptLimit, TreeBudget, TypedEvent, TypedOutcome,
+    TypedRunRequest,
 };
 
 #[doc(hidden)]

@@ -130,8 +130,10 @@ pub use agents::sub_agent::{Goal, SubAgent};
 pub use finish::agent_error::{AgentError, ConfigError, ResumeError};
 pub use finish::finish_reason::{Budget, FinishReason, TranscriptLimit};
 pub use finish::output_type::{FINAL_ANSWER_TOOL, OutputMode, OutputType};
+pub use finish::partial_json::{MAX_DEPTH as MAX_PARTIAL_DEPTH, PartialJson};
 pub use finish::run_outcome::RunOutcome;
 pub use finish::typed_outcome::TypedOutcome;
+pub use finish::typed_stream::{PartialAnswer, TypedEvent};
 #[doc(hidden)]
 pub use pause::seal::bench_support;
 pub use pause::seal::{MIN_KEY_LEN, SealError, StateKeys};

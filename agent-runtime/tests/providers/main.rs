@@ -7,6 +7,7 @@ mod openai_local;
 mod responses;
 mod ticket;
 mod typed;
+mod typed_stream;
 
 use test_support::server;
 

@@ -113,6 +113,11 @@ impl OutputType {
         OutputType::new(schema, wrapped, check)
     }
 
+    /// Whether the value is asked for as `{"value": ...}` (its schema is not an object's).
+    pub(in crate::runtime) fn is_wrapped(&self) -> bool {
+        self.wrapped
+    }
+
     fn new(schema: Value, wrapped: bool, check: Arc<Check>) -> Self {
         let schema = if wrapped { wrap(schema) } else { schema };
         OutputType {

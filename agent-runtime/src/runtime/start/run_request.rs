@@ -276,7 +276,25 @@ impl<'r> RunRequest<'r> {
         self
     }
 
-    async fn send(self) -> Result<RunOutcome, AgentError> {
+    /// The runtime the request runs on.
+    pub(in crate::runtime) fn runtime(&self) -> &'r AgentRuntime {
+        self.runtime
+    }
+
+    /// Whether a typed request's value is asked for wrapped, as `{"value": ...}`.
+    pub(in crate::runtime) fn is_wrapped(&self) -> bool {
+        self.output.as_ref().is_some_and(OutputType::is_wrapped)
+    }
+
+    /// The same request, run on `runtime` (a clone of its own with another sink, say).
+    pub(in crate::runtime) fn on<'a>(self, runtime: &'a AgentRuntime) -> RunRequest<'a>
+    where
+        'r: 'a,
+    {
+        RunRequest { runtime, ..self }
+    }
+
+    pub(in crate::runtime) async fn send(self) -> Result<RunOutcome, AgentError> {
         if self.attach_refused {
             return Err(ConfigError::AttachWithoutGoal.into());
         }
@@ -330,6 +348,13 @@ impl<'r> IntoFuture for RunRequest<'r> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.send())
+    }
+}
+
+impl<'r, T> TypedRunRequest<'r, T> {
+    /// The untyped request inside.
+    pub(in crate::runtime) fn into_request(self) -> RunRequest<'r> {
+        self.request
     }
 }
 

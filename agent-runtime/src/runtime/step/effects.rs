@@ -66,9 +66,29 @@ impl Direct<'_> {
         } else {
             rt.settings.provider.complete_events(request)
         };
+        // The index, id and name of each call announced, for its argument pieces (a list, not a
+        // vector indexed by the server's number: an index of 10⁹ must not allocate).
+        let mut calls: Vec<(usize, String, String)> = Vec::new();
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(text) => emit(AgentEvent::TextDelta { step, text }),
+                // Nobody watching, nothing to keep: a run without sinks pays nothing for this.
+                StreamEvent::ToolCallStarted { index, id, name }
+                    if !rt.settings.sinks.is_empty() =>
+                {
+                    calls.retain(|(at, ..)| *at != index);
+                    calls.push((index, id, name));
+                }
+                StreamEvent::ToolCallDelta { index, arguments } if !arguments.is_empty() => {
+                    if let Some((_, id, name)) = calls.iter().find(|(at, ..)| *at == index) {
+                        emit(AgentEvent::ToolCallDelta {
+                            step,
+                            call_id: id.clone(),
+                            name: name.clone(),
+                            arguments,
+                        });
+                    }
+                }
                 StreamEvent::ThinkingDelta(text) => emit(AgentEvent::ThinkingDelta { step, text }),
                 StreamEvent::Retry {
                     attempt,
