@@ -11,6 +11,7 @@ mod gemini_wire;
 mod media;
 mod mock;
 mod openai;
+mod prompt_cache;
 mod responses;
 mod responses_faults;
 mod responses_turns;
