@@ -230,6 +230,14 @@ async fn conversation_breakpoints_bill_a_long_run_its_history_at_the_cache_read_
     }
     assert_eq!(after.input_tokens, 0);
 
+    let first = blocks(&before_bodies[0]).1;
+    eprintln!(
+        "tools {} tokens, system {}, first request {}, a turn adds {} on average",
+        first[3],
+        first[4] - first[3],
+        sizes[0],
+        (sizes[TURNS - 1] - sizes[0]) / (TURNS as u64 - 1)
+    );
     // The history that before re-sent at the full price, from the second request on.
     let resent: u64 = (1..TURNS)
         .map(|t| before_billed[t].full.min(sizes[t - 1]))
