@@ -272,6 +272,11 @@ pub struct ChatRequest<'a> {
     /// that [support it](crate::LlmProvider::supports_response_schema). The runtime sets it only
     /// on a turn that offers no tools: a response schema beside tools makes models skip them.
     pub response_schema: Option<&'a ResponseSchema>,
+    /// A key naming the conversation this request continues, the same on each of its turns,
+    /// sent as OpenAI's `prompt_cache_key` (Chat Completions and Responses) so its requests go
+    /// where their common prefix is cached. The runtime sets one per run (per session, for a
+    /// run kept in one); `None` sends none.
+    pub cache_key: Option<&'a str>,
 }
 
 /// A JSON Schema the model's answer must follow, sent as Anthropic's
@@ -350,6 +355,7 @@ impl<'a> ChatRequest<'a> {
             stop_sequences: &[],
             thinking: None,
             response_schema: None,
+            cache_key: None,
         }
     }
 
@@ -404,6 +410,12 @@ impl<'a> ChatRequest<'a> {
     /// Asks for an answer that follows this schema (native structured output).
     pub fn response_schema(mut self, schema: &'a ResponseSchema) -> Self {
         self.response_schema = Some(schema);
+        self
+    }
+
+    /// Names the conversation for the provider's prompt cache (see [`ChatRequest::cache_key`]).
+    pub fn cache_key(mut self, key: &'a str) -> Self {
+        self.cache_key = Some(key);
         self
     }
 }

@@ -9,6 +9,8 @@ use super::format::{Body, Request};
 use super::limits::REDACTED;
 use super::redact::is_secret_name;
 
+/// Where OpenAI's requests name their conversation for the prompt cache.
+const PROMPT_CACHE_KEY: &str = "/prompt_cache_key";
 /// At most this many differences are kept for one comparison (all are counted).
 const MAX_SHOWN: usize = 20;
 /// At most this many characters of a value are shown in a difference.
@@ -17,7 +19,9 @@ const VALUE_CHARS: usize = 120;
 /// What must be equal for a recorded interaction to answer a request.
 ///
 /// By default ([`Matcher::new`]): the method, the path, the query (its parameters in any order;
-/// a parameter recorded as `[redacted]` matches any value) and the body. Bodies that are JSON
+/// a parameter recorded as `[redacted]` matches any value) and the body, but for its top-level
+/// `prompt_cache_key` (OpenAI's, which the runtime derives from a run's random id, so it differs
+/// on every run; [`Matcher::compare_prompt_cache_key`] compares it too). Bodies that are JSON
 /// on both sides are compared as JSON: key order is ignored, and numbers are equal when their
 /// values are (`1` and `1.0`). Other bodies are compared as text. Headers are not compared
 /// unless named with [`Matcher::header`] (a header recorded as `[redacted]` then only has to be
@@ -54,14 +58,21 @@ impl Default for Matcher {
 }
 
 impl Matcher {
-    /// Method, path, query and body must be equal; headers are not compared.
+    /// Method, path, query and body (but for `/prompt_cache_key`) must be equal; headers are not
+    /// compared.
     pub fn new() -> Matcher {
         Matcher {
             query: true,
             body: BodyRule::Whole,
-            ignored: Vec::new(),
+            ignored: vec![PROMPT_CACHE_KEY.to_owned()],
             headers: Vec::new(),
         }
+    }
+
+    /// The body's `prompt_cache_key` is compared too.
+    pub fn compare_prompt_cache_key(mut self) -> Matcher {
+        self.ignored.retain(|p| p != PROMPT_CACHE_KEY);
+        self
     }
 
     /// The query is not compared.

@@ -92,7 +92,7 @@
 //!     method: POST
 //!     uri: https://api.anthropic.com/v1/messages
 //!     parsed_body:
-//!       messages: [{role: user, content: [{type: text, text: Say hello.}]}]
+//!       messages: [{role: user, content: [{type: text, text: Say hello., cache_control: {type: ephemeral}}]}]
 //!   response:
 //!     status: {code: 200, message: OK}
 //!     headers: {content-type: [application/json]}

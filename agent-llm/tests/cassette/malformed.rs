@@ -268,7 +268,7 @@ fn the_projects_own_recordings_all_read() {
             read += 1;
         }
     }
-    assert_eq!(read, 31);
+    assert_eq!(read, 33);
 }
 
 #[tokio::test]

@@ -230,12 +230,12 @@ async fn every_recorded_cassette_of_the_project_replays_through_its_provider() {
             "{name}"
         );
     }
-    assert_eq!(names.len(), 31);
-    assert_eq!((calls, plain), (55, 3));
+    assert_eq!(names.len(), 33);
+    assert_eq!((calls, plain), (59, 3));
     assert_eq!(streamed_calls, 15);
     // The three without: a safety block (no content) and two recorded 400s.
     assert_eq!(
-        answered, 52,
+        answered, 56,
         "{answered} of {calls} answers had text or calls"
     );
 }

@@ -267,7 +267,9 @@ async fn the_request_body_and_headers_are_exactly_what_the_api_expects() {
             "max_tokens": 300,
             "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]},
+                // The newest user message and the one before it carry the conversation's
+                // breakpoints, on their last blocks.
+                {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?", "cache_control": {"type": "ephemeral"}}]},
                 {"role": "assistant", "content": [
                     {"type": "text", "text": "Checking."},
                     {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "Paris"}},
@@ -276,7 +278,7 @@ async fn the_request_body_and_headers_are_exactly_what_the_api_expects() {
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny", "is_error": false},
                     {"type": "tool_result", "tool_use_id": "toolu_2", "content": "no station", "is_error": true},
-                    {"type": "text", "text": "And tomorrow?"}
+                    {"type": "text", "text": "And tomorrow?", "cache_control": {"type": "ephemeral"}}
                 ]}
             ],
             "tools": [{
@@ -310,6 +312,54 @@ fn cache_breakpoints_can_be_turned_off() {
     assert_eq!(
         body["system"][0]["cache_control"],
         json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        body["messages"][0]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    let cache = CacheControl {
+        conversation: false,
+        ..CacheControl::default()
+    };
+    let body = AnthropicProvider::new("k", "m")
+        .with_cache_control(cache)
+        .request_body(&request, false);
+    assert!(
+        body["messages"][0]["content"][0]
+            .get("cache_control")
+            .is_none()
+    );
+    assert!(body["system"][0].get("cache_control").is_some());
+}
+
+#[test]
+fn conversation_breakpoints_take_only_the_room_the_four_leave() {
+    let transcript = [
+        Message::user("a"),
+        Message::assistant("b"),
+        Message::user("c"),
+        Message::assistant("d"),
+        Message::user("e"),
+    ];
+    let tools = weather_tool();
+    let marked = |request: &ChatRequest<'_>, cache: CacheControl| -> Vec<usize> {
+        let body = AnthropicProvider::new("k", "m")
+            .with_cache_control(cache)
+            .request_body(request, false);
+        let marks = body.to_string().matches("cache_control").count();
+        assert!(marks <= 4, "{marks} breakpoints: {body}");
+        let messages = body["messages"].as_array().unwrap();
+        (0..messages.len())
+            .filter(|&i| messages[i]["content"][0].get("cache_control").is_some())
+            .collect()
+    };
+    let full = ChatRequest::new(&transcript).system("s").tools(&tools);
+    assert_eq!(marked(&full, CacheControl::default()), [2, 4]);
+    let bare = ChatRequest::new(&transcript);
+    assert_eq!(
+        marked(&bare, CacheControl::default()),
+        [2, 4],
+        "two at most"
     );
 }
 

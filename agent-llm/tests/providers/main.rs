@@ -2,6 +2,7 @@
 //! quirks of compatible servers, exact request bodies, and faults (retries, broken streams, stalls).
 
 mod anthropic;
+mod cache_cost;
 mod faults;
 mod gemini;
 mod gemini_answers;
@@ -11,6 +12,7 @@ mod gemini_wire;
 mod media;
 mod mock;
 mod openai;
+mod prompt_cache;
 mod responses;
 mod responses_faults;
 mod responses_turns;

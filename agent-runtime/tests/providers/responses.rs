@@ -117,6 +117,20 @@ async fn tool_mode_offers_final_answer_as_a_function_and_retries_with_the_error(
     );
     // The rejected call went back with its item id, before its output.
     assert_eq!(sent[1]["input"][1]["id"], "fc_call_1");
+    // Both turns name the run's conversation alike for the prompt cache, by a digest.
+    let key = sent[0]["prompt_cache_key"].as_str().unwrap();
+    assert!(key.starts_with("eugene-") && key.len() == 39, "{key}");
+    assert_eq!(sent[1]["prompt_cache_key"], key);
+    let again = Server::start([whole("resp_3", json!([says(&ticket_json().to_string())]))]).await;
+    let _ = runtime(provider(&again), false)
+        .run("File a ticket.")
+        .typed::<Ticket>()
+        .await;
+    assert_ne!(
+        again.received()[0].json()["prompt_cache_key"],
+        key,
+        "another run, another key"
+    );
 }
 
 #[tokio::test]

@@ -10,7 +10,14 @@
 //! (the API splits text where a citation starts or ends, mid-sentence), and a block of another
 //! kind between two of them (a tool call, a search result) becomes a paragraph break, which a
 //! stream sends as a text delta too, so the deltas add up to the answer's text.
+//!
+//! Prompt caching is on by default: [`CacheControl`] says where the breakpoints go (the tools,
+//! the system prompt, and the last two user messages, so each turn reads the conversation
+//! before it from the cache) and how to turn them off. The usage's `cache_read_input_tokens` and
+//! `cache_creation_input_tokens` are [`Usage::cache_read_tokens`](crate::Usage::cache_read_tokens)
+//! and [`Usage::cache_write_tokens`](crate::Usage::cache_write_tokens).
 
+mod breakpoints;
 mod request;
 mod response;
 mod stream;
@@ -25,13 +32,36 @@ use agent_core::content::{MediaKind, MediaLimits};
 const PROVIDER: &str = "anthropic";
 
 /// Where the Anthropic provider puts prompt-cache breakpoints (`cache_control: ephemeral`), so a
-/// long run pays for its unchanging prefix once. Both are on by default.
+/// long run pays full price for each part of its prompt once and reads it back from the cache
+/// at a tenth of the price on later turns. All are on by default.
+///
+/// A request carries at most four breakpoints: after the last tool definition, after the
+/// system prompt, and on the last block of the newest user message (tool results included)
+/// and of the user message before it. The newest one writes the conversation so far to the
+/// cache; the one before it is where the previous request wrote, so this request reads that
+/// prefix back. What a turn adds is then written once (at 1.25 times the input price, for the
+/// five-minute cache) and read on every later turn (at 0.1 times); a prompt shorter than the
+/// model's minimum (1,024 tokens for most models) is neither cached nor charged extra.
+///
+/// ```
+/// use agent_llm::{AnthropicProvider, CacheControl};
+///
+/// // Tools and system prompt cached, the conversation not:
+/// let cache = CacheControl { conversation: false, ..CacheControl::default() };
+/// let provider = AnthropicProvider::new("sk-ant-…", "claude-sonnet-4-5").with_cache_control(cache);
+/// // No breakpoints at all:
+/// let provider = provider.with_cache_control(CacheControl::none());
+/// # let _ = provider;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheControl {
     /// After the last tool definition.
     pub tools: bool,
     /// After the system prompt.
     pub system: bool,
+    /// On the newest user message and the one before it (as many of the two as the four
+    /// breakpoints leave room for).
+    pub conversation: bool,
 }
 
 impl Default for CacheControl {
@@ -39,6 +69,7 @@ impl Default for CacheControl {
         CacheControl {
             tools: true,
             system: true,
+            conversation: true,
         }
     }
 }
@@ -49,6 +80,7 @@ impl CacheControl {
         CacheControl {
             tools: false,
             system: false,
+            conversation: false,
         }
     }
 }

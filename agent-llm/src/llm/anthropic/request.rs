@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::media::{base64_of, document_text};
 use super::CacheControl;
+use super::breakpoints::{MAX_BREAKPOINTS, mark_conversation};
 use crate::message::{ChatRequest, Message, PartRef, Role, ThinkingConfig, ToolChoice};
 use agent_core::content::{Media, MediaKind};
 
@@ -49,17 +50,24 @@ pub(super) fn encode_request(
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str()),
     );
+    // Breakpoints left for the conversation once the system prompt and tools have theirs.
+    let mut free = MAX_BREAKPOINTS;
     if !system.is_empty() {
         let mut block = json!({"type": "text", "text": system.join("\n\n")});
         if cache.system {
             block["cache_control"] = json!({"type": "ephemeral"});
+            free -= 1;
         }
         body.insert("system".into(), json!([block]));
     }
-    body.insert(
-        "messages".into(),
-        Value::Array(encode_messages(request.messages)),
-    );
+    if cache.tools && !request.tools.is_empty() {
+        free -= 1;
+    }
+    let mut messages = encode_messages(request.messages);
+    if cache.conversation {
+        mark_conversation(&mut messages, free);
+    }
+    body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         let mut tools: Vec<Value> = request
             .tools

@@ -14,6 +14,11 @@
 //! whole and run. A refusal (OpenAI's `refusal` field instead of `content`) is the answer's text, with
 //! [`StopReason::Refusal`].
 //!
+//! Prompt caching: OpenAI caches long prompts' prefixes by itself; a request with a
+//! [`ChatRequest::cache_key`] sends it as `prompt_cache_key`, so the turns of one run go where
+//! their prefix is cached. Cached input comes back as `prompt_tokens_details.cached_tokens`
+//! ([`Usage::cache_read_tokens`](crate::Usage::cache_read_tokens)).
+//!
 //! Media: a user message with parts is sent as an array of content parts (`text`, `image_url`,
 //! `input_audio`, `file`); a text-only one stays a string. A `tool` message takes text only, so
 //! a tool result's media is a documented conversion: the result's text names each part (`[image 1
@@ -47,6 +52,9 @@ pub struct OpenAiWire {
     /// The server does not follow `response_format: json_schema`, so typed runs do not ask for
     /// it (see [`OpenAiProvider::with_response_schema`]).
     pub no_response_schema: bool,
+    /// The server refuses an unknown `prompt_cache_key`, so [`ChatRequest::cache_key`] is not
+    /// sent (see [`OpenAiProvider::with_prompt_cache_key`]).
+    pub no_prompt_cache_key: bool,
 }
 
 impl OpenAiProvider {
@@ -67,6 +75,14 @@ impl OpenAiProvider {
     /// it; typed runs in `OutputMode::Auto` (agent-runtime) then never ask for it.
     pub fn with_response_schema(self, supported: bool) -> Self {
         self.with_codec(|w| w.no_response_schema = !supported)
+    }
+
+    /// Whether [`ChatRequest::cache_key`] is sent as `prompt_cache_key`. Default: `true`.
+    /// OpenAI routes requests with the same key and prefix to the same cache, so a run's turns
+    /// read their shared history from it (billed as `cached_tokens`, at the model's cache-read
+    /// price); most compatible servers ignore the field. Turn it off for a server that refuses it.
+    pub fn with_prompt_cache_key(self, send: bool) -> Self {
+        self.with_codec(|w| w.no_prompt_cache_key = !send)
     }
 
     /// Sends the token limit as `max_completion_tokens` (OpenAI's reasoning models require it)

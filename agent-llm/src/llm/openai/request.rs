@@ -80,6 +80,9 @@ pub(super) fn encode_request(
             }}),
         );
     }
+    if let Some(key) = request.cache_key.filter(|_| !config.no_prompt_cache_key) {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     body.insert("stream".into(), json!(stream));
     if stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));

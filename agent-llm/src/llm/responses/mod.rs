@@ -22,6 +22,13 @@
 //! The answer's text is its message items' text (items after the first start a new paragraph);
 //! the reasoning summaries arrive as [`StreamEvent::ThinkingDelta`](crate::StreamEvent) events
 //! and are never the answer.
+//!
+//! # Prompt caching
+//!
+//! OpenAI caches long prompts' prefixes by itself. A request with a
+//! [`ChatRequest::cache_key`] sends it as `prompt_cache_key`, so the turns of one run go where
+//! their prefix is cached; cached input comes back as `input_tokens_details.cached_tokens`
+//! ([`Usage::cache_read_tokens`](crate::Usage::cache_read_tokens)).
 
 mod request;
 mod response;

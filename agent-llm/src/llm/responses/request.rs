@@ -100,6 +100,9 @@ pub(super) fn encode_request(
             body.insert("store".into(), json!(true));
         }
     }
+    if let Some(key) = request.cache_key {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     body.insert("stream".into(), json!(stream));
     Value::Object(body)
 }

@@ -491,8 +491,10 @@ impl<'a, E: Effects> Run<'a, E> {
         for ability in &self.abilities {
             ability.tools(&mut definitions);
         }
+        let cache_key = self.state.prompt_cache_key(rt.ancestry.path.is_empty());
         let mut request = ChatRequest::new(&self.state.transcript)
             .tools(&definitions)
+            .cache_key(&cache_key)
             .max_tokens(rt.settings.max_tokens_per_call);
         request.thinking = rt.settings.thinking;
         if step == 1 {

@@ -154,6 +154,20 @@ pub(crate) enum Next {
 }
 
 impl RunState {
+    /// The key naming this run's conversation for the provider's prompt cache (OpenAI's
+    /// `prompt_cache_key`): for an outermost run kept in a session, derived from the session's
+    /// id, so the session's runs share it; otherwise from the run's id. A digest, so neither id
+    /// is sent.
+    pub(crate) fn prompt_cache_key(&self, outermost: bool) -> String {
+        let session = crate::trace::conversation().filter(|_| outermost);
+        let (kind, id): (&[u8], &str) = match &session {
+            Some(session) => (b"session", session),
+            None => (b"run", &self.run_id),
+        };
+        let digest = agent_core::digest::sha256_hex(&[b"prompt-cache", kind, id.as_bytes()]);
+        format!("eugene-{}", &digest[..32])
+    }
+
     /// A run about to ask the model about `transcript`.
     pub(crate) fn new(transcript: Vec<Message>, plan_mode: bool) -> Self {
         RunState {
