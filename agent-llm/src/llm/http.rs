@@ -32,7 +32,8 @@ pub struct HttpOptions {
     pub idle_timeout: Duration,
     /// Headers sent with every request, after the provider's own.
     pub headers: Vec<(String, String)>,
-    /// How transient failures are retried (jitter is added to the backoff; `retry-after` wins).
+    /// How transient failures are retried (jitter is added to the backoff; `retry-after` wins,
+    /// up to the policy's `max_delay`).
     pub retry: RetryPolicy,
 }
 
@@ -220,15 +221,19 @@ impl Http {
         })
     }
 
-    /// How long to wait after failed attempt `attempt`: the server's `retry-after`, else the
-    /// backoff with jitter (between half and all of it).
+    /// How long to wait after failed attempt `attempt`: the server's `retry-after` (at most the
+    /// policy's `max_delay`), else the backoff with jitter (between half and all of it).
     pub(crate) fn retry_delay(&self, attempt: u32, error: &ProviderError) -> Duration {
-        error.retry_after().unwrap_or_else(|| {
-            self.options
-                .retry
-                .delay_after(attempt)
-                .mul_f64(0.5 + fastrand::f64() / 2.0)
-        })
+        let max_delay = self.options.retry.max_delay;
+        error
+            .retry_after()
+            .map(|d| d.min(max_delay))
+            .unwrap_or_else(|| {
+                self.options
+                    .retry
+                    .delay_after(attempt)
+                    .mul_f64(0.5 + fastrand::f64() / 2.0)
+            })
     }
 
     /// Whether another attempt may follow failed attempt `attempt`.
