@@ -51,12 +51,13 @@ pub mod yaml_bounds;
 
 #[cfg(feature = "http")]
 pub use llm::{
-    AnthropicProvider, AnthropicWire, CacheControl, GeminiProvider, GeminiWire, HttpOptions,
-    HttpProvider, MediaRules, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
+    AnthropicProvider, AnthropicWire, CacheControl, Failover, GeminiProvider, GeminiWire,
+    HttpOptions, HttpProvider, MediaRules, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
 };
 pub use llm::{
-    EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
-    WIRE, all_events, answer_of,
+    BreakerPolicy, BreakerState, CircuitBreaker, ErrorClass, EventStream, LlmProvider,
+    MockProvider, MockReply, Permit, ProviderError, RecordedRequest, StreamEvent, WIRE, all_events,
+    answer_of,
 };
 #[cfg(feature = "http")]
 pub use llm::{OpenAiResponsesProvider, OpenAiResponsesWire, ResponsesState};

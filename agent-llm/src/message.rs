@@ -272,6 +272,12 @@ pub struct ChatRequest<'a> {
     /// that [support it](crate::LlmProvider::supports_response_schema). The runtime sets it only
     /// on a turn that offers no tools: a response schema beside tools makes models skip them.
     pub response_schema: Option<&'a ResponseSchema>,
+    /// Whether the provider may wait and ask again itself when the API is busy — rate limited
+    /// or overloaded ([`ErrorClass::is_busy`](crate::ErrorClass::is_busy): 429, 503, 529) —
+    /// as its retry policy says (`true`, the default), or must return the error at once
+    /// (`false`): what a [`Failover`](crate::Failover) asks while another provider could take
+    /// the request. The HTTP providers follow it; other failures are retried either way.
+    pub wait_when_busy: bool,
 }
 
 /// A JSON Schema the model's answer must follow, sent as Anthropic's
@@ -350,6 +356,7 @@ impl<'a> ChatRequest<'a> {
             stop_sequences: &[],
             thinking: None,
             response_schema: None,
+            wait_when_busy: true,
         }
     }
 
@@ -404,6 +411,13 @@ impl<'a> ChatRequest<'a> {
     /// Asks for an answer that follows this schema (native structured output).
     pub fn response_schema(mut self, schema: &'a ResponseSchema) -> Self {
         self.response_schema = Some(schema);
+        self
+    }
+
+    /// Lets the provider wait out a busy API itself, or not (see
+    /// [`ChatRequest::wait_when_busy`](ChatRequest#structfield.wait_when_busy)).
+    pub fn wait_when_busy(mut self, wait: bool) -> Self {
+        self.wait_when_busy = wait;
         self
     }
 }
@@ -534,6 +548,12 @@ pub struct ChatResponse {
     pub truncated_tool_calls: Vec<TruncatedToolCall>,
     /// The model that answered, when the provider says.
     pub model: Option<String>,
+    /// The provider that answered, as its [`LlmProvider::name`](crate::LlmProvider::name)
+    /// says, when the provider asked stands for others (a [`Failover`](crate::Failover) sets
+    /// it); `None`: the provider asked answered itself. Not written when `None`, so answers
+    /// journaled or recorded before it read and write as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// The provider's id of the answer, when it gives one.
     pub id: Option<String>,
 }

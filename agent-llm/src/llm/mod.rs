@@ -33,7 +33,11 @@
 
 #[cfg(feature = "http")]
 mod anthropic;
+mod breaker;
 mod error;
+mod error_class;
+#[cfg(feature = "http")]
+mod failover;
 #[cfg(feature = "http")]
 mod gemini;
 #[cfg(feature = "http")]
@@ -71,7 +75,11 @@ pub use agent_tls::tls_config;
 pub const WIRE: &str = "agent_llm::wire";
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
+pub use breaker::{BreakerPolicy, BreakerState, CircuitBreaker, Permit};
 pub use error::ProviderError;
+pub use error_class::ErrorClass;
+#[cfg(feature = "http")]
+pub use failover::Failover;
 #[cfg(feature = "http")]
 pub use gemini::{GeminiProvider, GeminiWire};
 #[cfg(feature = "http")]

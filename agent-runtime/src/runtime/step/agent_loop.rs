@@ -158,8 +158,13 @@ impl<'a, E: Effects> Run<'a, E> {
             self.end_with(finish_checks::cancelled());
             return Ok(());
         };
-        let cost = self.count(response.usage, response.model.as_deref(), false);
-        spans::chat_done(&span, &response, &cost);
+        let cost = self.count(
+            response.usage,
+            response.provider.as_deref(),
+            response.model.as_deref(),
+            false,
+        );
+        spans::chat_done(self.rt, &span, &response, &cost);
         self.emit(|| AgentEvent::Usage {
             step,
             usage: response.usage,
@@ -199,15 +204,21 @@ impl<'a, E: Effects> Run<'a, E> {
         Ok(())
     }
 
-    /// Counts a model call's tokens and what they cost (priced as `model` when the answer named
-    /// it, else as the provider's model) into the run's, and tells the abilities. A summary
+    /// Counts a model call's tokens and what they cost (priced as `model` of `provider` when the
+    /// answer named them — a failover's answer names the provider that gave it — else as the
+    /// runtime's provider and its model) into the run's, and tells the abilities. A summary
     /// written by compaction leaves nothing known of the next request's size.
-    fn count(&mut self, usage: Usage, model: Option<&str>, compaction: bool) -> Cost {
+    fn count(
+        &mut self,
+        usage: Usage,
+        provider: Option<&str>,
+        model: Option<&str>,
+        compaction: bool,
+    ) -> Cost {
         let rt = self.rt;
+        let provider = provider.unwrap_or(rt.settings.provider.name());
         let cost = match model.or_else(|| rt.settings.provider.model()) {
-            Some(model) => rt
-                .price_table()
-                .cost(rt.settings.provider.name(), model, &usage),
+            Some(model) => rt.price_table().cost(provider, model, &usage),
             None => Cost::UNPRICED,
         };
         self.state.usage += usage;
@@ -508,11 +519,17 @@ impl<'a, E: Effects> Run<'a, E> {
         let call = self.effects.model(step, &request).instrument(span.clone());
         let response = tokio::select! {
             biased;
-            _ = rt.settings.cancellation.cancelled() => return Ok(None),
+            _ = rt.settings.cancellation.cancelled() => {
+                spans::chat_unanswered(rt, &span, None);
+                return Ok(None);
+            }
             response = call => match response {
-                Err(_) if rt.settings.cancellation.is_cancelled() => return Ok(None),
+                Err(_) if rt.settings.cancellation.is_cancelled() => {
+                    spans::chat_unanswered(rt, &span, None);
+                    return Ok(None);
+                }
                 Err(error) => {
-                    spans::failed(&span, &error);
+                    spans::chat_unanswered(rt, &span, Some(&error));
                     return Err(error);
                 }
                 Ok(response) => response,
@@ -560,7 +577,7 @@ impl<'a, E: Effects> Run<'a, E> {
                 return Some(finish_checks::transcript_limit(size, limit));
             };
             // The summary's tokens are the run's like any others, and count against its budget.
-            self.count(attempt.usage, None, true);
+            self.count(attempt.usage, None, None, true);
             let Some(compacted) = attempt.compacted else {
                 self.state.compaction_failures += 1;
                 continue;
