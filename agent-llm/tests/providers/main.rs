@@ -2,6 +2,7 @@
 //! quirks of compatible servers, exact request bodies, and faults (retries, broken streams, stalls).
 
 mod anthropic;
+mod failover;
 mod faults;
 mod gemini;
 mod gemini_answers;
