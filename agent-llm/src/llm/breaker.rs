@@ -1,29 +1,4 @@
 //! [`CircuitBreaker`]: a provider that keeps failing is left alone for a while.
-//!
-//! Closed, it lets every request through and counts consecutive failures
-//! ([`ErrorClass::is_failure`](super::ErrorClass::is_failure)); after
-//! [`BreakerPolicy::failures`] of them it opens for [`BreakerPolicy::cool_down`], and every
-//! request skips it. Then it is half-open: exactly one request, the probe, goes through while
-//! the others keep skipping it; the probe's success closes it, its failure opens it again for
-//! another cool-down. A probe that is abandoned (its request dropped) lets the next request
-//! probe instead. Times are tokio's clock, so a paused clock drives it in tests.
-//!
-//! ```
-//! use std::time::Duration;
-//! use agent_llm::{BreakerPolicy, BreakerState, CircuitBreaker};
-//!
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-//! let breaker = CircuitBreaker::new(BreakerPolicy { failures: 2, cool_down: Duration::from_secs(30) });
-//! breaker.admit().unwrap().failed();
-//! breaker.admit().unwrap().failed();
-//! assert!(breaker.admit().is_none(), "open: skipped");
-//! tokio::time::advance(Duration::from_secs(30)).await;
-//! let probe = breaker.admit().unwrap();
-//! assert!(breaker.admit().is_none(), "one probe at a time");
-//! probe.succeeded();
-//! assert_eq!(breaker.state(), BreakerState::Closed);
-//! # }
-//! ```
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -73,7 +48,32 @@ enum State {
     HalfOpen { probing: bool },
 }
 
-/// A circuit breaker for one provider. See the [module docs](self). Cloning shares it.
+/// A circuit breaker for one provider. Cloning shares it.
+///
+/// Closed, it lets every request through and counts consecutive failures
+/// ([`ErrorClass::is_failure`](super::ErrorClass::is_failure)); after
+/// [`BreakerPolicy::failures`] of them it opens for [`BreakerPolicy::cool_down`], and every
+/// request skips it. Then it is half-open: exactly one request, the probe, goes through while
+/// the others keep skipping it; the probe's success closes it, its failure opens it again for
+/// another cool-down. A probe that is abandoned (its request dropped) lets the next request
+/// probe instead. Times are tokio's clock, so a paused clock drives it in tests.
+///
+/// ```
+/// use std::time::Duration;
+/// use agent_llm::{BreakerPolicy, BreakerState, CircuitBreaker};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let breaker = CircuitBreaker::new(BreakerPolicy { failures: 2, cool_down: Duration::from_secs(30) });
+/// breaker.admit().unwrap().failed();
+/// breaker.admit().unwrap().failed();
+/// assert!(breaker.admit().is_none(), "open: skipped");
+/// tokio::time::advance(Duration::from_secs(30)).await;
+/// let probe = breaker.admit().unwrap();
+/// assert!(breaker.admit().is_none(), "one probe at a time");
+/// probe.succeeded();
+/// assert_eq!(breaker.state(), BreakerState::Closed);
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CircuitBreaker {
     policy: BreakerPolicy,

@@ -1,20 +1,19 @@
 //! [`ErrorClass`]: what a failed model call means for what to do next — wait, ask another
 //! provider, ask one with a larger context window, or stop — derived from a [`ProviderError`].
-//!
-//! | class | what it is | a [`Failover`](super::Failover) |
-//! |---|---|---|
-//! | [`RateLimited`](ErrorClass::RateLimited) | 429, 402, or a stream's `rate_limit_error` | asks the next provider at once |
-//! | [`Overloaded`](ErrorClass::Overloaded) | 503, 529, `overloaded_error` | asks the next provider at once |
-//! | [`ServerError`](ErrorClass::ServerError) | another 5xx, an answer that could not be read or broke off | after the provider's own retries, the next |
-//! | [`Network`](ErrorClass::Network) | no connection, a timeout, 408 | after the provider's own retries, the next |
-//! | [`ContextTooLong`](ErrorClass::ContextTooLong) | a 4xx whose words say the prompt is over the model's context window | the next provider with a larger window, else stops |
-//! | [`Auth`](ErrorClass::Auth) | 401, 403 | stops |
-//! | [`BadRequest`](ErrorClass::BadRequest) | any other 4xx, a configuration error, media the format cannot take | stops |
 
 use super::ProviderError;
 
-/// What a failed model call means for what to do next. See the [module docs](self) for the
-/// table, and [`ErrorClass::of`] for how an error is classed.
+/// What a failed model call means for what to do next ([`ErrorClass::of`] classes an error).
+///
+/// | class | what it is | a [`Failover`](super::Failover) |
+/// |---|---|---|
+/// | [`RateLimited`](ErrorClass::RateLimited) | 429, 402, or a stream's `rate_limit_error` | asks the next provider at once |
+/// | [`Overloaded`](ErrorClass::Overloaded) | 503, 529, `overloaded_error` | asks the next provider at once |
+/// | [`ServerError`](ErrorClass::ServerError) | another 5xx, an answer that could not be read or broke off | after the provider's own retries, the next |
+/// | [`Network`](ErrorClass::Network) | no connection, a timeout, 408 | after the provider's own retries, the next |
+/// | [`ContextTooLong`](ErrorClass::ContextTooLong) | a 4xx whose words say the prompt is over the model's context window | the next provider with a larger window, else stops |
+/// | [`Auth`](ErrorClass::Auth) | 401, 403 | stops |
+/// | [`BadRequest`](ErrorClass::BadRequest) | any other 4xx, a configuration error, media the format cannot take | stops |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorClass {

@@ -13,6 +13,8 @@ use agent_core::retry::{RetryPolicy, RetryableError};
 const WIRE_BODY_CHARS: usize = 4000;
 
 /// One step of [`Http::send`].
+// A few steps per request, each moved once: boxing the event would cost more than it saves.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Sent {
     /// An attempt failed and another follows: the [`StreamEvent::Retry`] that says so.
     Retry(StreamEvent),

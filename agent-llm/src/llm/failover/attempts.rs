@@ -29,7 +29,7 @@ pub(super) struct Entry {
 /// which outlives the caller's borrow).
 pub(super) enum Source<'a> {
     Borrowed(&'a ChatRequest<'a>),
-    Owned(OwnedRequest),
+    Owned(Box<OwnedRequest>),
 }
 
 /// How a provider's answer is asked for.
