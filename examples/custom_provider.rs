@@ -62,6 +62,7 @@ impl LlmProvider for RuleBased {
             truncated_tool_calls: Vec::new(),
             model: Some("rules-v1".into()),
             id: None,
+            provider: None,
         };
         events.push(StreamEvent::Done(response));
         Box::pin(futures::stream::iter(events.into_iter().map(Ok)))

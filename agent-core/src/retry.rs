@@ -78,7 +78,8 @@ pub trait RetryableError {
     /// Whether the same operation may succeed if repeated.
     fn is_transient(&self) -> bool;
 
-    /// A delay the other side asked for (an HTTP `retry-after`), used instead of the backoff.
+    /// A delay the other side asked for (an HTTP `retry-after`), used instead of the backoff,
+    /// at most the policy's `max_delay`.
     fn retry_after(&self) -> Option<Duration> {
         None
     }
@@ -121,6 +122,7 @@ where
             Err(error) if attempt < attempts && error.is_transient() => {
                 let delay = error
                     .retry_after()
+                    .map(|asked| asked.min(policy.max_delay))
                     .unwrap_or_else(|| policy.delay_after(attempt));
                 on_retry(attempt, &error, delay);
                 tokio::time::sleep(delay).await;
@@ -196,6 +198,46 @@ mod tests {
         )
         .await;
         assert_eq!(seen, vec![(1, 100), (2, 200), (3, 250)]);
+    }
+
+    /// An error that asks for a wait of its own.
+    struct AsksToWait(Duration);
+
+    impl RetryableError for AsksToWait {
+        fn is_transient(&self) -> bool {
+            true
+        }
+
+        fn retry_after(&self) -> Option<Duration> {
+            Some(self.0)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_requested_wait_is_honoured_up_to_the_policys_maximum() {
+        let policy = RetryPolicy {
+            max_attempts: 3,
+            initial_delay: Duration::from_millis(100),
+            backoff: 2.0,
+            max_delay: Duration::from_secs(30),
+        };
+        let mut asked = [Duration::from_secs(3), Duration::from_secs_f64(34.4)].into_iter();
+        let mut seen = Vec::new();
+        let started = tokio::time::Instant::now();
+        let _ = with_retry_notify(
+            &policy,
+            |_| {
+                let wait = asked.next().unwrap_or_default();
+                async move { Err::<(), _>(AsksToWait(wait)) }
+            },
+            |attempt, _, delay| seen.push((attempt, delay)),
+        )
+        .await;
+        assert_eq!(
+            seen,
+            [(1, Duration::from_secs(3)), (2, Duration::from_secs(30))]
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(33));
     }
 
     #[test]

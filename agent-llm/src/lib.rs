@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | [`message`] | [`Message`], [`ChatRequest`], [`ChatResponse`] | the provider-neutral conversation |
 //! | [`llm`] | [`LlmProvider`] | Anthropic, OpenAI-compatible, OpenAI Responses, Gemini and scripted models, whole and streamed |
+//! | `llm/failover` (feature `http`), `llm/breaker.rs`, `llm/error_class.rs` | `Failover`, [`CircuitBreaker`], [`ErrorClass`] | several providers asked in order as one, moving on as each failure's class says, skipping one that keeps failing |
 //! | `llm/media.rs` (feature `http`) | `MediaRules` | what media each wire format takes; every request's parts checked before it is sent; base64 written once into the body |
 //! | [`model_use`] | [`ModelUseReporter`] | a skill that asks a model on the run's behalf counts it in the run ([`report_model_use`]) |
 //! | `cassette` (feature `cassette`) | `Cassette` | record real exchanges once (secrets redacted), replay them offline in tests |
@@ -47,16 +48,18 @@ pub mod model_use;
 pub mod price;
 #[cfg(feature = "http")]
 pub mod sse;
+pub mod usage;
 pub mod yaml_bounds;
 
 #[cfg(feature = "http")]
 pub use llm::{
-    AnthropicProvider, AnthropicWire, CacheControl, GeminiProvider, GeminiWire, HttpOptions,
-    HttpProvider, MediaRules, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
+    AnthropicProvider, AnthropicWire, CacheControl, Failover, GeminiProvider, GeminiWire,
+    HttpOptions, HttpProvider, MediaRules, OpenAiProvider, OpenAiWire, SseDecoder, WireCodec,
 };
 pub use llm::{
-    EventStream, LlmProvider, MockProvider, MockReply, ProviderError, RecordedRequest, StreamEvent,
-    WIRE, all_events, answer_of,
+    BreakerPolicy, BreakerState, CircuitBreaker, ErrorClass, EventStream, LlmProvider,
+    MockProvider, MockReply, Permit, ProviderError, RecordedRequest, StreamEvent, WIRE, all_events,
+    answer_of,
 };
 #[cfg(feature = "http")]
 pub use llm::{OpenAiResponsesProvider, OpenAiResponsesWire, ResponsesState};

@@ -28,6 +28,8 @@ use agent_core::content::{Media, Part};
 use agent_core::schema::ToolDefinition;
 use agent_core::skill::SkillOutput;
 
+pub use crate::usage::Usage;
+
 /// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -277,6 +279,12 @@ pub struct ChatRequest<'a> {
     /// where their common prefix is cached. The runtime sets one per run (per session, for a
     /// run kept in one); `None` sends none.
     pub cache_key: Option<&'a str>,
+    /// Whether the provider may wait and ask again itself when the API is busy — rate limited
+    /// or overloaded ([`ErrorClass::is_busy`](crate::ErrorClass::is_busy): 429, 503, 529) —
+    /// as its retry policy says (`true`, the default), or must return the error at once
+    /// (`false`): what a [`Failover`](crate::Failover) asks while another provider could take
+    /// the request. The HTTP providers follow it; other failures are retried either way.
+    pub wait_when_busy: bool,
 }
 
 /// A JSON Schema the model's answer must follow, sent as Anthropic's
@@ -356,6 +364,7 @@ impl<'a> ChatRequest<'a> {
             thinking: None,
             response_schema: None,
             cache_key: None,
+            wait_when_busy: true,
         }
     }
 
@@ -418,6 +427,13 @@ impl<'a> ChatRequest<'a> {
         self.cache_key = Some(key);
         self
     }
+
+    /// Lets the provider wait out a busy API itself, or not (see
+    /// [`ChatRequest::wait_when_busy`](ChatRequest#structfield.wait_when_busy)).
+    pub fn wait_when_busy(mut self, wait: bool) -> Self {
+        self.wait_when_busy = wait;
+        self
+    }
 }
 
 /// Why the model stopped, in words common to every provider.
@@ -435,85 +451,6 @@ pub enum StopReason {
     Refusal,
     /// Anything else, in the provider's words.
     Other(String),
-}
-
-/// Tokens used by one model call (or, summed, by a run).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Input tokens billed at the normal rate.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's prompt cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the provider's prompt cache.
-    pub cache_write_tokens: u64,
-    /// Of the output tokens, those the model spent reasoning before it answered (already counted
-    /// in `output_tokens`, so [`Usage::total`] does not add them again). 0 where the provider does
-    /// not say.
-    #[serde(default)]
-    pub reasoning_tokens: u64,
-    /// Of the input tokens (normal and cached), those that were audio, where the provider says
-    /// (OpenAI's `audio_tokens`, Gemini's `AUDIO` modality); 0 otherwise.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub audio_input_tokens: u64,
-    /// Of the input tokens, those that were images or documents, where the provider says
-    /// (Gemini's `IMAGE` and `DOCUMENT` modalities); billed as input tokens.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub image_input_tokens: u64,
-    /// Of the output tokens, those that were audio, where the provider says.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub audio_output_tokens: u64,
-}
-
-fn is_zero(count: &u64) -> bool {
-    *count == 0
-}
-
-impl Usage {
-    /// What `self` has more than `before` (which it grew from), count by count.
-    pub fn since(&self, before: &Usage) -> Usage {
-        Usage {
-            input_tokens: self.input_tokens.saturating_sub(before.input_tokens),
-            output_tokens: self.output_tokens.saturating_sub(before.output_tokens),
-            cache_read_tokens: self
-                .cache_read_tokens
-                .saturating_sub(before.cache_read_tokens),
-            cache_write_tokens: self
-                .cache_write_tokens
-                .saturating_sub(before.cache_write_tokens),
-            reasoning_tokens: self
-                .reasoning_tokens
-                .saturating_sub(before.reasoning_tokens),
-            audio_input_tokens: self
-                .audio_input_tokens
-                .saturating_sub(before.audio_input_tokens),
-            image_input_tokens: self
-                .image_input_tokens
-                .saturating_sub(before.image_input_tokens),
-            audio_output_tokens: self
-                .audio_output_tokens
-                .saturating_sub(before.audio_output_tokens),
-        }
-    }
-
-    /// Every token counted (reasoning tokens are a part of the output tokens).
-    pub fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
-    }
-}
-
-impl std::ops::AddAssign for Usage {
-    fn add_assign(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
-        self.audio_input_tokens += other.audio_input_tokens;
-        self.image_input_tokens += other.image_input_tokens;
-        self.audio_output_tokens += other.audio_output_tokens;
-    }
 }
 
 /// A tool call the model had not finished writing when its answer was cut off (by the token limit).
@@ -546,6 +483,12 @@ pub struct ChatResponse {
     pub truncated_tool_calls: Vec<TruncatedToolCall>,
     /// The model that answered, when the provider says.
     pub model: Option<String>,
+    /// The provider that answered, as its [`LlmProvider::name`](crate::LlmProvider::name)
+    /// says, when the provider asked stands for others (a [`Failover`](crate::Failover) sets
+    /// it); `None`: the provider asked answered itself. Not written when `None`, so answers
+    /// journaled or recorded before it read and write as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// The provider's id of the answer, when it gives one.
     pub id: Option<String>,
 }
@@ -570,12 +513,14 @@ mod tests {
             "usage": usage, "truncated_tool_calls": [], "model": null, "id": null
         }))
         .unwrap();
-        assert_eq!(response.provider_stop_reason, None);
+        assert_eq!(
+            (&response.provider_stop_reason, &response.provider),
+            (&None, &None)
+        );
+        let written = serde_json::to_string(&response).unwrap();
         assert!(
-            !serde_json::to_string(&response)
-                .unwrap()
-                .contains("provider_stop_reason"),
-            "an answer without it is written as before"
+            !written.contains("provider_stop_reason") && !written.contains("\"provider\""),
+            "an answer without them is written as before: {written}"
         );
         // And a message without provider items is written as before.
         assert_eq!(

@@ -115,6 +115,7 @@ impl LlmProvider for LookThenAnswer {
             truncated_tool_calls: Vec::new(),
             model: None,
             id: None,
+            provider: None,
         })
     }
 

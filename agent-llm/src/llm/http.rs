@@ -13,6 +13,8 @@ use agent_core::retry::{RetryPolicy, RetryableError};
 const WIRE_BODY_CHARS: usize = 4000;
 
 /// One step of [`Http::send`].
+// A few steps per request, each moved once: boxing the event would cost more than it saves.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Sent {
     /// An attempt failed and another follows: the [`StreamEvent::Retry`] that says so.
     Retry(StreamEvent),
@@ -32,7 +34,8 @@ pub struct HttpOptions {
     pub idle_timeout: Duration,
     /// Headers sent with every request, after the provider's own.
     pub headers: Vec<(String, String)>,
-    /// How transient failures are retried (jitter is added to the backoff; `retry-after` wins).
+    /// How transient failures are retried (jitter is added to the backoff; `retry-after` wins,
+    /// up to the policy's `max_delay`).
     pub retry: RetryPolicy,
 }
 
@@ -220,15 +223,19 @@ impl Http {
         })
     }
 
-    /// How long to wait after failed attempt `attempt`: the server's `retry-after`, else the
-    /// backoff with jitter (between half and all of it).
+    /// How long to wait after failed attempt `attempt`: the server's `retry-after` (at most the
+    /// policy's `max_delay`), else the backoff with jitter (between half and all of it).
     pub(crate) fn retry_delay(&self, attempt: u32, error: &ProviderError) -> Duration {
-        error.retry_after().unwrap_or_else(|| {
-            self.options
-                .retry
-                .delay_after(attempt)
-                .mul_f64(0.5 + fastrand::f64() / 2.0)
-        })
+        let max_delay = self.options.retry.max_delay;
+        error
+            .retry_after()
+            .map(|d| d.min(max_delay))
+            .unwrap_or_else(|| {
+                self.options
+                    .retry
+                    .delay_after(attempt)
+                    .mul_f64(0.5 + fastrand::f64() / 2.0)
+            })
     }
 
     /// Whether another attempt may follow failed attempt `attempt`.

@@ -74,6 +74,7 @@ fn response(message: Message, stop_reason: StopReason) -> ChatResponse {
         truncated_tool_calls: Vec::new(),
         model: None,
         id: None,
+        provider: None,
     }
 }
 

@@ -14,8 +14,11 @@
 //! Failures are [`ProviderError`]s that keep the provider's own `error.type` and message.
 //! Transient ones — HTTP 429 (unless it is a spending cap without `retry-after`), 500, 502, 503,
 //! 504, 529 / `overloaded_error`, a connection that failed or was reset, a timeout before the
-//! first byte — are retried with exponential backoff and jitter, honouring `retry-after`, up to
-//! [`HttpOptions::retry`]. Each retry is announced with [`StreamEvent::Retry`], streamed or whole
+//! first byte — are retried with exponential backoff and jitter, honouring `retry-after` (never
+//! longer than the policy's `max_delay`), up to [`HttpOptions::retry`]. A request whose
+//! [`wait_when_busy`](crate::ChatRequest::wait_when_busy) is off returns a busy API's error at
+//! once instead. [`ErrorClass`] says what a failure means for what to do next, and
+//! [`Failover`] asks several providers in order as one (with a [`CircuitBreaker`] each). Each retry is announced with [`StreamEvent::Retry`], streamed or whole
 //! ([`LlmProvider::complete_events`]), and is a `tracing` warning; [`WIRE`] is the target that
 //! shows the requests and responses themselves.
 //! A stream that already delivered events is never replayed: a failure mid-stream is an error.
@@ -33,7 +36,11 @@
 
 #[cfg(feature = "http")]
 mod anthropic;
+mod breaker;
 mod error;
+mod error_class;
+#[cfg(feature = "http")]
+mod failover;
 #[cfg(feature = "http")]
 mod gemini;
 #[cfg(feature = "http")]
@@ -71,7 +78,11 @@ pub use agent_tls::tls_config;
 pub const WIRE: &str = "agent_llm::wire";
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicProvider, AnthropicWire, CacheControl};
+pub use breaker::{BreakerPolicy, BreakerState, CircuitBreaker, Permit};
 pub use error::ProviderError;
+pub use error_class::ErrorClass;
+#[cfg(feature = "http")]
+pub use failover::Failover;
 #[cfg(feature = "http")]
 pub use gemini::{GeminiProvider, GeminiWire};
 #[cfg(feature = "http")]

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::http::{Http, HttpOptions, Sent};
 use super::stream::{SseDecoder, sse_stream};
-use super::{EventStream, LlmProvider, ProviderError, StreamEvent};
+use super::{ErrorClass, EventStream, LlmProvider, ProviderError, StreamEvent};
 use crate::message::{ChatRequest, ChatResponse};
 use agent_core::retry::RetryPolicy;
 
@@ -237,6 +237,7 @@ impl<W: WireCodec> HttpProvider<W> {
             body,
             self.config.base_url.clone(),
             deltas,
+            request.wait_when_busy,
         )
     }
 }
@@ -300,12 +301,16 @@ impl<W: WireCodec> HttpProvider<W> {
         let whole_body = wire.may_fall_back_to_whole(has_tools).then(whole);
         let can_fall_back = whole_body.is_some();
         let judge = wire.clone();
+        let wait_when_busy = request.wait_when_busy;
         let streamed = sse_stream(
             http.clone(),
             url.clone(),
             body,
             W::Decoder::default(),
-            move |error| can_fall_back && judge.streaming_unsupported(error, has_tools),
+            move |error| {
+                gives_up_when_busy(wait_when_busy, error)
+                    || (can_fall_back && judge.streaming_unsupported(error, has_tools))
+            },
         );
         let whole_answers = self.whole_answers.clone();
         Box::pin(async_stream::try_stream! {
@@ -328,7 +333,7 @@ impl<W: WireCodec> HttpProvider<W> {
                             ),
                         };
                         let whole_body = whole_body.expect("prepared where falling back is possible");
-                        let mut whole = whole_answer(wire.clone(), http.clone(), whole_url.clone(), whole_body, base_url.clone(), true);
+                        let mut whole = whole_answer(wire.clone(), http.clone(), whole_url.clone(), whole_body, base_url.clone(), true, wait_when_busy);
                         while let Some(event) = whole.next().await {
                             yield event?;
                         }
@@ -343,7 +348,8 @@ impl<W: WireCodec> HttpProvider<W> {
 
 /// Asks for the whole answer and decodes it, as events: a [`StreamEvent::Retry`] for each failed
 /// attempt that another follows, then (with `deltas`) the text and calls as a stream of them
-/// would have given them, and [`StreamEvent::Done`].
+/// would have given them, and [`StreamEvent::Done`]. Without `wait_when_busy`, a busy API's
+/// error is returned at once rather than retried.
 fn whole_answer<W: WireCodec>(
     wire: W,
     http: Result<Arc<Http>, ProviderError>,
@@ -351,10 +357,12 @@ fn whole_answer<W: WireCodec>(
     body: Bytes,
     base_url: String,
     deltas: bool,
+    wait_when_busy: bool,
 ) -> EventStream {
     Box::pin(async_stream::try_stream! {
         let http = http?;
-        let mut sent = Box::pin(http.clone().send(url, body, |_| false));
+        let final_error = move |error: &ProviderError| gives_up_when_busy(wait_when_busy, error);
+        let mut sent = Box::pin(http.clone().send(url, body, final_error));
         let mut answer = None;
         while let Some(step) = sent.next().await {
             match step.map_err(|e| wire.explain(e, &base_url))? {
@@ -388,6 +396,12 @@ fn whole_answer<W: WireCodec>(
         }
         yield StreamEvent::Done(response);
     })
+}
+
+/// Whether `error` is returned at once rather than retried: a busy API's, when the request
+/// asked not to wait ([`ChatRequest::wait_when_busy`]).
+fn gives_up_when_busy(wait_when_busy: bool, error: &ProviderError) -> bool {
+    !wait_when_busy && ErrorClass::of(error).is_busy()
 }
 
 /// A base URL that cannot work is a configuration error at once, naming the fix, rather than a

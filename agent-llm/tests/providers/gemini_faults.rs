@@ -19,7 +19,8 @@ fn quick_retries(server: &Server) -> GeminiProvider {
             max_attempts: 4,
             initial_delay: Duration::from_millis(10),
             backoff: 2.0,
-            max_delay: Duration::from_millis(50),
+            // Above the `retry-after`s the tests ask for, which are waited up to it.
+            max_delay: Duration::from_secs(1),
         })
 }
 
@@ -107,6 +108,37 @@ async fn a_429_whose_body_says_when_to_retry_waits_that_long() {
     let retried = retries(&events);
     assert_eq!(retried.len(), 1);
     assert_eq!(retried[0].1, Duration::from_millis(250));
+}
+
+/// Google's `RetryInfo` may ask for more than the retry policy's longest wait (34.4 s, where
+/// the default policy waits at most 30 s): the policy's maximum wins. The delay is announced
+/// before the wait, so the test reads it and goes no further.
+#[tokio::test]
+async fn a_retry_delay_above_the_policys_maximum_is_cut_to_it() {
+    let body = json!({"error": {
+        "code": 429,
+        "message": "Resource has been exhausted (e.g. check quota).",
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
+        ],
+    }});
+    let server = Server::start([Reply::json(429, &body), ok_stream()]).await;
+    let gemini = GeminiProvider::new("k", "m").with_base_url(format!("{}/v1beta", server.url));
+    let transcript = hi();
+    let mut stream = gemini.stream(&ChatRequest::new(&transcript));
+    let first = futures::StreamExt::next(&mut stream)
+        .await
+        .unwrap()
+        .unwrap();
+    let StreamEvent::Retry { delay, error, .. } = first else {
+        panic!("a retry first: {first:?}");
+    };
+    assert_eq!(delay, Duration::from_secs(30), "{error}");
+    assert_eq!(
+        agent_llm::HttpOptions::default().retry.max_delay,
+        Duration::from_secs(30)
+    );
 }
 
 #[tokio::test]

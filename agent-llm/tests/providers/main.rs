@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod cache_cost;
+mod failover;
 mod faults;
 mod gemini;
 mod gemini_answers;

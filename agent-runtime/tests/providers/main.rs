@@ -2,6 +2,7 @@
 //! OpenAI-compatible servers' quirks through whole runs, typed runs in each output mode over
 //! each wire format, and runs over the Responses API and Gemini paused and continued.
 
+mod failover;
 mod gemini;
 mod openai_local;
 mod responses;

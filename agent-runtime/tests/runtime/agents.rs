@@ -563,6 +563,7 @@ impl agent_llm::LlmProvider for AlwaysAgain {
             truncated_tool_calls: Vec::new(),
             model: None,
             id: None,
+            provider: None,
         })
     }
 }

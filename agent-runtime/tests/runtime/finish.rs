@@ -227,6 +227,7 @@ async fn a_tool_call_cut_off_by_max_tokens_is_not_run_and_the_model_is_told() {
         }],
         model: None,
         id: None,
+        provider: None,
     };
     let before = WRITES.load(Ordering::SeqCst);
     let mock = MockProvider::new([
@@ -268,6 +269,7 @@ async fn calls_finished_before_the_cut_run_and_the_cut_one_is_reported_after_the
         }],
         model: None,
         id: None,
+        provider: None,
     };
     let mock = MockProvider::new([MockReply::Response(cut), MockReply::text("Done.")]);
     let outcome = AgentRuntime::new(mock.clone(), registry())
@@ -569,6 +571,7 @@ async fn in_plan_mode_an_answer_cut_off_or_refused_is_a_provider_stop_not_a_plan
             truncated_tool_calls: Vec::new(),
             model: None,
             id: None,
+            provider: None,
         };
         let mock = MockProvider::new([MockReply::Response(cut)]);
         let outcome = AgentRuntime::new(mock, registry())

@@ -13,6 +13,7 @@ mod finish;
 mod handoffs;
 mod media;
 mod model_use;
+mod partial_json;
 mod pause;
 mod sessions;
 mod tree_budgets;

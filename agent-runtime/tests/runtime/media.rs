@@ -249,6 +249,7 @@ async fn media_crosses_handoffs_and_comes_back_from_agents_used_as_skills() {
         truncated_tool_calls: Vec::new(),
         model: None,
         id: None,
+        provider: None,
     })]);
     let artist = AgentRuntime::new(artist_model, Registry::new());
     let mut registry = Registry::new();

@@ -4,6 +4,7 @@
 
 mod attributes;
 mod context;
+mod failover;
 mod tree;
 
 use std::collections::HashMap;

@@ -275,6 +275,7 @@ impl SseDecoder for StreamDecoder {
             truncated_tool_calls: truncated,
             model: self.model,
             id: self.id,
+            provider: None,
         })
     }
 }

@@ -294,6 +294,7 @@ impl Answer {
             truncated_tool_calls: Vec::new(),
             model: self.model,
             id: self.id,
+            provider: None,
         }
     }
 }

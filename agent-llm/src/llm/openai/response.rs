@@ -114,6 +114,7 @@ pub(super) fn decode_response(value: &Value) -> Result<ChatResponse, ProviderErr
         truncated_tool_calls: truncated,
         model: str_at(value, "model").map(str::to_owned),
         id: str_at(value, "id").map(str::to_owned),
+        provider: None,
     })
 }
 

@@ -271,6 +271,7 @@ impl Answer {
             truncated_tool_calls: truncated,
             model: self.model,
             id: self.id,
+            provider: None,
         }
     }
 }

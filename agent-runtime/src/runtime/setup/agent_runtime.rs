@@ -85,6 +85,22 @@ impl AgentRuntime {
             .unwrap_or_else(|| PriceTable::builtin())
     }
 
+    /// What `usage` cost, priced as `model` of `provider` when an answer named them (a
+    /// failover's answer names the provider that gave it), else as this runtime's provider and
+    /// its model; unpriced when no model is known.
+    pub(in crate::runtime) fn price(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+        usage: &agent_llm::message::Usage,
+    ) -> agent_llm::price::Cost {
+        let provider = provider.unwrap_or(self.settings.provider.name());
+        match model.or_else(|| self.settings.provider.model()) {
+            Some(model) => self.price_table().cost(provider, model, usage),
+            None => agent_llm::price::Cost::UNPRICED,
+        }
+    }
+
     /// The most one run's model calls may cost, its sub-agents' included (`abilities/cost_budget.rs`):
     /// the run ends with [`Budget::Cost`](crate::runtime::Budget::Cost) before a call that would pass
     /// it, as far as can be known before the call (the next request repeats the last one's

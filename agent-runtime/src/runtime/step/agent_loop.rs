@@ -19,13 +19,14 @@ use crate::runtime::abilities::ability::{Ability, Answered, Ending};
 use crate::runtime::finish::finish_checks;
 use crate::runtime::pause::decisions;
 use crate::runtime::step::effects::Effects;
+use crate::runtime::step::repair;
 use crate::runtime::step::run_state::{Next, RunState};
 use crate::runtime::step::spans;
 use agent_core::TurnKeys;
 use agent_core::call::{ToolCall, ToolResult};
 use agent_core::context::SkillContext;
 use agent_core::error::SkillError;
-use agent_llm::message::{ChatRequest, ChatResponse, Message, TruncatedToolCall, Usage};
+use agent_llm::message::{ChatRequest, ChatResponse, Message, Usage};
 use agent_llm::price::Cost;
 
 /// A run being stepped: its state, and what it was started with. It is built for its effects
@@ -158,8 +159,13 @@ impl<'a, E: Effects> Run<'a, E> {
             self.end_with(finish_checks::cancelled());
             return Ok(());
         };
-        let cost = self.count(response.usage, response.model.as_deref(), false);
-        spans::chat_done(&span, &response, &cost);
+        let cost = self.count(
+            response.usage,
+            response.provider.as_deref(),
+            response.model.as_deref(),
+            false,
+        );
+        spans::chat_done(self.rt, &span, &response, &cost);
         self.emit(|| AgentEvent::Usage {
             step,
             usage: response.usage,
@@ -183,7 +189,7 @@ impl<'a, E: Effects> Run<'a, E> {
         self.push(message);
         // Calls the token limit cut off are never run, but the model must hear of them: after the
         // results of the calls it finished, if any.
-        let cut_off = cut_off_notice(&truncated_tool_calls);
+        let cut_off = repair::cut_off_notice(&truncated_tool_calls);
         if has_calls {
             self.on_calls(cut_off);
             return Ok(());
@@ -199,17 +205,17 @@ impl<'a, E: Effects> Run<'a, E> {
         Ok(())
     }
 
-    /// Counts a model call's tokens and what they cost (priced as `model` when the answer named
-    /// it, else as the provider's model) into the run's, and tells the abilities. A summary
-    /// written by compaction leaves nothing known of the next request's size.
-    fn count(&mut self, usage: Usage, model: Option<&str>, compaction: bool) -> Cost {
-        let rt = self.rt;
-        let cost = match model.or_else(|| rt.settings.provider.model()) {
-            Some(model) => rt
-                .price_table()
-                .cost(rt.settings.provider.name(), model, &usage),
-            None => Cost::UNPRICED,
-        };
+    /// Counts a model call's tokens and what they cost ([`AgentRuntime::price`]) into the run's,
+    /// and tells the abilities. A summary written by compaction leaves nothing known of the next
+    /// request's size.
+    fn count(
+        &mut self,
+        usage: Usage,
+        provider: Option<&str>,
+        model: Option<&str>,
+        compaction: bool,
+    ) -> Cost {
+        let cost = self.rt.price(provider, model, &usage);
         self.state.usage += usage;
         self.state.cost += cost;
         self.state.last_input = match compaction {
@@ -510,11 +516,17 @@ impl<'a, E: Effects> Run<'a, E> {
         let call = self.effects.model(step, &request).instrument(span.clone());
         let response = tokio::select! {
             biased;
-            _ = rt.settings.cancellation.cancelled() => return Ok(None),
+            _ = rt.settings.cancellation.cancelled() => {
+                spans::chat_unanswered(rt, &span, None);
+                return Ok(None);
+            }
             response = call => match response {
-                Err(_) if rt.settings.cancellation.is_cancelled() => return Ok(None),
+                Err(_) if rt.settings.cancellation.is_cancelled() => {
+                    spans::chat_unanswered(rt, &span, None);
+                    return Ok(None);
+                }
                 Err(error) => {
-                    spans::failed(&span, &error);
+                    spans::chat_unanswered(rt, &span, Some(&error));
                     return Err(error);
                 }
                 Ok(response) => response,
@@ -562,7 +574,7 @@ impl<'a, E: Effects> Run<'a, E> {
                 return Some(finish_checks::transcript_limit(size, limit));
             };
             // The summary's tokens are the run's like any others, and count against its budget.
-            self.count(attempt.usage, None, true);
+            self.count(attempt.usage, None, None, true);
             let Some(compacted) = attempt.compacted else {
                 self.state.compaction_failures += 1;
                 continue;
@@ -586,17 +598,4 @@ impl<'a, E: Effects> Run<'a, E> {
             }
         }
     }
-}
-
-/// The message that tells the model its calls were cut off by the token limit and not run.
-fn cut_off_notice(truncated: &[TruncatedToolCall]) -> Option<Message> {
-    if truncated.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = truncated.iter().map(|c| format!("`{}`", c.name)).collect();
-    Some(Message::user(format!(
-        "Your answer was cut off by the token limit while you were writing a call to {}; \
-         it was not run. Make the call again with shorter arguments (for example, split the work).",
-        names.join(", ")
-    )))
 }

@@ -1,9 +1,10 @@
 //! Transcript repair before a run resumes: every tool call gets exactly one result, right after
-//! its assistant message and in call order, so the transcript is valid for both wire formats.
+//! its assistant message and in call order, so the transcript is valid for both wire formats;
+//! and the note that repairs an answer cut off mid-call (the call is not run; the model is told).
 
 use agent_core::call::ToolResult;
 use agent_core::error::SkillError;
-use agent_llm::message::{Message, Role};
+use agent_llm::message::{Message, Role, TruncatedToolCall};
 
 /// Makes a transcript given to `resume` valid for both wire formats before any model sees it: the
 /// results right after each assistant message that made calls answer those calls, once each, in
@@ -54,4 +55,17 @@ pub(in crate::runtime) fn answer_unanswered_calls(transcript: &mut Vec<Message>)
         i = start + answers.len();
         transcript.splice(start..start, answers);
     }
+}
+
+/// The message that tells the model its calls were cut off by the token limit and not run.
+pub(in crate::runtime) fn cut_off_notice(truncated: &[TruncatedToolCall]) -> Option<Message> {
+    if truncated.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = truncated.iter().map(|c| format!("`{}`", c.name)).collect();
+    Some(Message::user(format!(
+        "Your answer was cut off by the token limit while you were writing a call to {}; \
+         it was not run. Make the call again with shorter arguments (for example, split the work).",
+        names.join(", ")
+    )))
 }

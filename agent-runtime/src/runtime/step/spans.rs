@@ -96,7 +96,9 @@ pub(in crate::runtime) fn agent_done(span: &Span, state: &RunState, error: Optio
     }
 }
 
-/// The `chat` span of a model call asked `request`.
+/// The `chat` span of a model call asked `request`. Its `gen_ai.provider.name` is recorded
+/// once the call ended ([`chat_done`], [`chat_unanswered`]): the provider that answered, which a
+/// failover knows only then.
 pub(in crate::runtime) fn chat(rt: &AgentRuntime, request: &ChatRequest<'_>) -> Span {
     let span = tracing::info_span!(
         "chat",
@@ -104,7 +106,7 @@ pub(in crate::runtime) fn chat(rt: &AgentRuntime, request: &ChatRequest<'_>) -> 
         "otel.kind" = "client",
         "otel.status_code" = Empty,
         "gen_ai.operation.name" = "chat",
-        "gen_ai.provider.name" = provider_name(rt.settings.provider.name()),
+        "gen_ai.provider.name" = Empty,
         "gen_ai.request.model" = rt.settings.provider.model(),
         "gen_ai.request.max_tokens" = i64::from(request.max_tokens),
         "gen_ai.request.temperature" = request.temperature.map(f64::from),
@@ -146,11 +148,22 @@ pub(in crate::runtime) fn chat(rt: &AgentRuntime, request: &ChatRequest<'_>) -> 
     span
 }
 
-/// Records the answer of a model call on its `chat` span, with what it cost.
-pub(in crate::runtime) fn chat_done(span: &Span, response: &ChatResponse, cost: &Cost) {
+/// Records the answer of a model call on its `chat` span, with what it cost: the provider that
+/// answered ([`ChatResponse::provider`], else the runtime's) and the model.
+pub(in crate::runtime) fn chat_done(
+    rt: &AgentRuntime,
+    span: &Span,
+    response: &ChatResponse,
+    cost: &Cost,
+) {
     if span.is_disabled() {
         return;
     }
+    let provider = response
+        .provider
+        .as_deref()
+        .unwrap_or(rt.settings.provider.name());
+    span.record("gen_ai.provider.name", provider_name(provider));
     if let Some(model) = &response.model {
         span.record("gen_ai.response.model", model.as_str());
     }
@@ -187,6 +200,25 @@ pub(in crate::runtime) fn chat_done(span: &Span, response: &ChatResponse, cost: 
             "gen_ai.output.messages",
             serde_json::json!([out]).to_string(),
         );
+    }
+}
+
+/// Records a model call that got no answer on its `chat` span: the runtime's provider, and the
+/// failure (none when the run was cancelled).
+pub(in crate::runtime) fn chat_unanswered(
+    rt: &AgentRuntime,
+    span: &Span,
+    error: Option<&AgentError>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record(
+        "gen_ai.provider.name",
+        provider_name(rt.settings.provider.name()),
+    );
+    if let Some(error) = error {
+        failed(span, error);
     }
 }
 
