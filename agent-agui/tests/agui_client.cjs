@@ -53,7 +53,16 @@ async function main() {
         agent.addMessage({ id: `user-${n}`, role: "user", content: turn.message });
         await agent.runAgent({}, subscriber);
       } else {
-        await agent.runAgent({ resume: answers(turn.resume, agent.pendingInterrupts) }, subscriber);
+        const resume = answers(turn.resume, agent.pendingInterrupts);
+        // A forged answer would be refused by the client itself (its ids must cover the pending
+        // ones): forget them, as a client that does not check would, so the server is asked.
+        const pending = agent.pendingInterrupts;
+        if (turn.resume === "tampered") agent.pendingInterrupts = [];
+        try {
+          await agent.runAgent({ resume }, subscriber);
+        } finally {
+          if (turn.resume === "tampered") agent.pendingInterrupts = pending;
+        }
       }
     } catch (e) {
       error = String(e && e.message ? e.message : e);
