@@ -1,4 +1,4 @@
-//! What a request asks for: an AG-UI `RunAgentInput` read into a [`Request`] — the thread, the
+//! What a request asks for: an AG-UI `RunAgentInput` read into a request — the thread, the
 //! run's id, and either the person's next message or decisions for the thread's pause.
 //!
 //! The thread's conversation is kept on the server, so of the `messages` a client sends (AG-UI
