@@ -11,6 +11,7 @@
 //! | [`models`] | Anthropic, OpenAI (Chat and Responses), Gemini, local servers, cassettes, prices |
 //! | [`command_line`] | the `eugene` command: asking, sessions, approvals, `--attach`, output schemas, exit statuses |
 //! | [`evals`] | datasets, checks, runs, reports and comparisons |
+//! | [`agui`] | AG-UI for user interfaces: threads, the events, pauses as interrupts, bounds |
 // The chapters are Markdown written to be read on their own (on a forge, in an editor): names in
 // backticks and brackets there are prose, not links into this crate's items.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls)]
@@ -35,3 +36,6 @@ pub mod command_line {}
 
 #[doc = include_str!("../docs/guide/07-evals.md")]
 pub mod evals {}
+
+#[doc = include_str!("../docs/guide/08-agui.md")]
+pub mod agui {}

@@ -13,11 +13,11 @@
 //! | [`media`] | images, documents and audio: parts, their checks, files read as media | `agent-core`'s `content` |
 //! | [`llm`] | messages, the providers and their wire formats, prices, cassettes (feature `cassette`) | `agent-llm` |
 //! | [`run`] | the loop and its settings, run states and seals, sessions, events, journals, tracing | `agent-runtime` |
-//! | `mcp`, `a2a`, `code`, `restate`, `eval`, `otel` | the protocols and integrations, each behind its feature | `agent-mcp`, … |
+//! | `mcp`, `a2a`, `agui`, `code`, `restate`, `eval`, `otel` | the protocols and integrations, each behind its feature | `agent-mcp`, … |
 //!
 //! Features: `http` (default) brings the HTTP providers, `redb` (default) sessions kept in a
 //! file, `agent-skills` (default) `agent_skills!`, `mcp` the `mcp` module, `a2a` the `a2a` module,
-//! `code` the `code` module (code mode), `restate` the `restate` module, `eval` the `eval` module
+//! `agui` the `agui` module (AG-UI for user interfaces), `code` the `code` module (code mode), `restate` the `restate` module, `eval` the `eval` module
 //! (evals), `cassette` recorded model traffic for tests (`llm::cassette`), `otel` the `otel`
 //! module (OpenTelemetry export of the runs' spans). A crate that only defines skills can depend
 //! on `agent-core` alone instead: no providers, no loop, no HTTP/TLS or storage crate.
@@ -101,6 +101,11 @@ pub use agent_mcp as mcp;
 /// (cargo feature `a2a`).
 #[cfg(feature = "a2a")]
 pub use agent_a2a as a2a;
+
+/// AG-UI 1.0: serve a runtime to user interfaces as a stream of AG-UI events over SSE, its pauses
+/// as interrupts a person resumes with decisions (cargo feature `agui`).
+#[cfg(feature = "agui")]
+pub use agent_agui as agui;
 
 /// Code mode: `run_code` runs a JavaScript program whose functions are the registry's skills, in
 /// a QuickJS sandbox, every call gated, paused and journaled like a direct one (cargo feature

@@ -1,0 +1,119 @@
+//! The HTTP side: the one route, and what a request goes through before its run starts.
+//!
+//! Every request first meets agent-serve's edge (its crate docs say each step and limit): its
+//! `Host` settled, its `Origin` checked (present and not allowed: `403`, nothing read or run).
+//! Then [`AGUI_PATH`], behind the edge's [`Guard`] (realm `agui`), in this order:
+//!
+//! 1. `Authorization: Bearer <token>` — missing or wrong: `401`; passing it admits the connection
+//!    (at most the edge's `max_connections` at once; an open event stream holds one);
+//! 2. the body, read whole within the edge's body deadline (`408`) and size limit (`413`);
+//! 3. not `POST`: `405`;
+//! 4. not a `RunAgentInput` (or an id too long, [`MAX_ID_BYTES`](crate::MAX_ID_BYTES)): `400`;
+//! 5. `200`, `text/event-stream`: the run's AG-UI events, one JSON object per `data:` line, the
+//!    first `RUN_STARTED`, the last `RUN_FINISHED` or `RUN_ERROR` (a request that cannot start a
+//!    run — no user message, decisions for no pause, a pause left unanswered — gets those two),
+//!    with a `: keep-alive` comment every 15 s of silence.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_serve::Guard;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::response::Response;
+use axum::routing::any;
+use bytes::Bytes;
+use http_body_util::{BodyExt, StreamBody};
+
+use crate::outbox::{self, BufferLimits, Inbox};
+use crate::run::RunContext;
+
+/// The path of the AG-UI endpoint.
+pub const AGUI_PATH: &str = "/agui";
+
+/// How often a silent event stream gets a comment, so that proxies and clients see it alive.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Everything a request needs.
+pub(crate) struct Endpoint {
+    pub(crate) run: RunContext,
+    pub(crate) buffer: BufferLimits,
+}
+
+impl Endpoint {
+    /// The router: [`AGUI_PATH`] behind the edge's guard, no fallback.
+    pub(crate) fn router(self) -> Router {
+        let endpoint = Arc::new(self);
+        let route = any(move |request: Request| {
+            let endpoint = endpoint.clone();
+            async move { endpoint.handle(request).await }
+        });
+        Router::new()
+            .route(AGUI_PATH, route)
+            .route_layer(Guard::new("agui"))
+    }
+
+    /// Steps 3 to 5 of the [module docs](self).
+    async fn handle(&self, request: Request) -> Response {
+        if request.method() != Method::POST {
+            return plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "the AG-UI endpoint takes POST",
+            );
+        }
+        let body = match request.into_body().collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) => {
+                let text = format!("the request body could not be read: {error}");
+                return plain(StatusCode::BAD_REQUEST, &text);
+            }
+        };
+        let request = match crate::input::read(&body) {
+            Ok(request) => request,
+            Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
+        };
+        let (outbox, inbox) = outbox::buffer(self.buffer);
+        tokio::spawn(crate::run::run(self.run.clone(), request, Arc::new(outbox)));
+        event_stream(inbox)
+    }
+}
+
+/// The SSE response reading `inbox`: ends with it, or with an error once it was cut.
+fn event_stream(inbox: Inbox) -> Response {
+    let frames = futures::stream::unfold(Some(inbox), |inbox| async move {
+        let mut inbox = inbox?;
+        let frame = tokio::select! {
+            next = inbox.next() => match next {
+                Ok(Some(frame)) => Ok(frame),
+                Ok(None) => return None,
+                Err(cut) => return Some((Err(cut), None)),
+            },
+            () = tokio::time::sleep(KEEP_ALIVE) => Ok(Bytes::from_static(b": keep-alive\n\n")),
+        };
+        Some((frame.map(hyper_frame), Some(inbox)))
+    });
+    let mut response = Response::new(Body::new(StreamBody::new(frames)));
+    set(&mut response, CONTENT_TYPE, "text/event-stream");
+    set(&mut response, CACHE_CONTROL, "no-store");
+    response
+}
+
+fn hyper_frame(bytes: Bytes) -> http_body::Frame<Bytes> {
+    http_body::Frame::data(bytes)
+}
+
+fn set(response: &mut Response, name: axum::http::HeaderName, value: &'static str) {
+    response
+        .headers_mut()
+        .insert(name, HeaderValue::from_static(value));
+}
+
+fn plain(status: StatusCode, text: &str) -> Response {
+    let mut response = Response::new(Body::from(text.to_owned()));
+    *response.status_mut() = status;
+    set(&mut response, CONTENT_TYPE, "text/plain; charset=utf-8");
+    response
+}

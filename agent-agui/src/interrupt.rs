@@ -1,0 +1,132 @@
+//! A pause as AG-UI 1.0 interrupts, and the `resume` entries that answer them as decisions.
+//!
+//! Each [`PendingCall`] becomes one interrupt of the `RUN_FINISHED` event's
+//! `{"type": "interrupt"}` outcome:
+//!
+//! | interrupt field | from the pending call |
+//! |---|---|
+//! | `id` | its id ([`PendingCall::id`], `c1`, `p1/c1`), `#`, its digest ([`PendingCall::digest`]) |
+//! | `reason` | `tool_call` |
+//! | `message` | its path (`billing › refund`) and the reason the gate gave |
+//! | `toolCallId` | the call's id, as its `TOOL_CALL_*` events carried it (calls of the run's own agent) |
+//! | `responseSchema` | `{approved: boolean, editedArgs?: object, reason?: string}`, `approved` required |
+//! | `metadata.eugene` | `path`, `skill`, `arguments`, `reason`, `digest`, `destructive`, `readOnly` |
+//!
+//! A `resume` entry names an interrupt by that id, and so the call *as the person was shown it*:
+//! the digest in the id is checked against the call that would run, so a decision cannot
+//! approve a call whose arguments or path differ from those shown. `status: "resolved"` with
+//! `payload.approved: true` approves (with `payload.editedArgs`, an object: runs with those
+//! arguments instead), `approved: false` denies (`payload.reason` the reason the model reads);
+//! `status: "cancelled"` denies. An entry whose id names no pending call, a pending call
+//! without an entry, or a payload without `approved` is refused with `RUN_ERROR` and nothing
+//! runs.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use agent_core::pending::{CallRef, Decision, PendingCall};
+
+/// The most `resume` entries one request may carry.
+pub const MAX_RESUME_ENTRIES: usize = 256;
+
+/// Separates a pending call's id from its digest in an interrupt's id.
+const DIGEST_MARK: char = '#';
+
+/// One entry of `RunAgentInput.resume`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ResumeEntry {
+    interrupt_id: String,
+    status: String,
+    #[serde(default)]
+    payload: Option<Value>,
+}
+
+/// The interrupt a pending call is shown as.
+pub(crate) fn interrupt(pending: &PendingCall) -> Value {
+    let digest = pending.digest();
+    let mut interrupt = json!({
+        "id": format!("{}{DIGEST_MARK}{digest}", pending.id()),
+        "reason": "tool_call",
+        "message": format!("{}: {}", pending.path(), pending.reason),
+        "responseSchema": {
+            "type": "object",
+            "properties": {
+                "approved": {"type": "boolean"},
+                "editedArgs": {"type": "object", "description": "Replaces the call's arguments."},
+                "reason": {"type": "string", "description": "Why it was denied, for the model."},
+            },
+            "required": ["approved"],
+        },
+        "metadata": {"eugene": {
+            "path": pending.path(),
+            "skill": pending.skill,
+            "arguments": pending.call.arguments,
+            "reason": pending.reason,
+            "digest": digest,
+            "destructive": pending.is_destructive,
+            "readOnly": pending.is_read_only,
+        }},
+    });
+    if pending.via.iter().all(|step| step.is_handoff()) {
+        interrupt["toolCallId"] = json!(pending.call.id.to_string());
+    }
+    interrupt
+}
+
+/// The decisions `entries` make, each bound to the call its interrupt showed; an error saying
+/// which entry cannot be read.
+pub(crate) fn decisions(entries: &[ResumeEntry]) -> Result<Vec<(CallRef, Decision)>, String> {
+    if entries.len() > MAX_RESUME_ENTRIES {
+        return Err(format!(
+            "{} resume entries, over the {MAX_RESUME_ENTRIES} a request may carry",
+            entries.len()
+        ));
+    }
+    entries.iter().map(decision).collect()
+}
+
+fn decision(entry: &ResumeEntry) -> Result<(CallRef, Decision), String> {
+    let Some((id, digest)) = entry.interrupt_id.rsplit_once(DIGEST_MARK) else {
+        return Err(format!(
+            "the interrupt `{}` is not one this server sent (no digest)",
+            entry.interrupt_id
+        ));
+    };
+    let call = CallRef::seen(id, digest);
+    let decision = match entry.status.as_str() {
+        "cancelled" => Decision::Deny("the person cancelled the decision".into()),
+        "resolved" => {
+            let payload = entry.payload.as_ref().and_then(Value::as_object);
+            let approved = payload
+                .and_then(|p| p.get("approved"))
+                .and_then(Value::as_bool)
+                .ok_or_else(|| {
+                    format!("the resume entry for `{id}` has no boolean `payload.approved`")
+                })?;
+            let payload = payload.expect("approved was read from it");
+            match (approved, payload.get("editedArgs")) {
+                (true, None | Some(Value::Null)) => Decision::Approve,
+                (true, Some(args @ Value::Object(_))) => Decision::Edit(args.clone()),
+                (true, Some(_)) => {
+                    return Err(format!(
+                        "the resume entry for `{id}`: `editedArgs` must be an object"
+                    ));
+                }
+                (false, _) => Decision::Deny(
+                    payload
+                        .get("reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the person denied the call")
+                        .to_owned(),
+                ),
+            }
+        }
+        other => {
+            return Err(format!(
+                "the resume entry for `{id}` has status `{other}`: `resolved` or `cancelled`"
+            ));
+        }
+    };
+    Ok((call, decision))
+}

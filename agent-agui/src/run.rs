@@ -1,0 +1,183 @@
+//! One request's run: started in the request's thread (the person's next message, or decisions
+//! for the thread's pause), its events mapped ([`crate::mapping`]) into the request's
+//! [`Outbox`] as they happen, and its outcome into the last event: `RUN_FINISHED` (success,
+//! interrupt, cancelled) or `RUN_ERROR`.
+//!
+//! The run is the server's, not the connection's: a client that goes away or falls behind does
+//! not stop it, and its outcome is saved in the thread. It is bounded by the run timeout (then
+//! cancelled, and dropped if it does not stop within 5 seconds).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use agent_runtime::{AgentError, AgentEvent, AgentRuntime, FinishReason, RunOutcome, SessionStore};
+
+use crate::input::{Request, Start};
+use crate::interrupt;
+use crate::mapping::Mapper;
+use crate::outbox::Outbox;
+
+/// How long a cancelled run has to stop by itself before it is dropped.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// What a run needs from the server.
+#[derive(Clone)]
+pub(crate) struct RunContext {
+    pub(crate) runtime: AgentRuntime,
+    pub(crate) threads: Arc<dyn SessionStore>,
+    pub(crate) run_timeout: Duration,
+}
+
+/// `value` as one server-sent event.
+pub(crate) fn frame(value: &Value) -> Bytes {
+    Bytes::from(format!("data: {value}\n\n"))
+}
+
+/// Runs `request`, writing its events into `outbox`, and closes it.
+pub(crate) async fn run(context: RunContext, request: Request, outbox: Arc<Outbox>) {
+    let (thread, run_id) = (request.thread_id, request.run_id);
+    outbox.push(frame(&json!({
+        "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
+    })));
+    let start = match request.start {
+        Ok(start) => start,
+        Err(message) => {
+            outbox.push(frame(&run_error(&message, "eugene.input")));
+            outbox.close();
+            return;
+        }
+    };
+    let mapper = Arc::new(Mutex::new(Mapper::new(&run_id)));
+    let (sink_mapper, sink_outbox) = (mapper.clone(), outbox.clone());
+    let sink = move |event: &AgentEvent| {
+        let mut out = Vec::new();
+        sink_mapper
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(event, &mut out);
+        for value in &out {
+            sink_outbox.push(frame(value));
+        }
+    };
+    let cancel = CancellationToken::new();
+    let runtime = context
+        .runtime
+        .clone()
+        .cancellation(cancel.clone())
+        .event_sink(sink);
+    let store = &*context.threads;
+    let started = async {
+        match start {
+            Start::Goal(goal) => runtime.run(goal).in_session(store, &thread).await,
+            Start::Decide(decisions) => runtime.decide(decisions).in_session(store, &thread).await,
+        }
+    };
+    let ended = bounded(started, &cancel, context.run_timeout).await;
+    let mut out = Vec::new();
+    mapper
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .close_all(&mut out);
+    out.push(last_event(&thread, &run_id, ended, context.run_timeout));
+    for value in &out {
+        outbox.push(frame(value));
+    }
+    outbox.close();
+}
+
+/// How a run ended.
+enum Ended {
+    /// By itself, or stopped after a cancellation (the flag: by the run timeout).
+    Run(Box<Result<RunOutcome, AgentError>>, bool),
+    /// Dropped: it did not stop within the grace period after the timeout.
+    Dropped,
+}
+
+async fn bounded(
+    run: impl Future<Output = Result<RunOutcome, AgentError>>,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Ended {
+    let mut run = std::pin::pin!(run);
+    tokio::select! {
+        ended = &mut run => return Ended::Run(Box::new(ended), false),
+        () = tokio::time::sleep(timeout) => cancel.cancel(),
+    }
+    match tokio::time::timeout(STOP_GRACE, run).await {
+        Ok(ended) => Ended::Run(Box::new(ended), true),
+        Err(_) => Ended::Dropped,
+    }
+}
+
+/// `RUN_FINISHED` or `RUN_ERROR`, from how the run ended.
+fn last_event(thread: &str, run_id: &str, ended: Ended, timeout: Duration) -> Value {
+    let timed_out = || {
+        run_error(
+            &format!(
+                "the run took longer than the server's run timeout ({}s) and was stopped",
+                timeout.as_secs_f64()
+            ),
+            "eugene.timeout",
+        )
+    };
+    let outcome = match ended {
+        Ended::Dropped => return timed_out(),
+        Ended::Run(ended, timed) => match *ended {
+            Ok(outcome) => {
+                if timed && outcome.finish == FinishReason::Cancelled {
+                    return timed_out();
+                }
+                outcome
+            }
+            Err(error) => return run_error(&error.to_string(), error_code(&error)),
+        },
+    };
+    let mut finished = json!({"type": "RUN_FINISHED", "threadId": thread, "runId": run_id});
+    finished["usage"] = json!([{
+        "inputTokens": outcome.usage.input_tokens + outcome.usage.cache_read_tokens
+            + outcome.usage.cache_write_tokens,
+        "outputTokens": outcome.usage.output_tokens,
+    }]);
+    match outcome.finish {
+        FinishReason::NoMoreToolCalls => {
+            if let Some(text) = outcome.final_text {
+                finished["result"] = json!(text);
+            }
+            finished["outcome"] = json!({"type": "success"});
+        }
+        FinishReason::PlanPending { plan } => {
+            finished["result"] = json!(plan);
+            finished["outcome"] = json!({"type": "success"});
+        }
+        FinishReason::AwaitingApproval { pending } if !pending.is_empty() => {
+            let interrupts: Vec<Value> = pending.iter().map(interrupt::interrupt).collect();
+            finished["outcome"] = json!({"type": "interrupt", "interrupts": interrupts});
+        }
+        FinishReason::Cancelled => finished["outcome"] = json!({"type": "cancelled"}),
+        other => {
+            return run_error(
+                &format!("the run ended without an answer: {other:?}"),
+                "eugene.unfinished",
+            );
+        }
+    }
+    finished
+}
+
+fn error_code(error: &AgentError) -> &'static str {
+    match error {
+        AgentError::Resume(_) => "eugene.resume",
+        AgentError::Session(_) => "eugene.thread",
+        AgentError::Provider(_) => "eugene.model",
+        _ => "eugene.error",
+    }
+}
+
+/// A `RUN_ERROR` event.
+pub(crate) fn run_error(message: &str, code: &str) -> Value {
+    json!({"type": "RUN_ERROR", "message": message, "code": code})
+}

@@ -1,0 +1,140 @@
+//! The endpoint's edge and bounds, attacked with raw HTTP: no token, a foreign page, a client
+//! that never reads its stream (the run finishes anyway, the stream is cut at its bound), a
+//! request that cannot start a run.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_agui::{AguiServer, BufferLimits, Threads};
+use agent_llm::MockReply;
+use agent_runtime::SessionStore;
+use serde_json::json;
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn input(thread: &str, text: &str) -> String {
+    json!({
+        "threadId": thread, "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": text}],
+    })
+    .to_string()
+}
+
+/// Sends a POST to the endpoint; the open stream.
+async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> TcpStream {
+    let mut head = format!(
+        "POST {} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        agent_agui::AGUI_PATH,
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .await
+        .unwrap();
+    stream
+}
+
+async fn answer(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> String {
+    let mut stream = post(addr, headers, body).await;
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
+        .await
+        .expect("answered")
+        .ok();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+const BEARER: &str = "Bearer agui-test-token-0123456789abcdef";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_token_is_401_and_a_foreign_page_is_403_and_nothing_runs() {
+    let runtime = runtime([MockReply::text("should not run")]);
+    let threads = Arc::new(Threads::new(10));
+    let (addr, _task) = serve(AguiServer::new(runtime).threads(threads.clone())).await;
+    let body = input("t1", "hi");
+    let refused = answer(addr, &[], &body).await;
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let wrong = answer(
+        addr,
+        &[("Authorization", "Bearer not-the-token-0123456789abcdef")],
+        &body,
+    )
+    .await;
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let foreign = answer(
+        addr,
+        &[
+            ("Authorization", BEARER),
+            ("Origin", "https://evil.example"),
+        ],
+        &body,
+    )
+    .await;
+    assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
+    assert!(threads.is_empty(), "a refused request ran");
+    // A body that is no RunAgentInput: 400, before any stream.
+    let bad = answer(addr, &[("Authorization", BEARER)], "{\"threadId\": 1}").await;
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    // The right token: a stream of events.
+    let ok = answer(addr, &[("Authorization", BEARER)], &body).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert!(
+        ok.contains("text/event-stream") && ok.contains("RUN_FINISHED"),
+        "{ok}"
+    );
+}
+
+/// A client that sends its request and never reads: the run goes on to its end unslowed (its
+/// outcome saved in the thread) while the stream falls behind; past the buffer's bound the stream
+/// is cut, so it never shows a `RUN_FINISHED`, and the server holds no more than the bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_does_not_hold_up_the_run_and_its_stream_is_cut() {
+    // 200,000 words streamed one event each: far more than the socket buffers and the bound.
+    let long = "word ".repeat(200_000);
+    let runtime = runtime([MockReply::text(long)]);
+    let threads = Arc::new(Threads::new(10));
+    let server = AguiServer::new(runtime)
+        .threads(threads.clone())
+        .buffer(BufferLimits {
+            events: 256,
+            bytes: 64 * 1024,
+        });
+    let (addr, _task) = serve(server).await;
+    let started = Instant::now();
+    let mut silent = post(addr, &[("Authorization", BEARER)], &input("slow", "talk")).await;
+    // The run ends while the client reads nothing: its conversation is saved in the thread.
+    loop {
+        if let Some(saved) = threads.load("slow").await.unwrap() {
+            assert_eq!(saved.data.transcript.len(), 2);
+            break;
+        }
+        assert!(started.elapsed() < PATIENCE, "the run did not finish");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Now read: what arrives is a cut stream, without the run's end.
+    let mut got = Vec::new();
+    tokio::time::timeout(PATIENCE, silent.read_to_end(&mut got))
+        .await
+        .expect("the cut stream ends")
+        .ok();
+    let got = String::from_utf8_lossy(&got);
+    assert!(
+        got.starts_with("HTTP/1.1 200"),
+        "{}",
+        &got[..200.min(got.len())]
+    );
+    assert!(
+        !got.contains("RUN_FINISHED"),
+        "a cut stream showed the run's end"
+    );
+    assert!(got.matches("TEXT_MESSAGE_CONTENT").count() < 200_000);
+}

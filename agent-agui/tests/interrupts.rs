@@ -1,0 +1,125 @@
+//! A pause seen and answered through the official client: the run stops on a destructive call a
+//! permission gate asks about, the client gets it as an AG-UI interrupt (the call's path,
+//! arguments, reason and digest), and the thread's next run carries the person's decision. The
+//! approved call runs exactly once; a denial never runs it; a decision naming a call that is not
+//! pending, or the call with other arguments than those shown, is refused and nothing runs.
+//! (One test: the skill's counter is the process's.)
+
+mod support;
+
+use std::sync::atomic::Ordering;
+
+use agent_agui::AguiServer;
+use agent_llm::MockReply;
+use serde_json::{Value, json};
+use support::*;
+
+fn last(turn: &Value) -> Value {
+    turn["events"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap_or_else(|| panic!("no events: {turn}"))
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
+    // Approve, after two refused answers.
+    let first = runtime([
+        call("c1", "delete_branch", "old"),
+        MockReply::text("Deleted."),
+    ]);
+    let (addr, _task) = serve(AguiServer::new(first)).await;
+    let report = client(
+        addr,
+        "t-approve",
+        json!([
+            {"message": "Clean up the old branch."},
+            {"resume": "extra"},
+            {"resume": "tampered"},
+            {"resume": "approve"},
+        ]),
+    )
+    .await;
+    all_valid(&report);
+    let turns = report["turns"].as_array().unwrap();
+
+    let paused = last(&turns[0]);
+    assert_eq!(paused["type"], "RUN_FINISHED");
+    assert_eq!(paused["outcome"]["type"], "interrupt");
+    let interrupt = &paused["outcome"]["interrupts"][0];
+    let id = interrupt["id"].as_str().unwrap();
+    let (call_id, digest) = id.split_once('#').unwrap();
+    assert_eq!(call_id, "c1");
+    assert_eq!(digest.len(), 64);
+    assert_eq!(interrupt["reason"], "tool_call");
+    assert_eq!(interrupt["toolCallId"], "c1");
+    let eugene = &interrupt["metadata"]["eugene"];
+    assert_eq!(eugene["path"], "delete_branch");
+    assert_eq!(eugene["arguments"], json!({"name": "old"}));
+    assert_eq!(eugene["reason"], "deletes a branch for good");
+    assert_eq!(eugene["digest"], digest);
+    assert_eq!(turns[0]["pending"].as_array().unwrap().len(), 1);
+    assert!(types(&turns[0]).contains(&"TOOL_CALL_END".to_owned()));
+    // The client ran every turn before this reads its report: that nothing ran before the
+    // approval is in the turns (no result before it), that the approved call ran once in the
+    // counter.
+    assert!(!types(&turns[0]).contains(&"TOOL_CALL_RESULT".to_owned()));
+
+    for refused in &turns[1..3] {
+        let error = last(refused);
+        assert_eq!(error["type"], "RUN_ERROR", "{refused}");
+        assert_eq!(error["code"], "eugene.resume", "{error}");
+        assert!(
+            !types(refused).contains(&"TOOL_CALL_RESULT".to_owned()),
+            "{refused}"
+        );
+    }
+
+    let done = last(&turns[3]);
+    assert_eq!(done["outcome"], json!({"type": "success"}), "{done}");
+    assert_eq!(done["result"], "Deleted.");
+    let result = turns[3]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "TOOL_CALL_RESULT")
+        .expect("the call's result")
+        .clone();
+    assert_eq!(result["toolCallId"], "c1");
+    assert_eq!(result["content"], "deleted old");
+    assert_eq!(
+        DELETED.load(Ordering::SeqCst),
+        1,
+        "the approved call ran once, and only it"
+    );
+
+    // Deny: the call never runs, the model reads the person's reason.
+    let second = runtime([
+        call("c2", "delete_branch", "feature"),
+        MockReply::text("Kept it."),
+    ]);
+    let (addr, _task) = serve(AguiServer::new(second)).await;
+    let report = client(
+        addr,
+        "t-deny",
+        json!([{"message": "Remove feature."}, {"resume": "deny"}]),
+    )
+    .await;
+    all_valid(&report);
+    let denied = &report["turns"][1];
+    assert_eq!(last(denied)["result"], "Kept it.");
+    let result = denied["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "TOOL_CALL_RESULT")
+        .expect("the denial as the call's result")
+        .clone();
+    assert!(
+        result["content"].as_str().unwrap().contains("not today"),
+        "{result}"
+    );
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1, "a denied call ran");
+}

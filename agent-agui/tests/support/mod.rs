@@ -1,0 +1,148 @@
+//! What the AG-UI tests share: a scripted agent (a read-only skill, a destructive one that
+//! counts its runs behind a permission gate), served on loopback, and the official client run
+//! with node against it.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agent_agui::AguiServer;
+use agent_core::{Permission, PermissionGate, Registry, SkillError, ToolCall, skill};
+use agent_llm::{MockProvider, MockReply};
+use agent_runtime::AgentRuntime;
+use serde_json::{Value, json};
+
+pub const TOKEN: &str = "agui-test-token-0123456789abcdef";
+/// How long anything here may take before the test fails: a bound on liveness, not a timing.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// How many times `delete_branch` ran, in every test.
+pub static DELETED: AtomicUsize = AtomicUsize::new(0);
+
+/// Looks up a branch.
+///
+/// # Arguments
+/// * `name` - The branch.
+#[skill(read_only, register = false)]
+async fn lookup(name: String) -> Result<String, SkillError> {
+    Ok(format!("{name}: 3 commits ahead"))
+}
+
+/// Deletes a branch.
+///
+/// # Arguments
+/// * `name` - The branch.
+#[skill(destructive, register = false)]
+async fn delete_branch(name: String) -> Result<String, SkillError> {
+    DELETED.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("deleted {name}"))
+}
+
+/// The registry: both skills, destructive calls asked about.
+pub fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry.add(LookupSkill);
+    registry.add(DeleteBranchSkill);
+    registry.with_hook(PermissionGate::with(|_, m| {
+        if m.is_destructive {
+            Permission::Ask("deletes a branch for good".into())
+        } else {
+            Permission::Allow
+        }
+    }));
+    registry
+}
+
+/// A streaming runtime on these scripted replies.
+pub fn runtime(replies: impl IntoIterator<Item = MockReply>) -> AgentRuntime {
+    AgentRuntime::new(MockProvider::new(replies), registry()).streaming(true)
+}
+
+/// A call of `skill` with `{"name": name}`.
+pub fn call(id: &str, skill: &str, name: &str) -> MockReply {
+    MockReply::tool_calls([ToolCall::new(id, skill, json!({"name": name}))])
+}
+
+/// `server` served on a loopback port; the task serving it.
+pub async fn serve(server: AguiServer) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        server
+            .bearer_token(TOKEN)
+            .serve(listener)
+            .await
+            .expect("serves");
+    });
+    (addr, task)
+}
+
+/// The `node_modules` holding `@ag-ui/client` 1.0.0 and the `@ag-ui/core` it depends on:
+/// `AGENT_AGUI_NODE_MODULES` if set, else installed once under the test target's directory.
+pub fn node_modules() -> PathBuf {
+    if let Some(dir) = std::env::var_os("AGENT_AGUI_NODE_MODULES") {
+        return PathBuf::from(dir);
+    }
+    let package = test_support::provision::npm_program(
+        env!("CARGO_TARGET_TMPDIR"),
+        "AGENT_AGUI_CLIENT_PACKAGE",
+        "@ag-ui/client@1.0.0",
+        "@ag-ui/client/package.json",
+    );
+    package
+        .ancestors()
+        .nth(3)
+        .expect("node_modules/@ag-ui/client/package.json")
+        .to_path_buf()
+}
+
+/// Runs the official client over `turns` on `thread`; its report.
+pub async fn client(addr: SocketAddr, thread: &str, turns: Value) -> Value {
+    let modules = node_modules();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agui_client.cjs");
+    let run = tokio::process::Command::new("node")
+        .arg(&script)
+        .arg(format!("http://{addr}{}", agent_agui::AGUI_PATH))
+        .arg(TOKEN)
+        .arg(thread)
+        .arg(turns.to_string())
+        .env("NODE_PATH", &modules)
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, run)
+        .await
+        .expect("the client finished")
+        .unwrap_or_else(|e| {
+            panic!("node could not start ({e}): install Node.js 18 or later (https://nodejs.org)")
+        });
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the client's report is JSON")
+}
+
+/// The types of a turn's events.
+pub fn types(turn: &Value) -> Vec<String> {
+    turn["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Asserts every event of every turn passed `@ag-ui/core`'s schemas.
+pub fn all_valid(report: &Value) {
+    for (n, turn) in report["turns"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(
+            turn["invalid"],
+            json!([]),
+            "turn {n}: events the schemas refuse"
+        );
+    }
+}
