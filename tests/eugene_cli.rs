@@ -1032,6 +1032,11 @@ fn json_prints_events_then_a_summary_with_words_code_steps_and_usage() {
         "{events:#?}"
     );
     assert_eq!(events[1]["name"], "read_file");
+    assert_eq!(
+        events[0]["provider"], "openai",
+        "who answered: {:#?}",
+        events[0]
+    );
     assert_eq!(events[2]["is_error"], false);
     assert_eq!(events[7]["finish"], "no_more_tool_calls");
     let summary = &events[8];

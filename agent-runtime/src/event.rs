@@ -92,6 +92,11 @@ pub enum AgentEvent {
         cost: agent_llm::Cost,
         /// What the run cost so far.
         total_cost: agent_llm::Cost,
+        /// The provider that answered this call (`anthropic`, `openai`): the runtime's own, or,
+        /// behind a [`Failover`](agent_llm::Failover), the one that took the call.
+        provider: String,
+        /// The model that answered, as the answer names it (`None` when it does not).
+        model: Option<String>,
     },
     /// The oldest turns were replaced by a summary to keep the transcript within its limit.
     Compacted {

@@ -299,9 +299,12 @@ fn event_json(event: &AgentEvent) -> Option<Value> {
             total,
             cost,
             total_cost,
+            provider,
+            model,
         } => json!({
             "event": "usage", "step": step, "usage": usage, "total": total,
             "cost": cost_json(cost), "total_cost": cost_json(total_cost),
+            "provider": provider, "model": model,
         }),
         AgentEvent::Compacted {
             step,

@@ -144,6 +144,23 @@ async fn a_run_begun_on_gemini_goes_on_with_anthropic_after_a_429_without_gemini
     let usages = usage_events(&events);
     let prices = PriceTable::builtin();
     assert_eq!(usages.len(), 2);
+    let answered_by: Vec<(String, Option<String>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Usage {
+                provider, model, ..
+            } => Some((provider.clone(), model.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answered_by,
+        [
+            ("gemini".to_owned(), Some("gemini-2.5-flash".to_owned())),
+            ("anthropic".to_owned(), Some("claude-sonnet-4-5".to_owned())),
+        ],
+        "each turn's event names who answered it"
+    );
     assert_eq!(
         usages[0].2,
         prices.cost("gemini", "gemini-2.5-flash", &usages[0].1)

@@ -172,6 +172,10 @@ impl<'a, E: Effects> Run<'a, E> {
             total: self.state.usage,
             cost,
             total_cost: self.state.cost,
+            provider: (response.provider.as_deref())
+                .unwrap_or(self.rt.settings.provider.name())
+                .to_owned(),
+            model: response.model.clone(),
         });
         if !response.message.content.is_empty() {
             self.emit(|| AgentEvent::AssistantText {
