@@ -254,3 +254,182 @@ async fn a_run_begun_on_anthropic_goes_on_with_responses_after_a_529_without_ant
     // The transcript keeps Anthropic's thinking for Anthropic, should it answer again.
     assert_eq!(outcome.transcript[1].thinking.len(), 2);
 }
+
+/// A journal in memory, as a durable host keeps one: each step's value recorded in order, and a
+/// run over the same entries replayed from them without asking anyone again.
+#[derive(Default)]
+struct Recorded {
+    entries: Mutex<Vec<Value>>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Recorded {
+    fn rewind(&self) {
+        self.next.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl agent_runtime::Journal for Recorded {
+    fn step<'a>(
+        &'a self,
+        _step: agent_runtime::JournalStep,
+        run: agent_runtime::StepFuture<'a, agent_runtime::StepResult>,
+    ) -> agent_runtime::StepFuture<'a, Result<Value, agent_runtime::JournalError>> {
+        Box::pin(async move {
+            let index = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if let Some(value) = self.entries.lock().unwrap().get(index).cloned() {
+                return Ok(value);
+            }
+            match run.await {
+                agent_runtime::StepResult::Done(value) => {
+                    self.entries.lock().unwrap().push(value.clone());
+                    Ok(value)
+                }
+                agent_runtime::StepResult::Retry(why) => Err(agent_runtime::JournalError(why)),
+            }
+        })
+    }
+}
+
+/// Deletes a ticket (asks a person first).
+///
+/// # Arguments
+/// * `number` - The ticket's number.
+#[agent_core::skill(destructive, register = false)]
+async fn close_ticket(number: u32) -> Result<String, SkillError> {
+    CLOSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(format!("ticket {number} closed"))
+}
+
+static CLOSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// What the typed run must end with.
+#[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+struct Closed {
+    number: u32,
+    closed: bool,
+}
+
+fn anthropic_calls(id: &str, name: &str, input: Value) -> Reply {
+    Reply::json(
+        200,
+        &json!({
+            "id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 90, "output_tokens": 11},
+        }),
+    )
+}
+
+#[tokio::test]
+async fn a_typed_run_paused_after_a_switch_replays_from_its_journal_and_continues_on_the_answering_provider()
+ {
+    let overloaded = || {
+        Reply::json(
+            529,
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        )
+    };
+    // The first provider is overloaded throughout; the second answers: a call that asks a
+    // person, then (after the decision) the typed answer.
+    let first = Server::start([overloaded(), overloaded(), overloaded()]).await;
+    let second = Server::start([
+        anthropic_calls("toolu_1", "close_ticket", json!({"number": 7})),
+        anthropic_calls(
+            "toolu_2",
+            "final_answer",
+            json!({"number": 7, "closed": true}),
+        ),
+    ])
+    .await;
+    let failover = || {
+        Failover::new(AnthropicProvider::new("sk-1", "claude-haiku-4-5").with_base_url(&first.url))
+            .then(AnthropicProvider::new("sk-2", "claude-sonnet-4-5").with_base_url(&second.url))
+    };
+    let registry = || {
+        let mut registry = Registry::new();
+        registry
+            .add(CloseTicketSkill)
+            .with_hook(agent_core::PermissionGate::with(|_, m| {
+                if m.is_destructive {
+                    agent_core::Permission::Ask("closes a ticket".into())
+                } else {
+                    agent_core::Permission::Allow
+                }
+            }));
+        registry
+    };
+    let journal = Arc::new(Recorded::default());
+    let runtime = |journal: Arc<Recorded>| {
+        AgentRuntime::new(failover(), registry())
+            .output_mode(agent_runtime::OutputMode::Tool)
+            .journal(journal)
+    };
+    let paused = runtime(journal.clone())
+        .run("Close ticket 7.")
+        .typed::<Closed>()
+        .await
+        .unwrap();
+    assert!(
+        matches!(paused.outcome.finish, FinishReason::AwaitingApproval { .. }),
+        "{:?}",
+        paused.outcome.finish
+    );
+    assert_eq!(second.received().len(), 1);
+    assert_eq!(CLOSED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // The journal recorded who answered.
+    let recorded = journal.entries.lock().unwrap().clone();
+    assert!(
+        recorded.iter().any(
+            |entry| entry.to_string().contains(r#""provider":"anthropic""#)
+                && entry.to_string().contains("claude-sonnet-4-5")
+        ),
+        "{recorded:?}"
+    );
+
+    // A crash and a replay: the same run over the journal asks nobody and pauses the same way.
+    journal.rewind();
+    let (before_first, before_second) = (first.received().len(), second.received().len());
+    let replayed = runtime(journal.clone())
+        .run("Close ticket 7.")
+        .typed::<Closed>()
+        .await
+        .unwrap();
+    assert!(matches!(
+        replayed.outcome.finish,
+        FinishReason::AwaitingApproval { .. }
+    ));
+    assert_eq!(
+        (first.received().len(), second.received().len()),
+        (before_first, before_second),
+        "a replay asks no provider"
+    );
+    let state = *replayed.outcome.state.unwrap();
+    let pending = state.pending().to_vec();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].path(), "close_ticket");
+
+    // The decision: the call runs once, the typed answer comes from the provider that answers.
+    let done = AgentRuntime::new(failover(), registry())
+        .output_mode(agent_runtime::OutputMode::Tool)
+        .continue_paused(
+            state,
+            [(
+                agent_runtime::CallRef::from(&pending[0]),
+                agent_runtime::Decision::Approve,
+            )],
+        )
+        .typed::<Closed>()
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output,
+        Some(Closed {
+            number: 7,
+            closed: true
+        })
+    );
+    assert_eq!(CLOSED.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let sent = second.received().last().unwrap().json().to_string();
+    assert!(sent.contains("ticket 7 closed"), "{sent}");
+}
