@@ -18,6 +18,7 @@ use crate::runtime::AgentRuntime;
 use crate::runtime::abilities::ability::{Ability, Answered, Ending};
 use crate::runtime::finish::finish_checks;
 use crate::runtime::pause::decisions;
+use crate::runtime::step::compaction;
 use crate::runtime::step::effects::Effects;
 use crate::runtime::step::repair;
 use crate::runtime::step::run_state::{Next, RunState};
@@ -42,21 +43,9 @@ pub(in crate::runtime) struct Run<'a, E> {
     pub(in crate::runtime) chars: usize,
     /// The span of the step under way, which its calls run in.
     turn: tracing::Span,
+    /// The conversation's key for the provider's prompt cache, made once (a digest).
+    cache_key: String,
     pub(in crate::runtime) state: RunState,
-}
-
-pub(in crate::runtime) fn message_chars(message: &Message) -> usize {
-    message.content.chars().count()
-        + message
-            .tool_calls
-            .iter()
-            .map(|c| c.name.len() + c.arguments.to_string().len())
-            .sum::<usize>()
-        + message
-            .parts
-            .iter()
-            .map(crate::runtime::step::compaction::part_chars)
-            .sum::<usize>()
 }
 
 impl<'a, E: Effects> Run<'a, E> {
@@ -73,7 +62,7 @@ impl<'a, E: Effects> Run<'a, E> {
             (Some(system), false) => Some(format!("{system}\n\n{}", extra.join("\n\n"))),
             (None, false) => Some(extra.join("\n\n")),
         };
-        let chars = state.transcript.iter().map(message_chars).sum();
+        let chars = state.transcript.iter().map(compaction::message_chars).sum();
         Run {
             rt,
             effects,
@@ -82,6 +71,7 @@ impl<'a, E: Effects> Run<'a, E> {
             system,
             chars,
             turn: tracing::Span::none(),
+            cache_key: state.prompt_cache_key(rt.ancestry.path.is_empty()),
             state,
         }
     }
@@ -95,7 +85,7 @@ impl<'a, E: Effects> Run<'a, E> {
     }
 
     fn push(&mut self, message: Message) {
-        self.chars += message_chars(&message);
+        self.chars += compaction::message_chars(&message);
         self.state.transcript.push(message);
     }
 
@@ -501,10 +491,9 @@ impl<'a, E: Effects> Run<'a, E> {
         for ability in &self.abilities {
             ability.tools(&mut definitions);
         }
-        let cache_key = self.state.prompt_cache_key(rt.ancestry.path.is_empty());
         let mut request = ChatRequest::new(&self.state.transcript)
             .tools(&definitions)
-            .cache_key(&cache_key)
+            .cache_key(&self.cache_key)
             .max_tokens(rt.settings.max_tokens_per_call);
         request.thinking = rt.settings.thinking;
         if step == 1 {
@@ -557,7 +546,12 @@ impl<'a, E: Effects> Run<'a, E> {
                 &mut self.state.transcript,
                 rt.settings.keep_recent,
             ) {
-                self.chars = self.state.transcript.iter().map(message_chars).sum();
+                self.chars = self
+                    .state
+                    .transcript
+                    .iter()
+                    .map(compaction::message_chars)
+                    .sum();
                 self.emit(|| AgentEvent::MediaDropped {
                     step: self.state.steps,
                     parts: dropped.parts,
@@ -583,7 +577,12 @@ impl<'a, E: Effects> Run<'a, E> {
                 self.state.compaction_failures += 1;
                 continue;
             };
-            self.chars = self.state.transcript.iter().map(message_chars).sum();
+            self.chars = self
+                .state
+                .transcript
+                .iter()
+                .map(compaction::message_chars)
+                .sum();
             self.emit(|| AgentEvent::Compacted {
                 step: self.state.steps,
                 removed: compacted.removed,

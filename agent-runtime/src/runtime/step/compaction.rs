@@ -154,3 +154,14 @@ async fn summarise(messages: &[Message], provider: &dyn LlmProvider) -> Option<(
     let response = provider.complete(&request).await.ok()?;
     Some((response.message.content, response.usage))
 }
+
+/// A message's size in characters, as the transcript limit counts it (media by an estimate).
+pub(in crate::runtime) fn message_chars(message: &Message) -> usize {
+    message.content.chars().count()
+        + message
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.to_string().len())
+            .sum::<usize>()
+        + message.parts.iter().map(part_chars).sum::<usize>()
+}
