@@ -70,6 +70,17 @@ fn app(jobs: Arc<AtomicUsize>) -> Router {
                 async { "queued" }
             }),
         )
+        // An endless stream, for a client that asks for it and never reads.
+        .route(
+            "/firehose",
+            axum::routing::get(|| async {
+                let chunk = axum::body::Bytes::from(vec![b'x'; 64 * 1024]);
+                let endless = futures::stream::repeat_with(move || {
+                    Ok::<_, std::convert::Infallible>(chunk.clone())
+                });
+                axum::body::Body::from_stream(endless)
+            }),
+        )
         .route_layer(Guard::new("jobs"));
     Router::new().merge(mcp).merge(a2a).merge(own)
 }
@@ -319,4 +330,44 @@ async fn a_guarded_router_served_outside_an_edge_runs_nothing() {
         assert_eq!(response.status(), 500, "{path}");
     }
     assert_eq!(jobs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_its_stream_loses_its_slot_after_the_write_timeout() {
+    // One admitted slot, and a client that takes it by asking for an endless stream it never
+    // reads: the server's writes wait on it until the write timeout, then the connection ends
+    // and the slot is free. Without the timeout the second client waits for ever.
+    let served = serve(
+        edge()
+            .max_connections(1)
+            .write_timeout(Duration::from_millis(500)),
+    )
+    .await;
+    let mut hog = TcpStream::connect(served.addr).await.unwrap();
+    let head = format!(
+        "GET /firehose HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n",
+        served.addr
+    );
+    hog.write_all(head.as_bytes()).await.unwrap();
+    // Let the server fill the socket's buffers, then ask on a fresh connection.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (status, _, body) = tokio::time::timeout(
+        PATIENCE,
+        request(served.addr, "POST", "/jobs", &[BEARER], ""),
+    )
+    .await
+    .expect("the slot held by a client that never reads was never freed");
+    assert_eq!((status, body.as_str()), (200, "queued"));
+    // The hog's connection was ended: reading now finds its end (after what was buffered).
+    let mut sink = vec![0; 1 << 20];
+    let ended = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match hog.read(&mut sink).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the endless stream still flows to the client that stalled");
 }

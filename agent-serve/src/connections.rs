@@ -61,6 +61,9 @@ pub(crate) struct Limits {
     pub(crate) header_read_timeout: Duration,
     /// The largest request head, in bytes (`431` past it).
     pub(crate) max_header_bytes: usize,
+    /// How long a write may wait on a client that reads nothing before the connection is
+    /// closed (reset): a client that never reads its stream cannot hold its slot forever.
+    pub(crate) write_timeout: Duration,
 }
 
 /// A listener on `addr`: on the first address `addr` resolves to that can be bound, with
@@ -217,6 +220,8 @@ async fn serve<A, F, B>(
         io: TokioIo::new(stream),
         admission: admission.clone(),
         reset: reset.clone(),
+        write_timeout: limits.write_timeout,
+        stalled: None,
     };
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -268,11 +273,46 @@ fn close_unless_admitted<B>(mut response: Response<B>, admission: &Admission) ->
 }
 
 /// A connection's socket that tells its [`Admission`] when a read finds nothing more to read,
-/// and is reset when it closes if `reset` says so.
+/// gives up a write its client has not taken within `write_timeout`, and is reset when it
+/// closes if `reset` says so.
 struct Watched {
     io: TokioIo<TcpStream>,
     admission: Arc<Admission>,
     reset: Arc<AtomicBool>,
+    write_timeout: Duration,
+    /// Started when a write waits on the client; gone when one goes through.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Watched {
+    /// `written` as it is, unless it has waited on the client past `write_timeout`: then an
+    /// error, which ends the connection (reset, since what was not taken cannot be delivered).
+    fn unless_stalled<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if written.is_ready() {
+            self.stalled = None;
+            return written;
+        }
+        let timeout = self.write_timeout;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if stalled.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        tracing::debug!(
+            ?timeout,
+            "closed a connection whose client read nothing in time"
+        );
+        self.reset.store(true, Ordering::Relaxed);
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the client took nothing written to it within the write timeout",
+        )))
+    }
 }
 
 impl Drop for Watched {
@@ -307,11 +347,15 @@ impl Write for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.unless_stalled(cx, written)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+        let this = self.get_mut();
+        let flushed = Pin::new(&mut this.io).poll_flush(cx);
+        this.unless_stalled(cx, flushed)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -327,6 +371,8 @@ impl Write for Watched {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.unless_stalled(cx, written)
     }
 }

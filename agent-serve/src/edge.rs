@@ -36,6 +36,9 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client has to send a request's body unless [`Edge::body_read_timeout`] says
 /// otherwise.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a write may wait on a client that reads nothing unless [`Edge::write_timeout`] says
+/// otherwise.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest request body unless [`Edge::max_body_bytes`] says otherwise: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The largest request head (request line and headers); a larger one is answered `431`.
@@ -95,6 +98,7 @@ pub struct Edge {
     header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_body_bytes: usize,
+    write_timeout: Duration,
     name: String,
 }
 
@@ -117,6 +121,7 @@ impl Edge {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
             name: "eugene".into(),
         }
     }
@@ -193,6 +198,16 @@ impl Edge {
         self
     }
 
+    /// How long a write may wait on a client that takes nothing (its receive window full: a
+    /// client that never reads the event stream it asked for) before the connection is closed,
+    /// freeing its slot. The timer runs only while a write waits, so a quiet stream or a slow
+    /// reader that takes something within it is not affected. Default
+    /// [`DEFAULT_WRITE_TIMEOUT`]; must not be zero.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
     /// What the server is called in its log events and in the line that prints a generated
     /// token (`eugene` by default; the MCP and A2A servers name themselves).
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -237,6 +252,7 @@ impl Edge {
             ("header_read_timeout", self.header_read_timeout.is_zero()),
             ("body_read_timeout", self.body_read_timeout.is_zero()),
             ("max_body_bytes", self.max_body_bytes == 0),
+            ("write_timeout", self.write_timeout.is_zero()),
         ] {
             if zero {
                 return Err(EdgeError::Zero(name));
@@ -270,6 +286,7 @@ impl Edge {
             first_head_timeout: self.header_read_timeout / 2,
             header_read_timeout: self.header_read_timeout,
             max_header_bytes: MAX_HEADER_BYTES,
+            write_timeout: self.write_timeout,
         };
         Ok((rules, limits))
     }
@@ -352,6 +369,7 @@ mod tests {
                 "body_read_timeout",
             ),
             (edge().max_body_bytes(0), "max_body_bytes"),
+            (edge().write_timeout(Duration::ZERO), "write_timeout"),
         ] {
             let error = check(zero, "127.0.0.1:80").expect_err(name);
             assert!(matches!(error, EdgeError::Zero(n) if n == name), "{error}");

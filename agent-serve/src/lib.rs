@@ -75,6 +75,9 @@
 //!   same limit closes idle keep-alive connections. A response being streamed is not limited.
 //! - An error from `accept()` (out of file descriptors, say) is logged and retried after a
 //!   pause that doubles from 10 ms to 1 s; it never ends [`Edge::serve`].
+//! - A write that waits on a client that takes nothing (its receive window full: it never reads
+//!   the stream it asked for) for [`Edge::write_timeout`] ends the connection (reset), so such a
+//!   client cannot hold an admitted slot for ever; the timer runs only while a write waits.
 //! - Connections closed without an answer are reset (`SO_LINGER` 0), so the server keeps no
 //!   `TIME_WAIT` for them.
 //! - Every accepted connection has `TCP_NODELAY`: an answer streamed in pieces (an event
@@ -132,7 +135,8 @@ pub use bearer::{MIN_TOKEN_LEN, TOKEN_BYTES, generate_token, validate_token};
 pub use connections::{LISTEN_BACKLOG, bind};
 pub use edge::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PENDING_CONNECTIONS, Edge, MAX_HEADER_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_PENDING_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, Edge,
+    MAX_HEADER_BYTES,
 };
 pub use error::EdgeError;
 pub use guard::{Guard, Guarded};
