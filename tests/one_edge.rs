@@ -369,5 +369,8 @@ async fn a_client_that_never_reads_its_stream_loses_its_slot_after_the_write_tim
         }
     })
     .await;
-    assert!(ended.is_ok(), "the endless stream still flows to the client that stalled");
+    assert!(
+        ended.is_ok(),
+        "the endless stream still flows to the client that stalled"
+    );
 }
