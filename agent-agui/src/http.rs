@@ -28,6 +28,7 @@ use axum::routing::any;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 
+use crate::console::Known;
 use crate::outbox::{self, BufferLimits, Inbox};
 use crate::run::RunContext;
 
@@ -41,6 +42,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub(crate) struct Endpoint {
     pub(crate) run: RunContext,
     pub(crate) buffer: BufferLimits,
+    /// The threads requests name, for the console's listing.
+    pub(crate) known: Arc<Known>,
 }
 
 impl Endpoint {
@@ -75,6 +78,7 @@ impl Endpoint {
             Ok(request) => request,
             Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
         };
+        self.known.record(&request.thread_id);
         let (outbox, inbox) = outbox::buffer(self.buffer);
         tokio::spawn(crate::run::run(self.run.clone(), request, Arc::new(outbox)));
         event_stream(inbox)
