@@ -78,8 +78,9 @@ async fn browser(addr: SocketAddr, scenario: &str, thread: &str, env: &[(&str, &
         .expect("python starts");
     assert!(
         output.status.success(),
-        "the browser script failed ({scenario}): {}",
-        String::from_utf8_lossy(&output.stderr)
+        "the browser script failed ({scenario}): {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
     );
     serde_json::from_slice(&output.stdout).expect("the script's report is JSON")
 }
@@ -222,6 +223,35 @@ async fn an_edit_the_page_refuses_sends_nothing() {
     assert_eq!(pending["path"], "janitor › delete_branch");
     assert_eq!(pending["arguments"], json!({"name": "old"}));
     assert_eq!(pending["inputSchema"]["required"], json!(["name"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_threads_view_shows_nothing_of_another() {
+    // `t-a` pauses on the nested call; `t-b`'s run (the parent model's next reply) just answers.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "isolation", "t-a", &[]).await;
+    assert_eq!(report["first"]["pending"].as_array().unwrap().len(), 1);
+    let other = &report["other"];
+    assert_eq!(other["pending"], json!([]), "{other}");
+    assert_eq!(other["finish"], "finished: success: All clean.");
+    let texts: Vec<&str> = other["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains("janitor") && !t.contains("old")),
+        "t-a's events in t-b's view: {texts:?}"
+    );
+    let back = &report["back"];
+    assert_eq!(
+        back["pending"][0]["path"], "janitor › delete_branch",
+        "{back}"
+    );
+    assert_eq!(back["events"], json!([]), "t-b's events in t-a's view");
 }
 
 #[tokio::test(flavor = "multi_thread")]

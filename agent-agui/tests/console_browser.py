@@ -90,6 +90,17 @@ def events(driver):
              "text": li.text} for li in driver.find_elements(By.CSS_SELECTOR, "#events li")]
 
 
+def listings(driver):
+    return int(driver.find_element(By.TAG_NAME, "body").get_attribute("data-listings") or 0)
+
+
+def refresh(driver):
+    """Clicks Refresh and waits for the new listing to be shown."""
+    before = listings(driver)
+    driver.find_element(By.ID, "refresh").click()
+    wait(driver, lambda d: listings(d) > before, "the new listing")
+
+
 def click(driver, selector):
     driver.find_element(By.CSS_SELECTOR, f"#pending .call {selector}").click()
 
@@ -131,8 +142,7 @@ def edit(driver):
         error = driver.find_element(By.CSS_SELECTOR, "#pending .call .edit-error").text
         report["refusals"].append({"sent": attempt, "error": error, "busy": not idle(driver)})
     shot(driver, f"{SCENARIO}-refused")
-    driver.find_element(By.ID, "refresh").click()
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#pending .call"), "the listing")
+    refresh(driver)
     report["still"] = page_state(driver)
     if os.environ.get("CONSOLE_EDIT_VALID"):
         click(driver, ".edit")
@@ -169,6 +179,23 @@ def two_tabs(driver):
     return report
 
 
+def isolation(driver):
+    start_run(driver, "Clean up the old branch.")
+    report = {"first": page_state(driver)}
+    other = THREAD + "-other"
+    driver.find_element(By.ID, "thread").clear()
+    driver.find_element(By.ID, "thread").send_keys(other)
+    driver.find_element(By.ID, "goal").clear()
+    driver.find_element(By.ID, "goal").send_keys("Say hello.")
+    driver.find_element(By.ID, "start").click()
+    wait(driver, lambda d: idle(d) and text(d, "finish").startswith("finished: s"), "the other run")
+    report["other"] = page_state(driver)
+    shot(driver, f"{SCENARIO}-other")
+    driver.find_element(By.CSS_SELECTOR, f'#threads li[data-thread="{THREAD}"]').click()
+    report["back"] = page_state(driver)
+    return report
+
+
 def no_token(driver):
     open_console(driver, with_token=False)
     wait(driver, lambda d: "401" in text(d, "status"), "the 401")
@@ -188,6 +215,7 @@ def main():
                 "deny": lambda: decide(driver, ".deny"),
                 "edit": lambda: edit(driver),
                 "two-tabs": lambda: two_tabs(driver),
+                "isolation": lambda: isolation(driver),
             }[SCENARIO]()
         print(json.dumps(report))
     finally:

@@ -76,6 +76,8 @@
     status("connected: " + listing.length + " thread(s)", false);
     renderThreads();
     renderPending();
+    // How many listings were shown: a test waits for the next one.
+    document.body.dataset.listings = String(Number(document.body.dataset.listings || 0) + 1);
   }
 
   function renderThreads() {
