@@ -11,7 +11,9 @@
 //! request is `401` and the page shows that and nothing else.
 //!
 //! `GET` [`THREADS_PATH`], behind the same [`Guard`] as [`AGUI_PATH`](crate::AGUI_PATH), answers
-//! the threads the server ran, most recent first (at most `max_threads` are remembered):
+//! the threads this server ran since it started, most recent first (at most `max_threads` are
+//! remembered; older threads of a store given with [`AguiServer::threads`](crate::AguiServer::threads)
+//! are kept there but not listed):
 //!
 //! ```json
 //! {"threads": [{"id": "t1", "state": "paused", "pending": [

@@ -1,4 +1,5 @@
-//! The HTTP side: the one route, and what a request goes through before its run starts.
+//! The HTTP side: the endpoint's route, and what a request goes through before its run starts.
+//! (The console's page and listing are [`crate::console`]'s.)
 //!
 //! Every request first meets agent-serve's edge (its crate docs say each step and limit): its
 //! `Host` settled, its `Origin` checked (present and not allowed: `403`, nothing read or run).
