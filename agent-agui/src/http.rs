@@ -1,4 +1,5 @@
-//! The HTTP side: the one route, and what a request goes through before its run starts.
+//! The HTTP side: the endpoint's route, and what a request goes through before its run starts.
+//! (The console's page and listing are [`crate::console`]'s.)
 //!
 //! Every request first meets agent-serve's edge (its crate docs say each step and limit): its
 //! `Host` settled, its `Origin` checked (present and not allowed: `403`, nothing read or run).
@@ -28,6 +29,7 @@ use axum::routing::any;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 
+use crate::console::Known;
 use crate::outbox::{self, BufferLimits, Inbox};
 use crate::run::RunContext;
 
@@ -41,6 +43,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub(crate) struct Endpoint {
     pub(crate) run: RunContext,
     pub(crate) buffer: BufferLimits,
+    /// The threads requests name, for the console's listing.
+    pub(crate) known: Arc<Known>,
 }
 
 impl Endpoint {
@@ -75,6 +79,7 @@ impl Endpoint {
             Ok(request) => request,
             Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
         };
+        self.known.record(&request.thread_id);
         let (outbox, inbox) = outbox::buffer(self.buffer);
         tokio::spawn(crate::run::run(self.run.clone(), request, Arc::new(outbox)));
         event_stream(inbox)

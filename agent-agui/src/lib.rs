@@ -46,6 +46,13 @@
 //!
 //! The endpoint is one more event sink on the runtime: nothing in the loop changes for it.
 //!
+//! # The console
+//!
+//! [`AguiServer::into_router`] also mounts, unless [`AguiServer::console`] turns it off, a page
+//! for people at [`CONSOLE_PATH`] (open `/console#token=…`) and the guarded listing it reads at
+//! [`THREADS_PATH`]: start runs on a thread, watch their events, approve, deny or edit the calls a
+//! run paused on. See [`console`].
+//!
 //! [`AgentRuntime`]: agent_runtime::AgentRuntime
 //! [`AgentEvent::TextDelta`]: agent_runtime::AgentEvent::TextDelta
 //! [`AgentEvent::AssistantText`]: agent_runtime::AgentEvent::AssistantText
@@ -63,9 +70,13 @@
 //! agent-core, agent-runtime (the loop, sessions, pauses), agent-serve (the network edge), axum
 //! and http-body(-util) (the router and the streamed body), tokio and tokio-util (the run's
 //! task, its buffer, its cancellation), futures, async-trait (the thread store), serde and
-//! serde_json (the protocol's JSON), thiserror, tracing. The tests install npm's `@ag-ui/client`
-//! and `@ag-ui/core` and run them with node.
+//! serde_json (the protocol's JSON), thiserror, tracing. The console's page is plain HTML, CSS
+//! and JavaScript written for this crate and embedded with `include_str!`: no npm build, nothing
+//! fetched at run time. The tests install npm's `@ag-ui/client` and `@ag-ui/core` and run them
+//! with node; the console's tests drive the page in headless Chromium (Debian's `chromium` and
+//! `chromium-driver`) with Python's Selenium, installed on first use.
 
+pub mod console;
 pub mod http;
 pub mod input;
 pub mod interrupt;
@@ -75,6 +86,7 @@ mod run;
 pub mod server;
 pub mod threads;
 
+pub use console::{CONSOLE_PATH, THREADS_PATH};
 pub use http::AGUI_PATH;
 pub use input::MAX_ID_BYTES;
 pub use interrupt::MAX_RESUME_ENTRIES;

@@ -25,6 +25,7 @@
 //! stream (a client further behind its run is cut, [`crate::outbox`]); the edge's limits per
 //! request and connection ([`crate::http`]).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,8 +33,11 @@ use agent_serve::Edge;
 use axum::Router;
 use tokio::net::TcpListener;
 
+use agent_core::Registry;
 use agent_runtime::{AgentRuntime, SessionStore};
+use serde_json::Value;
 
+use crate::console::{Known, Listing};
 use crate::http::Endpoint;
 use crate::outbox::BufferLimits;
 use crate::run::RunContext;
@@ -68,6 +72,9 @@ pub struct AguiServer {
     max_threads: usize,
     run_timeout: Duration,
     buffer: BufferLimits,
+    console: bool,
+    /// Skills' input schemas the console shows beside the runtime's own (a nested agent's).
+    schemas: HashMap<String, Value>,
 }
 
 impl std::fmt::Debug for AguiServer {
@@ -77,6 +84,7 @@ impl std::fmt::Debug for AguiServer {
             .field("max_threads", &self.max_threads)
             .field("run_timeout", &self.run_timeout)
             .field("buffer", &self.buffer)
+            .field("console", &self.console)
             .finish_non_exhaustive()
     }
 }
@@ -95,7 +103,29 @@ impl AguiServer {
             max_threads: DEFAULT_MAX_THREADS,
             run_timeout: DEFAULT_RUN_TIMEOUT,
             buffer: BufferLimits::default(),
+            console: true,
+            schemas: HashMap::new(),
         }
+    }
+
+    /// Whether [`AguiServer::into_router`] mounts the console ([`crate::console`]): the page
+    /// at [`CONSOLE_PATH`](crate::CONSOLE_PATH) and the guarded thread listing at
+    /// [`THREADS_PATH`](crate::THREADS_PATH). On by default: the page holds no data and
+    /// everything it shows needs the same token as the AG-UI endpoint.
+    pub fn console(mut self, on: bool) -> Self {
+        self.console = on;
+        self
+    }
+
+    /// Also describes `registry`'s skills to the console (their input schemas, for the page to
+    /// check an edited call's arguments): give it the registries of agents the runtime calls
+    /// as skills, whose calls a run may pause on. The runtime's own skills are described anyway.
+    pub fn skill_schemas(mut self, registry: &Registry) -> Self {
+        for definition in registry.definitions() {
+            self.schemas
+                .insert(definition.name, definition.input_schema);
+        }
+        self
     }
 
     /// How many threads the server's own store ([`Threads`]) keeps; unused with
@@ -134,7 +164,7 @@ impl AguiServer {
     agent_serve::edge_builders!();
 
     /// The endpoint as an axum router: [`AGUI_PATH`](crate::AGUI_PATH) behind an [`agent_serve::Guard`], without a
-    /// fallback. Serve it (merged into an application's router, beside MCP or A2A) with an
+    /// fallback; with the console ([`AguiServer::console`], on by default) its page and listing. Serve it (merged into an application's router, beside MCP or A2A) with an
     /// [`agent_serve::Edge`], whose settings then hold instead of this server's
     /// [`edge_builders`](agent_serve::edge_builders) methods; served any other way, its requests
     /// are refused. Fails at once on a zero `max_threads`, `run_timeout` or buffer limit.
@@ -152,6 +182,16 @@ impl AguiServer {
         let threads = self
             .threads
             .unwrap_or_else(|| Arc::new(Threads::new(self.max_threads)));
+        let known = Arc::new(Known::new(self.max_threads));
+        let mut schemas = self.schemas;
+        for definition in self.runtime.registry().definitions() {
+            schemas.insert(definition.name, definition.input_schema);
+        }
+        let listing = Listing {
+            threads: threads.clone(),
+            known: known.clone(),
+            schemas,
+        };
         let endpoint = Endpoint {
             run: RunContext {
                 runtime: self.runtime,
@@ -159,13 +199,19 @@ impl AguiServer {
                 run_timeout: self.run_timeout,
             },
             buffer: self.buffer,
+            known,
         };
-        Ok(endpoint.router())
+        let router = endpoint.router();
+        Ok(if self.console {
+            router.merge(crate::console::router(listing))
+        } else {
+            router
+        })
     }
 
     /// Serves on `listener` until the future is dropped, on the server's own edge (its
     /// `bearer_token`, `allowed_origins`, … methods); [`agent_serve::bind`] binds one with a deep
-    /// listen queue. Anything but [`AGUI_PATH`](crate::AGUI_PATH) is `404`.
+    /// listen queue. Anything but [`AGUI_PATH`](crate::AGUI_PATH) and the console's paths is `404`.
     pub async fn serve(self, listener: TcpListener) -> Result<(), AguiError> {
         let edge = self.edge.clone();
         let router = self.into_router()?;

@@ -65,6 +65,10 @@ Evals: eugene eval FILE runs a dataset of cases against the model, N times each,
 rates, tokens, cost and latency (eugene eval --help). Only as the first argument is `eval` a
 command; to ask the question `eval`, write eugene -- eval.
 
+Console: eugene console [--port 8787] serves the agent on 127.0.0.1 with a page for people
+(start runs, watch them, approve, deny or edit the calls that change things) and prints its
+address with a fresh token; see eugene console --help.
+
 MCP servers behind OAuth: eugene mcp login URL prints the URL to open in a browser, waits for
 the browser to come back to 127.0.0.1 and keeps the tokens (one file per server, mode 0600) in
 --token-dir DIR, else $EUGENE_CONFIG_DIR/mcp-tokens, else ~/.config/eugene/mcp-tokens. Then

@@ -38,12 +38,16 @@
 //! question continues it. Without a terminal, a call that needs permission then pauses the run
 //! (exit status 8) instead of being denied; `--approve ID` / `--deny ID` continue it later.
 //!
+//! `eugene console [--port 8787]` serves the agent on 127.0.0.1 with a console in the browser
+//! and prints its address with a fresh token ([`console`]).
+//!
 //! `eugene mcp login URL` logs in to a remote MCP server behind OAuth and keeps the tokens;
 //! `--mcp URL` adds its tools to a run ([`mcp`]).
 
 mod ask;
 mod attach;
 mod cli;
+mod console;
 mod eval;
 mod mcp;
 mod observe;
@@ -82,6 +86,9 @@ fn main() {
     }
     if mcp::requested() {
         std::process::exit(block_on(mcp::main()).code());
+    }
+    if console::requested() {
+        std::process::exit(block_on(console::main()).code());
     }
     let args = Args::parse_checked();
     let export = match observe(&args) {

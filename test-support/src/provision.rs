@@ -60,6 +60,44 @@ pub fn python_with_a2a(target_tmp: &str) -> PathBuf {
     }
 }
 
+/// What [`python_with_selenium`] installs (and `.ci/run` too): Selenium, which drives the
+/// headless Chromium the console's tests show the page in.
+pub const SELENIUM_PACKAGE: &str = "selenium==4.27.1";
+
+/// A Python interpreter with the PyPI package `selenium` ([`SELENIUM_PACKAGE`]) installed:
+/// `AGENT_SELENIUM_PYTHON` if set, else a virtual environment made once in `target_tmp` (pass
+/// `env!("CARGO_TARGET_TMPDIR")`). Chromium and its driver come from the system (Debian's
+/// `chromium` and `chromium-driver`); the test that starts them says how to install them.
+pub fn python_with_selenium(target_tmp: &str) -> PathBuf {
+    if let Some(python) = std::env::var_os("AGENT_SELENIUM_PYTHON") {
+        return PathBuf::from(python);
+    }
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let made = PYTHON.get_or_init(|| {
+        install(
+            Path::new(target_tmp),
+            "python-selenium",
+            "bin/python",
+            |dir| {
+                run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
+                run(Command::new(dir.join("bin/pip")).args([
+                    "install",
+                    "--quiet",
+                    SELENIUM_PACKAGE,
+                ]))
+            },
+        )
+    });
+    match made {
+        Ok(python) => python.clone(),
+        Err(why) => panic!(
+            "this test needs Python with the `selenium` package and could not install it \
+             ({why}). Install it by hand: python3 -m venv /tmp/selvenv && /tmp/selvenv/bin/pip \
+             install {SELENIUM_PACKAGE}, then set AGENT_SELENIUM_PYTHON=/tmp/selvenv/bin/python"
+        ),
+    }
+}
+
 /// What [`python_with_a2a`] installs (and `.ci/run` too).
 pub const A2A_PACKAGES: [&str; 2] = ["a2a-sdk[http-server]==1.3.0", "uvicorn==0.55.0"];
 

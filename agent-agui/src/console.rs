@@ -1,0 +1,195 @@
+//! The console: a page for people ([`CONSOLE_PATH`]) to start runs on a thread, watch them, and
+//! decide on the calls a run paused on; and the guarded listing it reads ([`THREADS_PATH`]).
+//!
+//! The page is static — HTML, one script, one stylesheet, written for this crate and embedded in
+//! it (`src/console/`), nothing fetched from elsewhere, no data in it — so it is served without
+//! the token, with a strict `Content-Security-Policy` (scripts, styles and fetches from the
+//! server itself only, no inline script, no frames) and `X-Content-Type-Options: nosniff`.
+//! Everything it shows it fetches with the token: the person types it, or opens
+//! `/console#token=…` (a fragment never reaches a server or a log); it is kept in the tab's
+//! `sessionStorage` and sent as `Authorization: Bearer` on every request. Without it, every
+//! request is `401` and the page shows that and nothing else.
+//!
+//! `GET` [`THREADS_PATH`], behind the same [`Guard`] as [`AGUI_PATH`](crate::AGUI_PATH), answers
+//! the threads this server ran since it started, most recent first (at most `max_threads` are
+//! remembered; older threads of a store given with [`AguiServer::threads`](crate::AguiServer::threads)
+//! are kept there but not listed):
+//!
+//! ```json
+//! {"threads": [{"id": "t1", "state": "paused", "pending": [
+//!   {"interruptId": "p1/c1#…", "path": "janitor › delete_branch", "skill": "delete_branch",
+//!    "arguments": {"name": "old"}, "reason": "…", "digest": "…", "destructive": true,
+//!    "inputSchema": {"type": "object", "required": ["name"], …}}]}]}
+//! ```
+//!
+//! `state` is `idle` or `paused`; a pending call is described as its interrupt is
+//! ([`crate::interrupt`]), with the skill's input JSON Schema when the server knows the skill
+//! (the runtime's own skills, and those given with
+//! [`AguiServer::skill_schemas`](crate::AguiServer::skill_schemas) — a nested agent's), so the
+//! page can check an edit before sending it. The page decides by `POST`ing a `resume` to
+//! [`AGUI_PATH`](crate::AGUI_PATH), bound to the interrupt's id as any client's decision is.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use agent_runtime::SessionStore;
+use agent_serve::Guard;
+use axum::Router;
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, REFERRER_POLICY,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use axum::response::Response;
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use crate::interrupt;
+
+/// The console's page.
+pub const CONSOLE_PATH: &str = "/console";
+/// The threads the console lists, guarded.
+pub const THREADS_PATH: &str = "/agui/threads";
+
+/// What the page may load and reach: itself, nothing inline, nothing elsewhere.
+const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+const PAGE: &str = include_str!("console/index.html");
+const SCRIPT: &str = include_str!("console/console.js");
+const STYLE: &str = include_str!("console/console.css");
+
+/// The ids of the threads the server ran, most recent first, at most `max`.
+#[derive(Debug)]
+pub(crate) struct Known {
+    max: usize,
+    ids: Mutex<VecDeque<String>>,
+}
+
+impl Known {
+    pub(crate) fn new(max: usize) -> Self {
+        Known {
+            max: max.max(1),
+            ids: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Notes that `id` ran now.
+    pub(crate) fn record(&self, id: &str) {
+        let mut ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        ids.retain(|known| known != id);
+        ids.push_front(id.to_owned());
+        ids.truncate(self.max);
+    }
+
+    fn list(&self) -> Vec<String> {
+        let ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        ids.iter().cloned().collect()
+    }
+}
+
+/// What the listing reads.
+pub(crate) struct Listing {
+    pub(crate) threads: Arc<dyn SessionStore>,
+    pub(crate) known: Arc<Known>,
+    /// Input schemas by skill name.
+    pub(crate) schemas: HashMap<String, Value>,
+}
+
+/// The page and its files (public), and [`THREADS_PATH`] behind the guard.
+pub(crate) fn router(listing: Listing) -> Router {
+    let listing = Arc::new(listing);
+    let guarded = Router::new()
+        .route(
+            THREADS_PATH,
+            get(move || {
+                let listing = listing.clone();
+                async move { listing.answer().await }
+            }),
+        )
+        .route_layer(Guard::new("agui"));
+    Router::new()
+        .route(CONSOLE_PATH, get(|| async { asset(PAGE, "text/html") }))
+        .route(
+            "/console/console.js",
+            get(|| async { asset(SCRIPT, "text/javascript") }),
+        )
+        .route(
+            "/console/console.css",
+            get(|| async { asset(STYLE, "text/css") }),
+        )
+        .merge(guarded)
+}
+
+impl Listing {
+    async fn answer(&self) -> Response {
+        let mut threads = Vec::new();
+        for id in self.known.list() {
+            let loaded = match self.threads.load(&id).await {
+                Ok(Some(loaded)) => loaded,
+                Ok(None) => continue,
+                Err(error) => {
+                    let text = format!("the thread `{id}` could not be read: {error}");
+                    return reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", text);
+                }
+            };
+            let pending: Vec<Value> = loaded
+                .data
+                .paused
+                .as_ref()
+                .map(|run| run.pending().iter().map(|p| self.describe(p)).collect())
+                .unwrap_or_default();
+            let state = if pending.is_empty() { "idle" } else { "paused" };
+            threads.push(json!({"id": id, "state": state, "pending": pending}));
+        }
+        let body = json!({ "threads": threads }).to_string();
+        let mut response = reply(StatusCode::OK, "application/json", body);
+        set(&mut response, CACHE_CONTROL, "no-store");
+        response
+    }
+
+    fn describe(&self, pending: &agent_core::pending::PendingCall) -> Value {
+        let shown = interrupt::interrupt(pending);
+        let eugene = &shown["metadata"]["eugene"];
+        json!({
+            "interruptId": shown["id"],
+            "path": eugene["path"],
+            "skill": eugene["skill"],
+            "arguments": eugene["arguments"],
+            "reason": eugene["reason"],
+            "digest": eugene["digest"],
+            "destructive": eugene["destructive"],
+            "inputSchema": self.schemas.get(&pending.skill).cloned().unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// One of the page's files, with the headers every one carries.
+fn asset(text: &'static str, kind: &'static str) -> Response {
+    let mut response = reply(StatusCode::OK, kind, text.to_owned());
+    set(&mut response, CONTENT_SECURITY_POLICY, POLICY);
+    set(&mut response, X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(&mut response, X_FRAME_OPTIONS, "DENY");
+    set(&mut response, REFERRER_POLICY, "no-referrer");
+    set(&mut response, CACHE_CONTROL, "no-cache");
+    response
+}
+
+fn reply(status: StatusCode, kind: &str, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    let kind = format!("{kind}; charset=utf-8");
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_str(&kind).expect("a content type is a header value"),
+    );
+    response
+}
+
+fn set(response: &mut Response, name: HeaderName, value: &'static str) {
+    response
+        .headers_mut()
+        .insert(name, HeaderValue::from_static(value));
+}

@@ -1,0 +1,375 @@
+// The eugene console: reads the threads (GET /agui/threads), starts runs and sends decisions
+// (POST /agui), and shows a run's AG-UI events as they stream. Every request carries the token
+// the person typed or opened the page with (#token=…), kept in this tab's sessionStorage.
+// Nothing is written into the page as HTML: all text goes in through textContent.
+"use strict";
+
+(() => {
+  const KEY = "eugene-console-token";
+  const $ = (id) => document.getElementById(id);
+  let listing = [];
+  let current = null;
+  let decisions = {};
+  let busy = false;
+  let view = { depth: 0, messages: {}, calls: {} };
+
+  const token = () => sessionStorage.getItem(KEY) || "";
+
+  function takeFragment() {
+    const found = /^#token=(.+)$/.exec(location.hash);
+    if (found) {
+      sessionStorage.setItem(KEY, decodeURIComponent(found[1]));
+      history.replaceState(null, "", location.pathname);
+    }
+  }
+
+  function status(text, error) {
+    const line = $("status");
+    line.textContent = text;
+    line.className = error ? "error" : "";
+  }
+
+  function api(path, init) {
+    const options = Object.assign({}, init || {});
+    options.headers = Object.assign({}, options.headers || {}, {
+      Authorization: "Bearer " + token(),
+    });
+    options.cache = "no-store";
+    options.credentials = "omit";
+    return fetch(path, options);
+  }
+
+  function element(tag, className, text) {
+    const made = document.createElement(tag);
+    if (className) made.className = className;
+    if (text !== undefined) made.textContent = text;
+    return made;
+  }
+
+  function newId(prefix) {
+    const random = window.crypto && crypto.randomUUID
+      ? crypto.randomUUID()
+      : Date.now() + "-" + Math.random().toString(16).slice(2);
+    return prefix + "-" + random;
+  }
+
+  async function refresh() {
+    let response;
+    try {
+      response = await api("/agui/threads");
+    } catch (error) {
+      status("the server cannot be reached: " + error, true);
+      return;
+    }
+    if (response.status === 401) {
+      listing = [];
+      renderThreads();
+      renderPending();
+      status("401: no token, or a wrong one. Type the token above.", true);
+      return;
+    }
+    if (!response.ok) {
+      status(response.status + ": " + (await response.text()), true);
+      return;
+    }
+    listing = (await response.json()).threads;
+    status("connected: " + listing.length + " thread(s)", false);
+    renderThreads();
+    renderPending();
+    // How many listings were shown: a test waits for the next one.
+    document.body.dataset.listings = String(Number(document.body.dataset.listings || 0) + 1);
+  }
+
+  function renderThreads() {
+    const list = $("threads");
+    list.replaceChildren();
+    for (const thread of listing) {
+      const item = element("li", thread.id === current ? "selected" : "", thread.id);
+      item.dataset.thread = thread.id;
+      item.appendChild(element("span", "state " + thread.state, thread.state));
+      item.addEventListener("click", () => select(thread.id));
+      list.appendChild(item);
+    }
+  }
+
+  function select(id) {
+    if (id === current) return;
+    current = id;
+    decisions = {};
+    $("thread").value = id;
+    $("events").replaceChildren();
+    $("usage").textContent = "";
+    $("finish").textContent = "";
+    view = { depth: 0, messages: {}, calls: {} };
+    renderThreads();
+    renderPending();
+  }
+
+  // The pending calls of the thread shown, each with its decision buttons.
+  function renderPending() {
+    const box = $("pending");
+    box.replaceChildren();
+    const thread = listing.find((t) => t.id === current);
+    if (!thread || thread.pending.length === 0) {
+      box.appendChild(element("p", "none", "None."));
+      return;
+    }
+    for (const call of thread.pending) {
+      box.appendChild(card(thread, call));
+    }
+  }
+
+  function card(thread, call) {
+    const box = element("div", "call");
+    box.dataset.interrupt = call.interruptId;
+    box.appendChild(element("div", "path", call.path));
+    box.appendChild(element("div", "skill", "skill: " + call.skill));
+    box.appendChild(element("div", "reason", "reason: " + call.reason));
+    box.appendChild(element("pre", "arguments", JSON.stringify(call.arguments, null, 2)));
+    box.appendChild(element("div", "digest none", "digest " + call.digest));
+    const buttons = element("div", "buttons");
+    const approve = element("button", "approve", "Approve");
+    const deny = element("button", "deny", "Deny");
+    const edit = element("button", "edit", "Edit");
+    for (const button of [approve, deny, edit]) {
+      button.type = "button";
+      buttons.appendChild(button);
+    }
+    box.appendChild(buttons);
+    const editor = element("div", "editor");
+    editor.hidden = true;
+    const text = element("textarea", "edited");
+    text.rows = 6;
+    text.value = JSON.stringify(call.arguments, null, 2);
+    const send = element("button", "send-edit", "Send edited call");
+    send.type = "button";
+    const problem = element("p", "edit-error");
+    editor.append(text, send, problem);
+    box.appendChild(editor);
+    approve.addEventListener("click", () => decide(thread, call, { approved: true }));
+    deny.addEventListener("click", () =>
+      decide(thread, call, { approved: false, reason: "denied in the console" }));
+    edit.addEventListener("click", () => { editor.hidden = false; });
+    send.addEventListener("click", () => {
+      let value;
+      try {
+        value = JSON.parse(text.value);
+      } catch (error) {
+        problem.textContent = "not JSON: " + error.message;
+        return;
+      }
+      const errors = check(value, call.inputSchema);
+      if (errors.length > 0) {
+        problem.textContent = errors.join("; ");
+        return;
+      }
+      problem.textContent = "";
+      decide(thread, call, { approved: true, editedArgs: value });
+    });
+    return box;
+  }
+
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+  function typeIs(value, type) {
+    switch (type) {
+      case "string": return typeof value === "string";
+      case "integer": return Number.isInteger(value);
+      case "number": return typeof value === "number" && Number.isFinite(value);
+      case "boolean": return typeof value === "boolean";
+      case "null": return value === null;
+      case "array": return Array.isArray(value);
+      case "object": return isObject(value);
+      default: return true;
+    }
+  }
+
+  // What is wrong with `value` as arguments for `schema`: required fields, primitive types,
+  // fields the schema does not allow. Empty when nothing is.
+  function check(value, schema) {
+    if (!isObject(value)) return ["the arguments must be a JSON object"];
+    if (!isObject(schema)) return [];
+    const errors = [];
+    const properties = isObject(schema.properties) ? schema.properties : {};
+    for (const name of schema.required || []) {
+      if (!(name in value)) errors.push("`" + name + "` is required");
+    }
+    for (const [name, field] of Object.entries(value)) {
+      const declared = properties[name];
+      if (declared === undefined) {
+        if (schema.additionalProperties === false) errors.push("`" + name + "` is not an argument");
+        continue;
+      }
+      const types = [].concat(isObject(declared) && declared.type ? declared.type : []);
+      if (types.length > 0 && !types.some((t) => typeIs(field, t))) {
+        errors.push("`" + name + "` must be " + types.join(" or "));
+      }
+    }
+    return errors;
+  }
+
+  function decide(thread, call, payload) {
+    if (busy) return;
+    decisions[call.interruptId] = payload;
+    const waiting = thread.pending.filter((p) => !(p.interruptId in decisions));
+    if (waiting.length > 0) {
+      $("finish").textContent = waiting.length + " more call(s) to decide before sending";
+      return;
+    }
+    const resume = thread.pending.map((p) => ({
+      interruptId: p.interruptId,
+      status: "resolved",
+      payload: decisions[p.interruptId],
+    }));
+    decisions = {};
+    stream({ threadId: thread.id, runId: newId("decide"), messages: [], resume: resume });
+  }
+
+  function startRun(event) {
+    event.preventDefault();
+    if (busy) return;
+    const thread = $("thread").value.trim();
+    const goal = $("goal").value;
+    if (!thread || !goal.trim()) return;
+    select(thread);
+    stream({
+      threadId: thread,
+      runId: newId("run"),
+      messages: [{ id: newId("msg"), role: "user", content: goal }],
+    });
+  }
+
+  async function stream(input) {
+    busy = true;
+    document.body.dataset.busy = "1";
+    const body = Object.assign({ tools: [], context: [], state: {}, forwardedProps: {} }, input);
+    $("finish").textContent = "running…";
+    try {
+      const response = await api("/agui", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) {
+        const text = response.status + ": " + (await response.text());
+        status(text, true);
+        $("finish").textContent = "refused: " + text;
+        return;
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const chunk = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = chunk.split("\n").filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trimStart()).join("\n");
+          if (data && input.threadId === current) show(JSON.parse(data));
+        }
+      }
+    } catch (error) {
+      status("the run's stream broke: " + error, true);
+    } finally {
+      busy = false;
+      await refresh();
+      document.body.dataset.busy = "0";
+    }
+  }
+
+  function line(className, text, depth) {
+    const item = element("li", className, text);
+    item.dataset.depth = String(depth);
+    item.style.paddingLeft = depth * 1.5 + "em";
+    $("events").appendChild(item);
+    return item;
+  }
+
+  const callDepth = (id) => (id.match(/\//g) || []).length;
+
+  // One AG-UI event, into the run's view.
+  function show(event) {
+    switch (event.type) {
+      case "RUN_STARTED":
+        line("run", "run " + event.runId + " started", 0);
+        break;
+      case "STEP_STARTED":
+        view.depth = event.stepName.split(" › ").length - 1;
+        line("step", "▸ " + event.stepName, view.depth);
+        break;
+      case "TEXT_MESSAGE_START":
+        view.messages[event.messageId] = line("text", "", view.depth);
+        break;
+      case "TEXT_MESSAGE_CONTENT": {
+        const item = view.messages[event.messageId] || line("text", "", view.depth);
+        view.messages[event.messageId] = item;
+        item.textContent += event.delta;
+        break;
+      }
+      case "TOOL_CALL_START": {
+        const item = line("tool-call", "", callDepth(event.toolCallId));
+        view.calls[event.toolCallId] = { item: item, name: event.toolCallName, args: "" };
+        item.textContent = "⚙ " + event.toolCallName + " ";
+        break;
+      }
+      case "TOOL_CALL_ARGS": {
+        const call = view.calls[event.toolCallId];
+        if (!call) break;
+        call.args += event.delta;
+        call.item.textContent = "⚙ " + call.name + " " + call.args;
+        break;
+      }
+      case "TOOL_CALL_RESULT":
+        line("tool-result", "→ " + event.content, callDepth(event.toolCallId));
+        break;
+      case "STATE_SNAPSHOT": {
+        const s = event.snapshot || {};
+        $("usage").textContent = "steps " + s.steps + " · tokens in " + s.inputTokens +
+          " out " + s.outputTokens + " · cost " + s.cost;
+        break;
+      }
+      case "RUN_FINISHED": {
+        const outcome = event.outcome || { type: "success" };
+        let text = "finished: " + outcome.type;
+        if (outcome.type === "interrupt") {
+          text += " (" + outcome.interrupts.length + " call(s) wait for a decision)";
+        } else if (event.result !== undefined) {
+          text += ": " + event.result;
+        }
+        $("finish").textContent = text;
+        line("run", text, 0);
+        break;
+      }
+      case "RUN_ERROR":
+        $("finish").textContent = "refused: " + event.message + " (" + event.code + ")";
+        line("error", "error: " + event.message, 0);
+        break;
+      case "CUSTOM":
+        line("custom", event.name + " " + JSON.stringify(event.value), view.depth);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function start() {
+    takeFragment();
+    document.body.dataset.busy = "0";
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      sessionStorage.setItem(KEY, $("token").value.trim());
+      $("token").value = "";
+      refresh();
+    });
+    $("refresh").addEventListener("click", refresh);
+    $("run-form").addEventListener("submit", startRun);
+    window.addEventListener("hashchange", () => { takeFragment(); refresh(); });
+    refresh();
+  }
+
+  start();
+})();

@@ -1,0 +1,318 @@
+//! The console, in headless Chromium driven by Selenium (`tests/console_browser.py`): a person
+//! starts a run whose sub-agent pauses on a destructive call, sees the call's path (`janitor ›
+//! delete_branch`) and exact arguments, and approves, denies or edits it; an edit the skill's
+//! schema refuses is refused in the page and nothing is sent; of two tabs deciding the same
+//! call, one wins and the other is told it was refused. The skill's counter says what ran.
+//! Also: the page is public and holds nothing, the listing needs the token and a same-origin
+//! caller. Screenshots are saved under the target directory (`console-screenshots/`).
+//!
+//! Chromium and chromedriver come from the system (Debian's `chromium`, `chromium-driver`);
+//! Selenium is installed on first use (`test_support::provision::python_with_selenium`).
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use agent_agui::AguiServer;
+use agent_core::{Registry, ToolCall};
+use agent_llm::{MockProvider, MockReply};
+use agent_runtime::AgentRuntime;
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A runtime whose model calls the agent `janitor`, whose own model calls `delete_branch`
+/// (asked about: the run pauses), then answers `child_answer`.
+fn nested(child_answer: &str) -> AguiServer {
+    let child = AgentRuntime::new(
+        MockProvider::new([
+            call("c1", "delete_branch", "old"),
+            MockReply::text(child_answer),
+        ]),
+        registry(),
+    )
+    .streaming(true);
+    let mut parent = Registry::new();
+    parent.add(child.into_skill("janitor", "Cleans up branches."));
+    let runtime = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new(
+                "p1",
+                "janitor",
+                json!({"goal": "delete the old branch"}),
+            )]),
+            MockReply::text("All clean."),
+        ]),
+        parent,
+    )
+    .streaming(true);
+    AguiServer::new(runtime).skill_schemas(&registry())
+}
+
+fn screenshots() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("console-screenshots")
+}
+
+/// Runs `scenario` of the browser script against `addr` on `thread`; the page's report.
+async fn browser(addr: SocketAddr, scenario: &str, thread: &str, env: &[(&str, &str)]) -> Value {
+    let python = test_support::provision::python_with_selenium(env!("CARGO_TARGET_TMPDIR"));
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/console_browser.py");
+    let run = tokio::process::Command::new(python)
+        .arg(script)
+        .arg(format!("http://{addr}"))
+        .arg(TOKEN)
+        .arg(screenshots())
+        .arg(scenario)
+        .arg(thread)
+        .envs(env.iter().copied())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, run)
+        .await
+        .expect("the browser script finished")
+        .expect("python starts");
+    assert!(
+        output.status.success(),
+        "the browser script failed ({scenario}): {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    serde_json::from_slice(&output.stdout).expect("the script's report is JSON")
+}
+
+/// One `GET` over a fresh connection: the status, the headers (lowercase), the body.
+async fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head[9..12].parse().unwrap();
+    (status, head.to_lowercase(), body.to_owned())
+}
+
+/// The thread `id` in the server's listing.
+async fn thread(addr: SocketAddr, id: &str) -> Value {
+    let auth = format!("Bearer {TOKEN}");
+    let (status, _, body) = get(addr, "/agui/threads", &[("Authorization", &auth)]).await;
+    assert_eq!(status, 200, "{body}");
+    let listing: Value = serde_json::from_str(&body).unwrap();
+    listing["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no thread {id} in {listing}"))
+        .clone()
+}
+
+fn deleted() -> usize {
+    DELETED.load(Ordering::SeqCst)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_approves_denies_and_edits_in_the_browser() {
+    // Approve: the nested call shown with its path and arguments, run once.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "approve", "t-approve", &[]).await;
+    let shown = &report["paused"]["pending"][0];
+    assert_eq!(shown["path"], "janitor › delete_branch", "{report}");
+    assert_eq!(shown["arguments"], json!({"name": "old"}));
+    assert_eq!(shown["reason"], "reason: deletes a branch for good");
+    assert!(
+        shown["interruptId"].as_str().unwrap().starts_with("p1/c1#"),
+        "{shown}"
+    );
+    assert_eq!(report["paused"]["url"], format!("http://{addr}/console"));
+    let after = &report["after"];
+    assert_eq!(after["finish"], "finished: success: All clean.", "{after}");
+    assert_eq!(after["pending"], json!([]));
+    assert!(
+        after["usage"].as_str().unwrap().starts_with("steps "),
+        "{after}"
+    );
+    let events = after["events"].as_array().unwrap();
+    let result = events
+        .iter()
+        .find(|e| e["text"] == "→ deleted old")
+        .unwrap_or_else(|| panic!("the nested result in {events:?}"));
+    assert_eq!(result["depth"], 1, "a nested call is indented");
+    assert_eq!(deleted(), 1, "the approved call ran once");
+    assert_eq!(thread(addr, "t-approve").await["state"], "idle");
+
+    // Deny: never runs.
+    let (addr, _task) = serve(nested("Kept it.")).await;
+    let report = browser(addr, "deny", "t-deny", &[]).await;
+    assert_eq!(report["after"]["finish"], "finished: success: All clean.");
+    assert!(
+        report["after"]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["text"]
+                .as_str()
+                .unwrap()
+                .contains("denied in the console")),
+        "{report}"
+    );
+    assert_eq!(deleted(), 1, "a denied call ran");
+
+    // Edit: what the schema refuses is refused in the page and nothing is sent; a valid edit
+    // runs with the edited arguments.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "edit", "t-edit", &[("CONSOLE_EDIT_VALID", "1")]).await;
+    let refusals = report["refusals"].as_array().unwrap();
+    let errors: Vec<&str> = refusals
+        .iter()
+        .map(|r| r["error"].as_str().unwrap())
+        .collect();
+    assert!(errors[0].starts_with("not JSON"), "{errors:?}");
+    assert_eq!(errors[1], "`name` must be string");
+    assert_eq!(errors[2], "`name` is required");
+    assert_eq!(errors[3], "the arguments must be a JSON object");
+    assert!(refusals.iter().all(|r| r["busy"] == false), "{refusals:?}");
+    assert_eq!(report["still"]["pending"].as_array().unwrap().len(), 1);
+    assert_eq!(report["after"]["finish"], "finished: success: All clean.");
+    assert!(
+        report["after"]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["text"] == "→ deleted stale"),
+        "{report}"
+    );
+    assert_eq!(
+        deleted(),
+        2,
+        "the edited call ran once, the refused edits never"
+    );
+
+    // Two tabs decide the same call: one wins, the other is refused.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "two-tabs", "t-race", &[]).await;
+    assert_eq!(report["second_saw"][0]["path"], "janitor › delete_branch");
+    assert_eq!(report["first"], "finished: success: All clean.");
+    let second = report["second"].as_str().unwrap();
+    assert!(second.starts_with("refused: "), "{second}");
+    assert_eq!(report["second_after"]["pending"], json!([]));
+    assert_eq!(deleted(), 3, "the call decided twice ran once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_the_page_refuses_sends_nothing() {
+    // Without the valid edit at the end: the thread is still paused on the server, its call
+    // as it was (had anything been sent, the call would have run or been refused, and the
+    // thread would be idle). The counter is checked in the test above, which alone runs it.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "edit", "t-refused", &[]).await;
+    assert_eq!(report["refusals"].as_array().unwrap().len(), 4);
+    let listed = thread(addr, "t-refused").await;
+    assert_eq!(listed["state"], "paused", "{listed}");
+    let pending = &listed["pending"][0];
+    assert_eq!(pending["path"], "janitor › delete_branch");
+    assert_eq!(pending["arguments"], json!({"name": "old"}));
+    assert_eq!(pending["inputSchema"]["required"], json!(["name"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_threads_view_shows_nothing_of_another() {
+    // `t-a` pauses on the nested call; `t-b`'s run (the parent model's next reply) just answers.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "isolation", "t-a", &[]).await;
+    assert_eq!(report["first"]["pending"].as_array().unwrap().len(), 1);
+    let other = &report["other"];
+    assert_eq!(other["pending"], json!([]), "{other}");
+    assert_eq!(other["finish"], "finished: success: All clean.");
+    let texts: Vec<&str> = other["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains("janitor") && !t.contains("old")),
+        "t-a's events in t-b's view: {texts:?}"
+    );
+    let back = &report["back"];
+    assert_eq!(
+        back["pending"][0]["path"], "janitor › delete_branch",
+        "{back}"
+    );
+    assert_eq!(back["events"], json!([]), "t-b's events in t-a's view");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_the_token_the_page_shows_401_and_no_data() {
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    // A thread with a pending call exists; the page without the token must not show it.
+    let report = browser(addr, "no-token", "unused", &[]).await;
+    assert!(
+        report["status"].as_str().unwrap().starts_with("401"),
+        "{report}"
+    );
+    assert_eq!(report["threads"], 0);
+    assert_eq!(report["stored"], json!([]), "no token was kept");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_is_public_and_strict_the_listing_guarded() {
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let (status, head, body) = get(addr, "/console", &[]).await;
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/html"), "{head}");
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    let policy = head
+        .lines()
+        .find(|l| l.starts_with("content-security-policy:"))
+        .expect("a CSP");
+    assert!(policy.contains("script-src 'self';"), "{policy}");
+    assert!(!policy.contains("unsafe"), "{policy}");
+    assert!(body.contains("/console/console.js"));
+    assert!(!body.contains("<script>"), "no inline script");
+    let (status, head, _) = get(addr, "/console/console.js", &[]).await;
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/javascript"), "{head}");
+
+    let auth = format!("Bearer {TOKEN}");
+    let (status, _, _) = get(addr, "/agui/threads", &[]).await;
+    assert_eq!(status, 401, "the listing without the token");
+    let (status, _, _) = get(addr, "/agui/threads", &[("Authorization", "Bearer wrong")]).await;
+    assert_eq!(status, 401, "the listing with a wrong token");
+    let foreign = [
+        ("Authorization", auth.as_str()),
+        ("Origin", "https://evil.example"),
+    ];
+    let (status, _, body) = get(addr, "/agui/threads", &foreign).await;
+    assert_eq!(status, 403, "a foreign origin, even with the token: {body}");
+    let own = format!("http://{addr}");
+    let same = [("Authorization", auth.as_str()), ("Origin", own.as_str())];
+    let (status, _, body) = get(addr, "/agui/threads", &same).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({"threads": []})
+    );
+
+    // Off: nothing but the endpoint.
+    let (addr, _task) = serve(nested("Deleted.").console(false)).await;
+    assert_eq!(get(addr, "/console", &[]).await.0, 404);
+    assert_eq!(
+        get(addr, "/agui/threads", &[("Authorization", &auth)])
+            .await
+            .0,
+        404
+    );
+}
