@@ -1,6 +1,6 @@
-//! One network edge: an MCP endpoint, an A2A agent and an application's own route, merged into
-//! one axum router and served by one `agent_serve::Edge` on one port, with one options value.
-//! Both protocols answer their real clients there, and the edge's attacks (no token, a wrong
+//! One network edge: an MCP endpoint, an A2A agent, an AG-UI endpoint and an application's own
+//! route, merged into one axum router and served by one `agent_serve::Edge` on one port, with
+//! one options value. The protocols answer their clients there, and the edge's attacks (no token, a wrong
 //! token, a foreign page, two `Host` headers, a large or dripped body, a flood of silent
 //! connections) are refused the same way on every route. A guarded router served any other way
 //! runs nothing.
@@ -82,7 +82,13 @@ fn app(jobs: Arc<AtomicUsize>) -> Router {
             }),
         )
         .route_layer(Guard::new("jobs"));
-    Router::new().merge(mcp).merge(a2a).merge(own)
+    let agui = agent_agui::AguiServer::new(AgentRuntime::new(
+        MockProvider::new([MockReply::text("hi over AG-UI")]),
+        Registry::new(),
+    ))
+    .into_router()
+    .expect("AG-UI router");
+    Router::new().merge(mcp).merge(a2a).merge(agui).merge(own)
 }
 
 async fn serve(edge: Edge) -> Served {
@@ -182,13 +188,26 @@ async fn mcp_and_a2a_answer_their_clients_on_one_port() {
     let (status, _, body) = request(served.addr, "POST", "/jobs", &[BEARER], "").await;
     assert_eq!((status, body.as_str()), (200, "queued"));
     assert_eq!(served.jobs.load(Ordering::SeqCst), 1);
+    // And AG-UI on the same port: a run's events as SSE.
+    let input =
+        r#"{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}"#;
+    let (status, _, events) = request(served.addr, "POST", "/agui", &[BEARER, JSON], input).await;
+    assert_eq!(status, 200, "{events}");
+    for event in ["RUN_STARTED", "hi over AG-UI", "RUN_FINISHED"] {
+        assert!(events.contains(event), "{event} in {events}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_route_refuses_the_same_attacks_the_same_way() {
     let served = serve(edge()).await;
     let addr = served.addr;
-    for (path, realm) in [("/mcp", "mcp"), ("/", "a2a"), ("/jobs", "jobs")] {
+    for (path, realm) in [
+        ("/mcp", "mcp"),
+        ("/", "a2a"),
+        ("/agui", "agui"),
+        ("/jobs", "jobs"),
+    ] {
         let (status, challenge, _) = request(addr, "POST", path, &[JSON], PING).await;
         assert_eq!(status, 401, "{path} without a token");
         assert_eq!(challenge, format!(r#"Bearer realm="{realm}""#), "{path}");
@@ -320,7 +339,7 @@ async fn a_guarded_router_served_outside_an_edge_runs_nothing() {
     use tower_service::Service;
     let jobs = Arc::new(AtomicUsize::new(0));
     let mut router = app(jobs.clone());
-    for path in ["/jobs", "/mcp", "/"] {
+    for path in ["/jobs", "/mcp", "/", "/agui"] {
         let request = axum::http::Request::post(path)
             .header("authorization", format!("Bearer {TOKEN}"))
             .header("content-type", "application/json")
