@@ -36,7 +36,7 @@ fn text_answer(text: &str) -> Reply {
 
 /// A stream that writes `text` in pieces of 7 characters (JSON cut mid-token), the last with the
 /// finish reason, as Gemini streams.
-fn text_stream(text: &str) -> Reply {
+pub(crate) fn text_stream(text: &str) -> Reply {
     let chars: Vec<char> = text.chars().collect();
     let pieces: Vec<String> = chars.chunks(7).map(|c| c.iter().collect()).collect();
     let last = pieces.len() - 1;

@@ -121,25 +121,6 @@ fn gemini_call_stream(name: &str, args: Value) -> Reply {
     )
 }
 
-/// Gemini: text (a native answer) in pieces.
-fn gemini_text_stream(text: &str) -> Reply {
-    let parts = pieces(text);
-    let last = parts.len() - 1;
-    let chunks = parts
-        .iter()
-        .enumerate()
-        .map(|(i, piece)| {
-            let mut candidate = json!({"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0});
-            if i == last {
-                candidate["finishReason"] = json!("STOP");
-            }
-            let chunk = json!({"candidates": [candidate], "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": i + 1}, "responseId": "r_s"});
-            format!("data: {chunk}\r\n\r\n").into_bytes()
-        })
-        .collect();
-    Reply::sse_chunks(chunks, End::Finish)
-}
-
 fn anthropic(server: &Server) -> AnthropicProvider {
     AnthropicProvider::new("sk-test", "claude-test").with_base_url(&server.url)
 }
@@ -245,7 +226,7 @@ async fn a_call_that_arrives_whole_is_one_partial_then_the_value() {
 #[tokio::test]
 async fn native_answers_stream_as_partials_as_their_text_arrives() {
     let text = answer().to_string();
-    let gemini_server = Server::start([gemini_text_stream(&text)]).await;
+    let gemini_server = Server::start([crate::gemini::text_stream(&text)]).await;
     let anthropic_server = Server::start([anthropic_stream(None, &text)]).await;
     for (partials, done) in [
         partials(gemini(&gemini_server), OutputMode::Native, true).await,
