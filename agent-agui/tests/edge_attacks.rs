@@ -138,3 +138,65 @@ async fn a_client_that_never_reads_does_not_hold_up_the_run_and_its_stream_is_cu
     );
     assert!(got.matches("TEXT_MESSAGE_CONTENT").count() < 200_000);
 }
+
+/// A flood of subscribers: 48 clients each start a run of 2,000 events and never read its
+/// stream, against a server of 8 admitted connections. Every run still ends (saved in its
+/// thread), each flood connection gives up its slot once its answer is written out or its
+/// writes wait past the edge's write timeout, and a client that reads, behind the flood, gets
+/// its whole run, start to end.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_subscribers_that_never_read_neither_stops_the_runs_nor_keeps_a_reader_out() {
+    const FLOOD: usize = 48;
+    let long = "word ".repeat(2_000);
+    // As many answers as runs; which run gets which depends on the order they are admitted in.
+    let replies: Vec<MockReply> = (0..=FLOOD).map(|_| MockReply::text(long.clone())).collect();
+    let threads = Arc::new(Threads::new(100));
+    let server = AguiServer::new(runtime(replies))
+        .threads(threads.clone())
+        .edge(
+            agent_serve::Edge::new()
+                .max_connections(8)
+                .write_timeout(Duration::from_millis(300)),
+        );
+    let (addr, _task) = serve(server).await;
+    let started = Instant::now();
+    let mut flood = Vec::new();
+    for i in 0..FLOOD {
+        flood.push(
+            post(
+                addr,
+                &[("Authorization", BEARER)],
+                &input(&format!("f{i}"), "talk"),
+            )
+            .await,
+        );
+    }
+    // A reader, behind the flood: its whole run arrives.
+    let answer = tokio::time::timeout(
+        PATIENCE,
+        answer(addr, &[("Authorization", BEARER)], &input("reader", "hi")),
+    )
+    .await
+    .expect("the reader was kept out");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("RUN_FINISHED"), "{answer}");
+    // Every admitted flood run ended and was saved, though no one read it.
+    let mut saved = 0;
+    while started.elapsed() < PATIENCE {
+        saved = 0;
+        for i in 0..FLOOD {
+            if threads.load(&format!("f{i}")).await.unwrap().is_some() {
+                saved += 1;
+            }
+        }
+        if saved == FLOOD {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        saved, FLOOD,
+        "runs whose subscribers never read were held up"
+    );
+    drop(flood);
+}
