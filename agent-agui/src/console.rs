@@ -36,6 +36,7 @@ use agent_runtime::SessionStore;
 use agent_serve::Guard;
 use axum::Router;
 use axum::body::Body;
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, REFERRER_POLICY,
@@ -51,6 +52,11 @@ use crate::interrupt;
 pub const CONSOLE_PATH: &str = "/console";
 /// The threads the console lists, guarded.
 pub const THREADS_PATH: &str = "/agui/threads";
+
+/// One thread's trace, guarded: its conversation as the run kept it (`{id}` its id), each
+/// message with its role, text, the calls it made (id, name, arguments) or the call it answers
+/// (id, whether it failed). A paused thread's trace is its paused run's transcript.
+pub const TRACE_PATH: &str = "/agui/threads/{id}";
 
 /// What the page may load and reach: itself, nothing inline, nothing elsewhere.
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -101,12 +107,20 @@ pub(crate) struct Listing {
 /// The page and its files (public), and [`THREADS_PATH`] behind the guard.
 pub(crate) fn router(listing: Listing) -> Router {
     let listing = Arc::new(listing);
+    let one = listing.clone();
     let guarded = Router::new()
         .route(
             THREADS_PATH,
             get(move || {
                 let listing = listing.clone();
                 async move { listing.answer().await }
+            }),
+        )
+        .route(
+            TRACE_PATH,
+            get(move |Path(id): Path<String>| {
+                let listing = one.clone();
+                async move { listing.trace(&id).await }
             }),
         )
         .route_layer(Guard::new("agui"));
@@ -145,6 +159,46 @@ impl Listing {
             threads.push(json!({"id": id, "state": state, "pending": pending}));
         }
         let body = json!({ "threads": threads }).to_string();
+        let mut response = reply(StatusCode::OK, "application/json", body);
+        set(&mut response, CACHE_CONTROL, "no-store");
+        response
+    }
+
+    /// [`TRACE_PATH`]'s answer for thread `id`: `404` for a thread the store does not hold.
+    async fn trace(&self, id: &str) -> Response {
+        let loaded = match self.threads.load(id).await {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => {
+                return reply(
+                    StatusCode::NOT_FOUND,
+                    "text/plain",
+                    format!("no thread `{id}`"),
+                );
+            }
+            Err(error) => {
+                let text = format!("the thread `{id}` could not be read: {error}");
+                return reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", text);
+            }
+        };
+        let transcript = match &loaded.data.paused {
+            Some(run) => &run.transcript,
+            None => &loaded.data.transcript,
+        };
+        let messages: Vec<Value> = transcript
+            .iter()
+            .map(|message| {
+                json!({
+                    "role": message.role,
+                    "text": message.content,
+                    "calls": message.tool_calls.iter().map(|call| json!({
+                        "id": call.id.to_string(), "name": call.name, "arguments": call.arguments,
+                    })).collect::<Vec<_>>(),
+                    "answers": message.tool_call_id.as_ref().map(|id| id.to_string()),
+                    "isError": message.is_error,
+                })
+            })
+            .collect();
+        let body = json!({ "id": id, "transcript": messages }).to_string();
         let mut response = reply(StatusCode::OK, "application/json", body);
         set(&mut response, CACHE_CONTROL, "no-store");
         response

@@ -252,6 +252,24 @@ async fn one_threads_view_shows_nothing_of_another() {
         "{back}"
     );
     assert_eq!(back["events"], json!([]), "t-b's events in t-a's view");
+    // Selecting `t-a` shows its trace: its own conversation, nothing of `t-b`'s.
+    let trace: Vec<&str> = back["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        trace.iter().any(|t| t.contains("Clean up the old branch.")),
+        "{trace:?}"
+    );
+    assert!(trace.iter().any(|t| t.contains("janitor")), "{trace:?}");
+    assert!(
+        trace
+            .iter()
+            .all(|t| !t.contains("Say hello") && !t.contains("All clean")),
+        "t-b's conversation in t-a's trace: {trace:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -305,6 +323,10 @@ async fn the_page_is_public_and_strict_the_listing_guarded() {
         serde_json::from_str::<Value>(&body).unwrap(),
         json!({"threads": []})
     );
+    // A thread's trace is guarded the same way, and a thread the store does not hold is 404.
+    assert_eq!(get(addr, "/agui/threads/t1", &[]).await.0, 401);
+    assert_eq!(get(addr, "/agui/threads/t1", &foreign).await.0, 403);
+    assert_eq!(get(addr, "/agui/threads/t1", &same).await.0, 404);
 
     // Off: nothing but the endpoint.
     let (addr, _task) = serve(nested("Deleted.").console(false)).await;

@@ -90,6 +90,14 @@ def events(driver):
              "text": li.text} for li in driver.find_elements(By.CSS_SELECTOR, "#events li")]
 
 
+def trace(driver):
+    return [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#trace li")]
+
+
+def traces(driver):
+    return int(driver.find_element(By.TAG_NAME, "body").get_attribute("data-traces") or 0)
+
+
 def listings(driver):
     return int(driver.find_element(By.TAG_NAME, "body").get_attribute("data-listings") or 0)
 
@@ -191,8 +199,10 @@ def isolation(driver):
     wait(driver, lambda d: idle(d) and text(d, "finish").startswith("finished: s"), "the other run")
     report["other"] = page_state(driver)
     shot(driver, f"{SCENARIO}-other")
+    before = traces(driver)
     driver.find_element(By.CSS_SELECTOR, f'#threads li[data-thread="{THREAD}"]').click()
-    report["back"] = page_state(driver)
+    wait(driver, lambda d: traces(d) > before, "the thread's trace")
+    report["back"] = page_state(driver) | {"trace": trace(driver)}
     return report
 
 

@@ -103,6 +103,35 @@
     view = { depth: 0, messages: {}, calls: {} };
     renderThreads();
     renderPending();
+    loadTrace(id);
+  }
+
+  // The thread's conversation as the server kept it (GET /agui/threads/{id}): what a finished
+  // or paused run did, shown when the thread is selected.
+  async function loadTrace(id) {
+    const list = $("trace");
+    list.replaceChildren();
+    let response;
+    try {
+      response = await api("/agui/threads/" + encodeURIComponent(id));
+    } catch (error) {
+      return;
+    }
+    if (!response.ok || id !== current) return;
+    const trace = await response.json();
+    if (id !== current) return;
+    for (const message of trace.transcript) {
+      const add = (className, text) => list.appendChild(element("li", className, text));
+      if (message.answers) {
+        add("trace-result" + (message.isError ? " error" : ""), "↳ " + message.answers + ": " + message.text);
+      } else if (message.text) {
+        add("trace-" + message.role, message.role + ": " + message.text);
+      }
+      for (const call of message.calls) {
+        add("trace-call", "⚙ " + call.name + " " + JSON.stringify(call.arguments));
+      }
+    }
+    document.body.dataset.traces = String(Number(document.body.dataset.traces || 0) + 1);
   }
 
   // The pending calls of the thread shown, each with its decision buttons.
