@@ -22,7 +22,7 @@
 //!    "inputSchema": {"type": "object", "required": ["name"], …}}]}]}
 //! ```
 //!
-//! `state` is `idle` or `paused`; a pending call is described as its interrupt is
+//! `state` is `running` (a run of the thread is going on), `idle` or `paused`; a pending call is described as its interrupt is
 //! ([`crate::interrupt`]), with the skill's input JSON Schema when the server knows the skill
 //! (the runtime's own skills, and those given with
 //! [`AguiServer::skill_schemas`](crate::AguiServer::skill_schemas) — a nested agent's), so the
@@ -67,11 +67,31 @@ const PAGE: &str = include_str!("console/index.html");
 const SCRIPT: &str = include_str!("console/console.js");
 const STYLE: &str = include_str!("console/console.css");
 
-/// The ids of the threads the server ran, most recent first, at most `max`.
+/// The ids of the threads the server ran, most recent first, at most `max`; and how many runs
+/// of each are going on now.
 #[derive(Debug)]
 pub(crate) struct Known {
     max: usize,
     ids: Mutex<VecDeque<String>>,
+    running: Mutex<HashMap<String, usize>>,
+}
+
+/// A run going on in a thread: the thread counts as running until this is dropped.
+pub(crate) struct Running {
+    known: Arc<Known>,
+    id: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut running = self.known.running.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = running.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                running.remove(&self.id);
+            }
+        }
+    }
 }
 
 impl Known {
@@ -79,7 +99,23 @@ impl Known {
         Known {
             max: max.max(1),
             ids: Mutex::new(VecDeque::new()),
+            running: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Notes that a run of `id` started; it counts as running until the guard is dropped.
+    pub(crate) fn begin(self: &Arc<Self>, id: &str) -> Running {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        *running.entry(id.to_owned()).or_default() += 1;
+        Running {
+            known: self.clone(),
+            id: id.to_owned(),
+        }
+    }
+
+    fn is_running(&self, id: &str) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        running.contains_key(id)
     }
 
     /// Notes that `id` ran now.
@@ -141,8 +177,14 @@ impl Listing {
     async fn answer(&self) -> Response {
         let mut threads = Vec::new();
         for id in self.known.list() {
+            let running = self.known.is_running(&id);
             let loaded = match self.threads.load(&id).await {
                 Ok(Some(loaded)) => loaded,
+                // A thread's first run is saved when it ends: until then it is only running.
+                Ok(None) if running => {
+                    threads.push(json!({"id": id, "state": "running", "pending": []}));
+                    continue;
+                }
                 Ok(None) => continue,
                 Err(error) => {
                     let text = format!("the thread `{id}` could not be read: {error}");
@@ -155,7 +197,11 @@ impl Listing {
                 .as_ref()
                 .map(|run| run.pending().iter().map(|p| self.describe(p)).collect())
                 .unwrap_or_default();
-            let state = if pending.is_empty() { "idle" } else { "paused" };
+            let state = match (running, pending.is_empty()) {
+                (true, _) => "running",
+                (false, true) => "idle",
+                (false, false) => "paused",
+            };
             threads.push(json!({"id": id, "state": state, "pending": pending}));
         }
         let body = json!({ "threads": threads }).to_string();

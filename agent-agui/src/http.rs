@@ -80,8 +80,13 @@ impl Endpoint {
             Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
         };
         self.known.record(&request.thread_id);
+        let running = self.known.begin(&request.thread_id);
         let (outbox, inbox) = outbox::buffer(self.buffer);
-        tokio::spawn(crate::run::run(self.run.clone(), request, Arc::new(outbox)));
+        let run = crate::run::run(self.run.clone(), request, Arc::new(outbox));
+        tokio::spawn(async move {
+            run.await;
+            drop(running);
+        });
         event_stream(inbox)
     }
 }

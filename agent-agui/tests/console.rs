@@ -338,3 +338,56 @@ async fn the_page_is_public_and_strict_the_listing_guarded() {
         404
     );
 }
+
+static RELEASE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Waits until the test lets it finish.
+#[agent_core::skill(read_only, register = false)]
+async fn hold() -> Result<String, agent_core::SkillError> {
+    RELEASE.notified().await;
+    Ok("released".into())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thread_is_listed_as_running_while_its_run_goes_on() {
+    let mut registry = Registry::new();
+    registry.add(HoldSkill);
+    let runtime = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new("c1", "hold", json!({}))]),
+            MockReply::text("Done."),
+        ]),
+        registry,
+    );
+    let (addr, _task) = serve(AguiServer::new(runtime)).await;
+    let body = json!({"threadId": "t-run", "runId": "r1",
+                      "messages": [{"id": "u1", "role": "user", "content": "Hold on."}]})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /agui HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    while thread(addr, "t-run").await["state"] != "running" {
+        assert!(started.elapsed() < PATIENCE, "never listed as running");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    RELEASE.notify_one();
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
+        .await
+        .expect("the run ends")
+        .unwrap();
+    assert!(String::from_utf8_lossy(&answer).contains("RUN_FINISHED"));
+    while thread(addr, "t-run").await["state"] != "idle" {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "still listed as running after its end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
