@@ -43,8 +43,9 @@ use axum::http::header::{
     X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::interrupt;
 
@@ -58,6 +59,11 @@ pub const THREADS_PATH: &str = "/agui/threads";
 /// (id, whether it failed). A paused thread's trace is its paused run's transcript.
 pub const TRACE_PATH: &str = "/agui/threads/{id}";
 
+/// Cancels the runs of thread `{id}` going on (`POST`, guarded): `202`, the run ends cancelled
+/// (its stream says so) as soon as it reaches a point where it checks (a model call, a skill
+/// that watches its context's cancellation); `404` when none is going on.
+pub const CANCEL_PATH: &str = "/agui/threads/{id}/cancel";
+
 /// What the page may load and reach: itself, nothing inline, nothing elsewhere.
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; \
@@ -67,27 +73,29 @@ const PAGE: &str = include_str!("console/index.html");
 const SCRIPT: &str = include_str!("console/console.js");
 const STYLE: &str = include_str!("console/console.css");
 
-/// The ids of the threads the server ran, most recent first, at most `max`; and how many runs
-/// of each are going on now.
+/// The ids of the threads the server ran, most recent first, at most `max`; and the runs of
+/// each going on now, by the token that cancels each.
 #[derive(Debug)]
 pub(crate) struct Known {
     max: usize,
     ids: Mutex<VecDeque<String>>,
-    running: Mutex<HashMap<String, usize>>,
+    running: Mutex<HashMap<String, Vec<(u64, CancellationToken)>>>,
+    next: std::sync::atomic::AtomicU64,
 }
 
 /// A run going on in a thread: the thread counts as running until this is dropped.
 pub(crate) struct Running {
     known: Arc<Known>,
     id: String,
+    run: u64,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
         let mut running = self.known.running.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = running.get_mut(&self.id) {
-            *count -= 1;
-            if *count == 0 {
+        if let Some(runs) = running.get_mut(&self.id) {
+            runs.retain(|(run, _)| *run != self.run);
+            if runs.is_empty() {
                 running.remove(&self.id);
             }
         }
@@ -100,17 +108,32 @@ impl Known {
             max: max.max(1),
             ids: Mutex::new(VecDeque::new()),
             running: Mutex::new(HashMap::new()),
+            next: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    /// Notes that a run of `id` started; it counts as running until the guard is dropped.
-    pub(crate) fn begin(self: &Arc<Self>, id: &str) -> Running {
+    /// Notes that a run of `id`, stopped by `cancel`, started; it counts as running until the
+    /// guard is dropped.
+    pub(crate) fn begin(self: &Arc<Self>, id: &str, cancel: CancellationToken) -> Running {
+        let run = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        *running.entry(id.to_owned()).or_default() += 1;
+        running
+            .entry(id.to_owned())
+            .or_default()
+            .push((run, cancel));
         Running {
             known: self.clone(),
             id: id.to_owned(),
+            run,
         }
+    }
+
+    /// Cancels every run of `id` going on; whether there was one.
+    fn cancel(&self, id: &str) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let runs = running.get(id).map(Vec::as_slice).unwrap_or_default();
+        runs.iter().for_each(|(_, cancel)| cancel.cancel());
+        !runs.is_empty()
     }
 
     fn is_running(&self, id: &str) -> bool {
@@ -144,6 +167,7 @@ pub(crate) struct Listing {
 pub(crate) fn router(listing: Listing) -> Router {
     let listing = Arc::new(listing);
     let one = listing.clone();
+    let known = listing.known.clone();
     let guarded = Router::new()
         .route(
             THREADS_PATH,
@@ -157,6 +181,26 @@ pub(crate) fn router(listing: Listing) -> Router {
             get(move |Path(id): Path<String>| {
                 let listing = one.clone();
                 async move { listing.trace(&id).await }
+            }),
+        )
+        .route(
+            CANCEL_PATH,
+            post(move |Path(id): Path<String>| {
+                let known = known.clone();
+                async move {
+                    match known.cancel(&id) {
+                        true => reply(
+                            StatusCode::ACCEPTED,
+                            "text/plain",
+                            format!("cancelling `{id}`"),
+                        ),
+                        false => reply(
+                            StatusCode::NOT_FOUND,
+                            "text/plain",
+                            format!("no run of `{id}` is going on"),
+                        ),
+                    }
+                }
             }),
         )
         .route_layer(Guard::new("agui"));

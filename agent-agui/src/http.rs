@@ -80,9 +80,10 @@ impl Endpoint {
             Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
         };
         self.known.record(&request.thread_id);
-        let running = self.known.begin(&request.thread_id);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let running = self.known.begin(&request.thread_id, cancel.clone());
         let (outbox, inbox) = outbox::buffer(self.buffer);
-        let run = crate::run::run(self.run.clone(), request, Arc::new(outbox));
+        let run = crate::run::run(self.run.clone(), request, Arc::new(outbox), cancel);
         tokio::spawn(async move {
             run.await;
             drop(running);

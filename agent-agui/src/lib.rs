@@ -86,7 +86,7 @@ mod run;
 pub mod server;
 pub mod threads;
 
-pub use console::{CONSOLE_PATH, THREADS_PATH, TRACE_PATH};
+pub use console::{CANCEL_PATH, CONSOLE_PATH, THREADS_PATH, TRACE_PATH};
 pub use http::AGUI_PATH;
 pub use input::MAX_ID_BYTES;
 pub use interrupt::MAX_RESUME_ENTRIES;

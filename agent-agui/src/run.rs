@@ -37,8 +37,14 @@ pub(crate) fn frame(value: &Value) -> Bytes {
     Bytes::from(format!("data: {value}\n\n"))
 }
 
-/// Runs `request`, writing its events into `outbox`, and closes it.
-pub(crate) async fn run(context: RunContext, request: Request, outbox: Arc<Outbox>) {
+/// Runs `request`, writing its events into `outbox`, and closes it; `cancel` stops it (the run
+/// timeout, or a person through the console).
+pub(crate) async fn run(
+    context: RunContext,
+    request: Request,
+    outbox: Arc<Outbox>,
+    cancel: CancellationToken,
+) {
     let (thread, run_id) = (request.thread_id, request.run_id);
     outbox.push(frame(&json!({
         "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
@@ -63,7 +69,6 @@ pub(crate) async fn run(context: RunContext, request: Request, outbox: Arc<Outbo
             sink_outbox.push(frame(value));
         }
     };
-    let cancel = CancellationToken::new();
     let runtime = context
         .runtime
         .clone()

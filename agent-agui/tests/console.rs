@@ -341,11 +341,13 @@ async fn the_page_is_public_and_strict_the_listing_guarded() {
 
 static RELEASE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
-/// Waits until the test lets it finish.
+/// Waits until the test lets it finish, or the run is cancelled.
 #[agent_core::skill(read_only, register = false)]
-async fn hold() -> Result<String, agent_core::SkillError> {
-    RELEASE.notified().await;
-    Ok("released".into())
+async fn hold(ctx: &agent_core::SkillContext) -> Result<String, agent_core::SkillError> {
+    tokio::select! {
+        () = RELEASE.notified() => Ok("released".into()),
+        () = ctx.cancellation().cancelled() => Err(agent_core::SkillError::Cancelled),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -372,7 +374,7 @@ async fn a_thread_is_listed_as_running_while_its_run_goes_on() {
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(body.as_bytes()).await.unwrap();
     let started = std::time::Instant::now();
-    while thread(addr, "t-run").await["state"] != "running" {
+    while listed_state(addr, "t-run").await.as_deref() != Some("running") {
         assert!(started.elapsed() < PATIENCE, "never listed as running");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -383,11 +385,103 @@ async fn a_thread_is_listed_as_running_while_its_run_goes_on() {
         .expect("the run ends")
         .unwrap();
     assert!(String::from_utf8_lossy(&answer).contains("RUN_FINISHED"));
-    while thread(addr, "t-run").await["state"] != "idle" {
+    while listed_state(addr, "t-run").await.as_deref() != Some("idle") {
         assert!(
             started.elapsed() < PATIENCE,
             "still listed as running after its end"
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_going_on_is_cancelled_from_the_console_and_nothing_else_is() {
+    let mut registry = Registry::new();
+    registry.add(HoldSkill);
+    let runtime = AgentRuntime::new(
+        MockProvider::new([MockReply::tool_calls([ToolCall::new(
+            "c1",
+            "hold",
+            json!({}),
+        )])]),
+        registry,
+    );
+    let (addr, _task) = serve(AguiServer::new(runtime)).await;
+    let auth = format!("Bearer {TOKEN}");
+    let cancel = |id: &str| format!("/agui/threads/{id}/cancel");
+    // Nothing going on: nothing to cancel; and never without the token.
+    assert_eq!(
+        post_to(addr, &cancel("t-c"), &[("Authorization", &auth)]).await,
+        404
+    );
+    let body = json!({"threadId": "t-c", "runId": "r1",
+                      "messages": [{"id": "u1", "role": "user", "content": "Hold on."}]})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /agui HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    while listed_state(addr, "t-c").await.as_deref() != Some("running") {
+        assert!(started.elapsed() < PATIENCE, "never listed as running");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(post_to(addr, &cancel("t-c"), &[]).await, 401);
+    assert_eq!(
+        post_to(addr, &cancel("t-other"), &[("Authorization", &auth)]).await,
+        404
+    );
+    assert_eq!(
+        post_to(addr, &cancel("t-c"), &[("Authorization", &auth)]).await,
+        202
+    );
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
+        .await
+        .expect("the cancelled run ends")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    let last = answer
+        .lines()
+        .rfind(|line| line.starts_with("data: "))
+        .unwrap_or_default();
+    eprintln!("{last}");
+    assert!(
+        last.contains("RUN_FINISHED") && last.contains("cancelled"),
+        "the stream ends with the run cancelled: {last}"
+    );
+}
+
+/// Thread `id`'s state in the server's listing; `None` while it is not listed yet.
+async fn listed_state(addr: SocketAddr, id: &str) -> Option<String> {
+    let auth = format!("Bearer {TOKEN}");
+    let (status, _, body) = get(addr, "/agui/threads", &[("Authorization", &auth)]).await;
+    assert_eq!(status, 200, "{body}");
+    let listing: Value = serde_json::from_str(&body).unwrap();
+    listing["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|thread| thread["id"] == id)
+        .map(|thread| thread["state"].as_str().unwrap().to_owned())
+}
+
+/// A POST without a body to `path`; the status.
+async fn post_to(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n"
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer)[9..12].parse().unwrap()
 }

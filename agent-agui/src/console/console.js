@@ -268,9 +268,19 @@
     });
   }
 
+  // Asks the server to cancel the run going on in the thread shown.
+  async function cancelRun() {
+    if (!current) return;
+    const response = await api("/agui/threads/" + encodeURIComponent(current) + "/cancel", {
+      method: "POST",
+    });
+    if (!response.ok) status(response.status + ": " + (await response.text()), true);
+  }
+
   async function stream(input) {
     busy = true;
     document.body.dataset.busy = "1";
+    $("cancel").disabled = false;
     const body = Object.assign({ tools: [], context: [], state: {}, forwardedProps: {} }, input);
     $("finish").textContent = "running…";
     try {
@@ -305,6 +315,7 @@
       status("the run's stream broke: " + error, true);
     } finally {
       busy = false;
+      $("cancel").disabled = true;
       await refresh();
       document.body.dataset.busy = "0";
     }
@@ -396,6 +407,7 @@
     });
     $("refresh").addEventListener("click", refresh);
     $("run-form").addEventListener("submit", startRun);
+    $("cancel").addEventListener("click", cancelRun);
     window.addEventListener("hashchange", () => { takeFragment(); refresh(); });
     refresh();
   }
