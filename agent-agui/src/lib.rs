@@ -32,7 +32,7 @@
 //! | streams a call's arguments ([`AgentEvent::ToolCallDelta`]) | `TOOL_CALL_START` (`toolCallId` the call's id, `toolCallName`) once, then `TOOL_CALL_ARGS` per piece |
 //! | makes the call ([`AgentEvent::ToolCall`]) | `TOOL_CALL_END`; when nothing streamed, `START`, `ARGS` (the whole JSON), `END` |
 //! | a call's result ([`AgentEvent::ToolResult`]) | `TOOL_CALL_RESULT` (`content` the text the model reads, `role` `tool`) |
-//! | tokens and cost so far ([`AgentEvent::Usage`]) | `STATE_SNAPSHOT` `{steps, inputTokens, outputTokens, cost, unpricedCalls}` |
+//! | tokens and cost so far ([`AgentEvent::Usage`], the run's own or a nested agent's) | `STATE_SNAPSHOT` `{steps, inputTokens, outputTokens, cost, unpricedCalls, agents}`, `agents` each agent's part by its path (`""` the run's own): `{steps, inputTokens, outputTokens, cost, provider, model}` |
 //! | an agent it called, or code mode's program ([`AgentEvent::Nested`]) | the same events, steps named with the path (`researcher › step 1`), call ids after the agents' names (`researcher/c1`) |
 //! | hands the conversation over ([`AgentEvent::HandedOff`]) | `CUSTOM` `eugene.handoff` `{to}`; the steps after it are named `billing › step 3` |
 //! | retries a model call ([`AgentEvent::Retry`]) | `CUSTOM` `eugene.retry` `{path, step, attempt, delayMs, error}` |
@@ -67,7 +67,8 @@
 //!
 //! # Dependencies
 //!
-//! agent-core, agent-runtime (the loop, sessions, pauses), agent-serve (the network edge), axum
+//! agent-core, agent-runtime (the loop, sessions, pauses), agent-llm (the `Cost` of each turn,
+//! summed per agent for the state snapshots), agent-serve (the network edge), axum
 //! and http-body(-util) (the router and the streamed body), tokio and tokio-util (the run's
 //! task, its buffer, its cancellation), futures, async-trait (the thread store), serde and
 //! serde_json (the protocol's JSON), thiserror, tracing. The console's page is plain HTML, CSS

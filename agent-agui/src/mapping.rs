@@ -27,6 +27,22 @@ pub(crate) struct Mapper {
     scopes: Vec<(Vec<String>, Scope)>,
     /// How many events with a message id were made, for unique ids.
     messages: u64,
+    /// The run's own totals, as its last `Usage` said (steps, tokens, cost).
+    totals: Value,
+    /// Each agent's part, by its path (`janitor`; the run's own agent is `""`): its steps,
+    /// tokens, cost, and the provider and model that answered it last.
+    agents: std::collections::BTreeMap<String, AgentUse>,
+}
+
+/// One agent's part of a run.
+#[derive(Default)]
+struct AgentUse {
+    steps: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    cost: agent_llm::Cost,
+    provider: String,
+    model: Option<String>,
 }
 
 impl Mapper {
@@ -37,6 +53,8 @@ impl Mapper {
             handed_to: None,
             scopes: Vec::new(),
             messages: 0,
+            totals: json!({}),
+            agents: std::collections::BTreeMap::new(),
         }
     }
 
@@ -126,20 +144,48 @@ impl Mapper {
             }
             AgentEvent::Usage {
                 step,
+                usage,
                 total,
+                cost,
                 total_cost,
-                ..
-            } if path.is_empty() => {
-                out.push(json!({
-                    "type": "STATE_SNAPSHOT",
-                    "snapshot": {
+                provider,
+                model,
+            } => {
+                if path.is_empty() {
+                    self.totals = json!({
                         "steps": step,
                         "inputTokens": total.input_tokens + total.cache_read_tokens + total.cache_write_tokens,
                         "outputTokens": total.output_tokens,
                         "cost": total_cost.total().to_string(),
                         "unpricedCalls": total_cost.unpriced_calls,
-                    },
-                }));
+                    });
+                }
+                let agent = self.agents.entry(path.join(" › ")).or_default();
+                agent.steps += 1;
+                agent.input_tokens +=
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+                agent.output_tokens += usage.output_tokens;
+                agent.cost += *cost;
+                agent.provider.clone_from(provider);
+                agent.model.clone_from(model);
+                let mut snapshot = self.totals.clone();
+                snapshot["agents"] = self
+                    .agents
+                    .iter()
+                    .map(|(path, agent)| {
+                        let part = json!({
+                            "steps": agent.steps,
+                            "inputTokens": agent.input_tokens,
+                            "outputTokens": agent.output_tokens,
+                            "cost": agent.cost.total().to_string(),
+                            "provider": agent.provider,
+                            "model": agent.model,
+                        });
+                        (path.clone(), part)
+                    })
+                    .collect::<serde_json::Map<_, _>>()
+                    .into();
+                out.push(json!({"type": "STATE_SNAPSHOT", "snapshot": snapshot}));
             }
             AgentEvent::Retry {
                 step,

@@ -142,6 +142,24 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
         after["usage"].as_str().unwrap().starts_with("steps "),
         "{after}"
     );
+    // Each agent's part, the nested one's apart from the run's own, with who answered.
+    let agents: Vec<&str> = after["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for (who, seen) in [
+        ("janitor: steps ", "janitor"),
+        ("this agent: steps ", "the run's own"),
+    ] {
+        assert!(
+            agents
+                .iter()
+                .any(|a| a.starts_with(who) && a.contains("mock")),
+            "{seen} agent's part in {agents:?}"
+        );
+    }
     let events = after["events"].as_array().unwrap();
     let result = events
         .iter()

@@ -122,6 +122,7 @@ def finished(driver):
 def page_state(driver):
     return {"pending": pending(driver), "finish": text(driver, "finish"),
             "usage": text(driver, "usage"), "events": events(driver),
+            "agents": [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#agents li")],
             "status": text(driver, "status"),
             "url": driver.current_url,
             "stored": driver.execute_script("return Object.keys(sessionStorage)")}

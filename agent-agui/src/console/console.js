@@ -99,6 +99,7 @@
     $("thread").value = id;
     $("events").replaceChildren();
     $("usage").textContent = "";
+    $("agents").replaceChildren();
     $("finish").textContent = "";
     view = { depth: 0, messages: {}, calls: {} };
     renderThreads();
@@ -368,8 +369,19 @@
         break;
       case "STATE_SNAPSHOT": {
         const s = event.snapshot || {};
-        $("usage").textContent = "steps " + s.steps + " · tokens in " + s.inputTokens +
-          " out " + s.outputTokens + " · cost " + s.cost;
+        if (s.steps !== undefined) {
+          $("usage").textContent = "steps " + s.steps + " · tokens in " + s.inputTokens +
+            " out " + s.outputTokens + " · cost " + s.cost;
+        }
+        // Each agent's part: steps, tokens, cost and who answered it.
+        const agents = $("agents");
+        agents.replaceChildren();
+        for (const [path, a] of Object.entries(s.agents || {})) {
+          const who = a.provider + (a.model ? " " + a.model : "");
+          agents.appendChild(element("li", "agent", (path || "this agent") + ": steps " + a.steps +
+            " · tokens in " + a.inputTokens + " out " + a.outputTokens + " · cost " + a.cost +
+            " · " + who));
+        }
         break;
       }
       case "RUN_FINISHED": {
