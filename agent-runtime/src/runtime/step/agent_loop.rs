@@ -76,6 +76,16 @@ impl<'a, E: Effects> Run<'a, E> {
         }
     }
 
+    /// The transcript's size in characters counted again, after it was cut or summarised.
+    fn recount(&mut self) {
+        self.chars = self
+            .state
+            .transcript
+            .iter()
+            .map(compaction::message_chars)
+            .sum();
+    }
+
     /// Sends an event to every sink. The event is built only when there is a sink to see it: an
     /// event copies the call or result it reports.
     pub(in crate::runtime) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
@@ -542,16 +552,10 @@ impl<'a, E: Effects> Run<'a, E> {
             }
             // Old media goes first: it is the bulk of a transcript that holds any, and the
             // model keeps the words around it.
-            if let Some(dropped) = crate::runtime::step::compaction::drop_old_media(
-                &mut self.state.transcript,
-                rt.settings.keep_recent,
-            ) {
-                self.chars = self
-                    .state
-                    .transcript
-                    .iter()
-                    .map(compaction::message_chars)
-                    .sum();
+            if let Some(dropped) =
+                compaction::drop_old_media(&mut self.state.transcript, rt.settings.keep_recent)
+            {
+                self.recount();
                 self.emit(|| AgentEvent::MediaDropped {
                     step: self.state.steps,
                     parts: dropped.parts,
@@ -577,12 +581,7 @@ impl<'a, E: Effects> Run<'a, E> {
                 self.state.compaction_failures += 1;
                 continue;
             };
-            self.chars = self
-                .state
-                .transcript
-                .iter()
-                .map(compaction::message_chars)
-                .sum();
+            self.recount();
             self.emit(|| AgentEvent::Compacted {
                 step: self.state.steps,
                 removed: compacted.removed,
@@ -591,11 +590,7 @@ impl<'a, E: Effects> Run<'a, E> {
             });
             let (size, _) = finish_checks::transcript_size(rt, self.chars)?;
             if size > limit
-                && crate::runtime::step::compaction::cut(
-                    &self.state.transcript,
-                    rt.settings.keep_recent,
-                )
-                .is_none()
+                && compaction::cut(&self.state.transcript, rt.settings.keep_recent).is_none()
             {
                 return Some(finish_checks::transcript_limit(size, limit));
             }
