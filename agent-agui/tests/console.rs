@@ -102,8 +102,8 @@ async fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, St
     (status, head.to_lowercase(), body.to_owned())
 }
 
-/// The thread `id` in the server's listing.
-async fn thread(addr: SocketAddr, id: &str) -> Value {
+/// The thread `id` in the server's listing; `None` while it is not listed.
+async fn listed(addr: SocketAddr, id: &str) -> Option<Value> {
     let auth = format!("Bearer {TOKEN}");
     let (status, _, body) = get(addr, "/agui/threads", &[("Authorization", &auth)]).await;
     assert_eq!(status, 200, "{body}");
@@ -113,8 +113,14 @@ async fn thread(addr: SocketAddr, id: &str) -> Value {
         .unwrap()
         .iter()
         .find(|t| t["id"] == id)
-        .unwrap_or_else(|| panic!("no thread {id} in {listing}"))
-        .clone()
+        .cloned()
+}
+
+/// The thread `id` in the server's listing.
+async fn thread(addr: SocketAddr, id: &str) -> Value {
+    listed(addr, id)
+        .await
+        .unwrap_or_else(|| panic!("no thread {id} in the listing"))
 }
 
 fn deleted() -> usize {
@@ -380,22 +386,8 @@ async fn a_thread_is_listed_as_running_while_its_run_goes_on() {
         registry,
     );
     let (addr, _task) = serve(AguiServer::new(runtime)).await;
-    let body = json!({"threadId": "t-run", "runId": "r1",
-                      "messages": [{"id": "u1", "role": "user", "content": "Hold on."}]})
-    .to_string();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let head = format!(
-        "POST /agui HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut stream = start_held_run(addr, "t-run").await;
     let started = std::time::Instant::now();
-    while listed_state(addr, "t-run").await.as_deref() != Some("running") {
-        assert!(started.elapsed() < PATIENCE, "never listed as running");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
     RELEASE.notify_one();
     let mut answer = Vec::new();
     tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
@@ -432,22 +424,7 @@ async fn a_run_going_on_is_cancelled_from_the_console_and_nothing_else_is() {
         post_to(addr, &cancel("t-c"), &[("Authorization", &auth)]).await,
         404
     );
-    let body = json!({"threadId": "t-c", "runId": "r1",
-                      "messages": [{"id": "u1", "role": "user", "content": "Hold on."}]})
-    .to_string();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let head = format!(
-        "POST /agui HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
-    let started = std::time::Instant::now();
-    while listed_state(addr, "t-c").await.as_deref() != Some("running") {
-        assert!(started.elapsed() < PATIENCE, "never listed as running");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let mut stream = start_held_run(addr, "t-c").await;
     assert_eq!(post_to(addr, &cancel("t-c"), &[]).await, 401);
     assert_eq!(
         post_to(addr, &cancel("t-other"), &[("Authorization", &auth)]).await,
@@ -476,16 +453,30 @@ async fn a_run_going_on_is_cancelled_from_the_console_and_nothing_else_is() {
 
 /// Thread `id`'s state in the server's listing; `None` while it is not listed yet.
 async fn listed_state(addr: SocketAddr, id: &str) -> Option<String> {
-    let auth = format!("Bearer {TOKEN}");
-    let (status, _, body) = get(addr, "/agui/threads", &[("Authorization", &auth)]).await;
-    assert_eq!(status, 200, "{body}");
-    let listing: Value = serde_json::from_str(&body).unwrap();
-    listing["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|thread| thread["id"] == id)
-        .map(|thread| thread["state"].as_str().unwrap().to_owned())
+    let thread = listed(addr, id).await?;
+    Some(thread["state"].as_str().unwrap().to_owned())
+}
+
+/// Starts a run on thread `id` whose model calls `hold`, and waits until the thread is listed
+/// as running; the run's open stream.
+async fn start_held_run(addr: SocketAddr, id: &str) -> tokio::net::TcpStream {
+    let body = json!({"threadId": id, "runId": "r1",
+                      "messages": [{"id": "u1", "role": "user", "content": "Hold on."}]})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /agui HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    while listed_state(addr, id).await.as_deref() != Some("running") {
+        assert!(started.elapsed() < PATIENCE, "never listed as running");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    stream
 }
 
 /// A POST without a body to `path`; the status.
