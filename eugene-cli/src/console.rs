@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use agent_agui::AguiServer;
 use clap::Parser;
-use eugene::{AgentRuntime, Permission, PermissionGate, Registry, SkillContext};
+use eugene::{AgentRuntime, Permission, SkillContext};
 
 use crate::cli::{Args, ColorWhen, Exit};
 use crate::output::Style;
@@ -89,19 +89,10 @@ async fn serve(args: ConsoleArgs, style: Style) -> Result<(), Failed> {
         .map_err(config)?
         .ok_or_else(|| config(crate::provider::NO_PROVIDER.to_owned()))?;
     let workspace = crate::workspace(args.workspace.as_deref()).map_err(config)?;
-    let mut registry = Registry::discover().map_err(|e| (Exit::Internal, e.to_string()))?;
-    crate::skills::add(&mut registry, &workspace, &[], style)
-        .await
-        .map_err(config)?;
-    let shell = crate::skills::shell_config(&registry);
-    let yes = args.yes;
-    registry.with_hook(PermissionGate::with(move |name, metadata| {
-        if metadata.is_read_only || yes {
-            Permission::Allow
-        } else {
-            Permission::Ask(format!("`{name}` changes things"))
-        }
-    }));
+    let (registry, shell) = crate::skills::gated(&workspace, style, args.yes, |name| {
+        Permission::Ask(format!("`{name}` changes things"))
+    })
+    .await?;
     let runtime = AgentRuntime::from_shared(chosen.provider.clone(), Arc::new(registry))
         .system(crate::system_prompt(&workspace))
         .context(SkillContext::new(workspace).with_extension(shell))

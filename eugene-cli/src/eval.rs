@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use agent_eval::{Comparison, Dataset, Eval, Judge, Report};
 use clap::Parser;
-use eugene::{AgentRuntime, Permission, PermissionGate, Registry, SkillContext, llm::PriceTable};
+use eugene::{AgentRuntime, Permission, SkillContext, llm::PriceTable};
 
 use crate::cli::{Args, Exit};
 use crate::output::Style;
@@ -229,22 +229,13 @@ async fn run(args: EvalArgs, style: Style) -> Result<Exit, Failed> {
     };
     let workspace = crate::workspace(args.workspace.as_deref()).map_err(config)?;
 
-    let mut registry = Registry::discover().map_err(|e| (Exit::Internal, e.to_string()))?;
-    crate::skills::add(&mut registry, &workspace, &[], style)
-        .await
-        .map_err(config)?;
-    let shell = crate::skills::shell_config(&registry);
-    let yes = args.yes;
-    registry.with_hook(PermissionGate::with(move |name, metadata| {
-        if metadata.is_read_only || yes {
-            Permission::Allow
-        } else {
-            Permission::Deny(format!(
-                "`{name}` changes things, and nobody can be asked during an eval (eugene eval \
-                 --yes allows it): do without it"
-            ))
-        }
-    }));
+    let (registry, shell) = crate::skills::gated(&workspace, style, args.yes, |name| {
+        Permission::Deny(format!(
+            "`{name}` changes things, and nobody can be asked during an eval (eugene eval \
+             --yes allows it): do without it"
+        ))
+    })
+    .await?;
     let mut base = AgentRuntime::from_shared(chosen.provider.clone(), Arc::new(registry))
         .system(crate::system_prompt(&workspace))
         .context(SkillContext::new(workspace).with_extension(shell))

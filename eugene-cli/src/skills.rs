@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use agent_std_tools::{AgentSkills, AgentSkillsError, LoadedAgentSkills, ShellConfig};
-use eugene::{AgentSkill, Registry};
+use eugene::{AgentSkill, Permission, PermissionGate, Registry};
 
+use crate::cli::Exit;
 use crate::output::Style;
 
 /// Where a workspace keeps its own skills.
@@ -101,4 +102,29 @@ fn load_all(dirs: Vec<(PathBuf, bool)>) -> Result<Vec<(PathBuf, LoadedAgentSkill
 /// a skill's scripts can run from where they are (when `run_shell` is allowed at all).
 pub fn shell_config(registry: &Registry) -> ShellConfig {
     ShellConfig::default().with_agent_skills(registry.agent_skills())
+}
+
+/// The registry of a run nobody answers at a terminal (`eugene eval`, `eugene console`): the
+/// skills linked in and the workspace's Agent Skills, behind a gate that lets a read-only call
+/// run (every call with `--yes`) and answers any other with `otherwise` (refused in an eval,
+/// asked in the console's page); with `run_shell`'s settings for the run's context.
+pub async fn gated(
+    workspace: &Path,
+    style: Style,
+    yes: bool,
+    otherwise: impl Fn(&str) -> Permission + Send + Sync + 'static,
+) -> Result<(Registry, ShellConfig), (Exit, String)> {
+    let mut registry = Registry::discover().map_err(|e| (Exit::Internal, e.to_string()))?;
+    add(&mut registry, workspace, &[], style)
+        .await
+        .map_err(|message| (Exit::Config, message))?;
+    let shell = shell_config(&registry);
+    registry.with_hook(PermissionGate::with(move |name, metadata| {
+        if metadata.is_read_only || yes {
+            Permission::Allow
+        } else {
+            otherwise(name)
+        }
+    }));
+    Ok((registry, shell))
 }
