@@ -33,7 +33,10 @@
 //! | makes the call ([`AgentEvent::ToolCall`]) | `TOOL_CALL_END`; when nothing streamed, `START`, `ARGS` (the whole JSON), `END` |
 //! | a call's result ([`AgentEvent::ToolResult`]) | `TOOL_CALL_RESULT` (`content` the text the model reads, `role` `tool`) |
 //! | tokens and cost so far ([`AgentEvent::Usage`], the run's own or a nested agent's) | `STATE_SNAPSHOT` `{steps, inputTokens, outputTokens, cost, unpricedCalls, agents}`, `agents` each agent's part by its path (`""` the run's own): `{steps, inputTokens, outputTokens, cost, provider, model}` |
-//! | an agent it called, or code mode's program ([`AgentEvent::Nested`]) | the same events, steps named with the path (`researcher › step 1`), call ids after the agents' names (`researcher/c1`) |
+//! | streams thinking ([`AgentEvent::ThinkingDelta`]) | `REASONING_START` and `REASONING_MESSAGE_START` (role `reasoning`) once, then `REASONING_MESSAGE_CONTENT` per piece; `REASONING_MESSAGE_END`, `REASONING_END` when text, a call or the step's end follows |
+//! | an agent it called, or code mode's program, starts ([`AgentEvent::Nested`], its first event) | `SUBAGENT_STARTED` (`subagentRunId` `run/s1`, `name` the skill's, `parentSubagentRunId` the agent above it when that is one too, `parentToolCallId` the call that ran it) |
+//! | that agent's events | the same events, each with its `subagentRunId`; steps named with the path (`researcher › step 1`), call ids after the agents' names (`researcher/c1`) |
+//! | that agent ends | `SUBAGENT_FINISHED` `outcome` `success`, or `suspended` when it paused for a person; `SUBAGENT_ERROR` (`message`, `code` `eugene.error`, `eugene.cancelled`, `eugene.unfinished`) when its call failed or it ended without an answer ([`subagents`](crate::subagents)) |
 //! | hands the conversation over ([`AgentEvent::HandedOff`]) | `CUSTOM` `eugene.handoff` `{to}`; the steps after it are named `billing › step 3` |
 //! | retries a model call ([`AgentEvent::Retry`]) | `CUSTOM` `eugene.retry` `{path, step, attempt, delayMs, error}` |
 //! | ends with an answer | `RUN_FINISHED`, `outcome` `{type: "success"}`, `result` the answer's text, `usage` the run's tokens |
@@ -41,8 +44,9 @@
 //! | is cancelled | `RUN_FINISHED`, `outcome` `{type: "cancelled"}` |
 //! | fails, runs past the timeout, ends without an answer (a budget, stuck) | `RUN_ERROR` (`message`, `code` `eugene.error`, `eugene.resume`, `eugene.thread`, `eugene.model`, `eugene.timeout`, `eugene.unfinished`; `eugene.input` for a request that cannot start a run) |
 //!
-//! Everything opened (a step, a message, a streamed call) is closed before the run's last event.
-//! Thinking ([`AgentEvent::ThinkingDelta`]), compaction and dropped media are not sent.
+//! Everything opened (a step, a message, reasoning, a streamed call, a sub-agent) is closed before
+//! the run's last event. Compaction, dropped media and a provider's encrypted reasoning are not
+//! sent (the conversation stays on the server: a client has nothing to send back).
 //!
 //! The endpoint is one more event sink on the runtime: nothing in the loop changes for it.
 //!
@@ -85,6 +89,7 @@ mod mapping;
 pub mod outbox;
 mod run;
 pub mod server;
+pub mod subagents;
 pub mod threads;
 
 pub use console::{CANCEL_PATH, CONSOLE_PATH, THREADS_PATH, TRACE_PATH};

@@ -1,11 +1,14 @@
 //! A run's [`AgentEvent`]s turned into AG-UI events, as they happen: which event opens, carries
 //! and closes what (the table is in the [crate docs](crate)). One [`Mapper`] per run keeps what
-//! is open (the step, a text message, streamed tool calls) for each agent on the way, so that
-//! everything it opened is closed before the run's last event.
+//! is open (the step, a text or reasoning message, streamed tool calls) for each agent on the
+//! way, and which agents it called are running ([`crate::subagents`]), so that everything it
+//! opened is closed before the run's last event.
 
 use serde_json::{Value, json};
 
 use agent_runtime::AgentEvent;
+
+use crate::subagents::{Ending, Subagents};
 
 /// What is open in one agent's part of the run: the run's own agent, or one it called.
 #[derive(Default)]
@@ -14,8 +17,13 @@ struct Scope {
     step: Option<(usize, String)>,
     /// The id of the text message open.
     text: Option<String>,
+    /// The reasoning open: its span's id and its message's.
+    reasoning: Option<(String, String)>,
     /// The tool calls started from streamed pieces and not yet ended.
     calls: Vec<String>,
+    /// The calls made and without a result yet, by their ids in the stream, with the skill
+    /// called: an agent running as a skill is one of them.
+    running: Vec<(String, String)>,
 }
 
 /// Turns one run's events into AG-UI events.
@@ -25,6 +33,8 @@ pub(crate) struct Mapper {
     handed_to: Option<String>,
     /// The scopes, by the path of agents (empty: the run's own).
     scopes: Vec<(Vec<String>, Scope)>,
+    /// The agents it called that are running, as AG-UI sub-agents.
+    subagents: Subagents,
     /// How many events with a message id were made, for unique ids.
     messages: u64,
     /// The run's own totals, as its last `Usage` said (steps, tokens, cost).
@@ -52,6 +62,7 @@ impl Mapper {
             run_id: run_id.to_owned(),
             handed_to: None,
             scopes: Vec::new(),
+            subagents: Subagents::new(run_id),
             messages: 0,
             totals: json!({}),
             agents: std::collections::BTreeMap::new(),
@@ -63,8 +74,10 @@ impl Mapper {
         self.map_in(&[], event, out);
     }
 
-    /// Closes everything still open (text, tool calls, steps), innermost agents first.
+    /// Closes everything still open (text, reasoning, tool calls, steps, the agents it called,
+    /// as ended with the run), innermost agents first.
     pub(crate) fn close_all(&mut self, out: &mut Vec<Value>) {
+        self.close_subagents(&[], Ending::RunEnded, out);
         let mut scopes = std::mem::take(&mut self.scopes);
         scopes.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
         for (_, scope) in &mut scopes {
@@ -73,11 +86,65 @@ impl Mapper {
     }
 
     fn map_in(&mut self, path: &[String], event: &AgentEvent, out: &mut Vec<Value>) {
+        if let AgentEvent::Nested { path: inner, event } = event {
+            let mut full = path.to_vec();
+            full.extend(inner.iter().cloned());
+            return self.map_in(&full, event, out);
+        }
+        if path.is_empty() {
+            return self.map_event(path, event, out);
+        }
+        // An event of an agent it called: that agent (and those on the way) started, if they had
+        // not, and the event attributed to it.
+        let id = self.open_subagent(path, out);
+        let mark = out.len();
+        self.map_event(path, event, out);
+        attribute(&mut out[mark..], &id);
+        if let AgentEvent::TurnFinished {
+            finish: Some(finish),
+            ..
+        } = event
+        {
+            self.close_subagents(path, Ending::Finished(finish), out);
+        }
+    }
+
+    /// The id of the sub-agent running at `path`, started (and the agents on the way) if not.
+    fn open_subagent(&mut self, path: &[String], out: &mut Vec<Value>) -> String {
+        for depth in 1..=path.len() {
+            let (outer, agent) = (&path[..depth - 1], &path[depth - 1]);
+            if self.subagents.running(&path[..depth]).is_none() {
+                let call = self.scope(outer).spawning_call(agent);
+                self.subagents.start(&path[..depth], call, out);
+            }
+        }
+        self.subagents
+            .running(path)
+            .expect("started above")
+            .to_owned()
+    }
+
+    /// Ends the sub-agents at `path` and under it, innermost first: what they had open closed,
+    /// then `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` as `ending` says.
+    fn close_subagents(&mut self, path: &[String], ending: Ending<'_>, out: &mut Vec<Value>) {
+        for (inner, id) in self.subagents.under(path) {
+            if let Some(at) = self.scopes.iter().position(|(p, _)| *p == inner) {
+                let mut scope = self.scopes.remove(at).1;
+                let mark = out.len();
+                close_step(&mut scope, out);
+                attribute(&mut out[mark..], &id);
+            }
+            self.subagents.end(&inner, &ending, out);
+        }
+    }
+
+    fn map_event(&mut self, path: &[String], event: &AgentEvent, out: &mut Vec<Value>) {
         match event {
-            AgentEvent::Nested { path: inner, event } => {
-                let mut full = path.to_vec();
-                full.extend(inner.iter().cloned());
-                self.map_in(&full, event, out);
+            AgentEvent::ThinkingDelta { step, text } if !text.is_empty() => {
+                let id = self.open_reasoning(path, *step, out);
+                out.push(
+                    json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": text}),
+                );
             }
             AgentEvent::TextDelta { step, text } if !text.is_empty() => {
                 let id = self.open_text(path, *step, out);
@@ -85,6 +152,7 @@ impl Mapper {
             }
             AgentEvent::AssistantText { step, text } => {
                 let scope = self.enter(path, *step, out);
+                end_reasoning(scope, out);
                 if let Some(id) = scope.text.take() {
                     out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
                 } else if !text.is_empty() {
@@ -104,7 +172,7 @@ impl Mapper {
             } => {
                 let id = call_id_in(path, call_id);
                 let scope = self.enter(path, *step, out);
-                end_text(scope, out);
+                end_streams(scope, out);
                 if !scope.calls.contains(&id) {
                     out.push(
                         json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name}),
@@ -120,7 +188,8 @@ impl Mapper {
             AgentEvent::ToolCall { step, call } => {
                 let id = call_id_in(path, &call.id);
                 let scope = self.enter(path, *step, out);
-                end_text(scope, out);
+                end_streams(scope, out);
+                scope.running.push((id.clone(), call.name.clone()));
                 if let Some(at) = scope.calls.iter().position(|c| *c == id) {
                     scope.calls.remove(at);
                 } else {
@@ -131,9 +200,16 @@ impl Mapper {
             }
             AgentEvent::ToolResult { step, result } => {
                 let id = call_id_in(path, &result.call_id);
+                // An agent this call ran that has not said it ended (it failed, or it is code
+                // mode's program) ends with the call.
+                let spawned = self.subagents.spawned_by(&id);
+                if let Some(inner) = spawned {
+                    self.close_subagents(&inner, Ending::Returned(result), out);
+                }
                 let message = self.message_id();
                 let scope = self.enter(path, *step, out);
-                end_text(scope, out);
+                end_streams(scope, out);
+                scope.running.retain(|(call, _)| *call != id);
                 out.push(json!({
                     "type": "TOOL_CALL_RESULT",
                     "messageId": message,
@@ -222,10 +298,27 @@ impl Mapper {
         scope
     }
 
+    /// The id of the reasoning message open in `path`'s step, opened (with its span) if none is.
+    fn open_reasoning(&mut self, path: &[String], step: usize, out: &mut Vec<Value>) -> String {
+        let (span, fresh) = (self.message_id(), self.message_id());
+        let scope = self.enter(path, step, out);
+        end_text(scope, out);
+        if let Some((_, id)) = &scope.reasoning {
+            return id.clone();
+        }
+        out.push(json!({"type": "REASONING_START", "messageId": span}));
+        out.push(
+            json!({"type": "REASONING_MESSAGE_START", "messageId": fresh, "role": "reasoning"}),
+        );
+        scope.reasoning = Some((span, fresh.clone()));
+        fresh
+    }
+
     /// The id of the text message open in `path`'s step, opened if none is.
     fn open_text(&mut self, path: &[String], step: usize, out: &mut Vec<Value>) -> String {
         let fresh = self.message_id();
         let scope = self.enter(path, step, out);
+        end_reasoning(scope, out);
         if let Some(id) = &scope.text {
             return id.clone();
         }
@@ -275,15 +368,51 @@ fn call_id_in(path: &[String], id: &str) -> String {
     full
 }
 
+/// Attributes `events` to the sub-agent `id`, those that are not already (a deeper agent's, or
+/// the `SUBAGENT_*` events themselves) and but the state snapshots (the whole run's state).
+fn attribute(events: &mut [Value], id: &str) {
+    for event in events {
+        let kind = event["type"].as_str().unwrap_or_default();
+        if event.get("subagentRunId").is_none() && kind != "STATE_SNAPSHOT" {
+            event["subagentRunId"] = json!(id);
+        }
+    }
+}
+
+impl Scope {
+    /// The call of `agent` this scope made that an agent starting now runs for: the one
+    /// running, when exactly one is (two at once cannot be told apart).
+    fn spawning_call(&self, agent: &str) -> Option<String> {
+        let mut calls = self.running.iter().filter(|(_, name)| name == agent);
+        match (calls.next(), calls.next()) {
+            (Some((id, _)), None) => Some(id.clone()),
+            _ => None,
+        }
+    }
+}
+
 fn end_text(scope: &mut Scope, out: &mut Vec<Value>) {
     if let Some(id) = scope.text.take() {
         out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
     }
 }
 
-/// Ends the scope's text and streamed calls, then its step.
-fn close_step(scope: &mut Scope, out: &mut Vec<Value>) {
+fn end_reasoning(scope: &mut Scope, out: &mut Vec<Value>) {
+    if let Some((span, id)) = scope.reasoning.take() {
+        out.push(json!({"type": "REASONING_MESSAGE_END", "messageId": id}));
+        out.push(json!({"type": "REASONING_END", "messageId": span}));
+    }
+}
+
+/// Ends the scope's reasoning and text.
+fn end_streams(scope: &mut Scope, out: &mut Vec<Value>) {
+    end_reasoning(scope, out);
     end_text(scope, out);
+}
+
+/// Ends the scope's reasoning, text and streamed calls, then its step.
+fn close_step(scope: &mut Scope, out: &mut Vec<Value>) {
+    end_streams(scope, out);
     for id in scope.calls.drain(..) {
         out.push(json!({"type": "TOOL_CALL_END", "toolCallId": id}));
     }

@@ -174,6 +174,30 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
     assert_eq!(result["depth"], 1, "a nested call is indented");
     assert_eq!(deleted(), 1, "the approved call ran once");
     assert_eq!(thread(addr, "t-approve").await["state"], "idle");
+    // The sub-agent as a tree: where it starts and where it ends, at its caller's depth; paused
+    // first, done after the decision.
+    let lines = |state: &Value| -> Vec<(String, u64)> {
+        state["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "subagent")
+            .map(|e| {
+                (
+                    e["text"].as_str().unwrap().to_owned(),
+                    e["depth"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let paused = lines(&report["paused"]);
+    assert!(paused.contains(&("⤷ janitor".into(), 0)), "{paused:?}");
+    assert!(
+        paused.contains(&("⤶ janitor waits for a decision".into(), 0)),
+        "{paused:?}"
+    );
+    let done = lines(after);
+    assert!(done.contains(&("⤶ janitor done".into(), 0)), "{done:?}");
 
     // Deny: never runs.
     let (addr, _task) = serve(nested("Kept it.")).await;

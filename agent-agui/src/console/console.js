@@ -11,7 +11,7 @@
   let current = null;
   let decisions = {};
   let busy = false;
-  let view = { depth: 0, messages: {}, calls: {} };
+  let view = { depth: 0, messages: {}, calls: {}, agents: {} };
 
   const token = () => sessionStorage.getItem(KEY) || "";
 
@@ -101,7 +101,7 @@
     $("usage").textContent = "";
     $("agents").replaceChildren();
     $("finish").textContent = "";
-    view = { depth: 0, messages: {}, calls: {} };
+    view = { depth: 0, messages: {}, calls: {}, agents: {} };
     renderThreads();
     renderPending();
     loadTrace(id);
@@ -345,8 +345,31 @@
       case "TEXT_MESSAGE_START":
         view.messages[event.messageId] = line("text", "", view.depth);
         break;
+      case "REASONING_MESSAGE_START":
+        view.messages[event.messageId] = line("reasoning", "", view.depth);
+        break;
+      // An agent the run called: a line where it starts and one where it ends, at the depth of
+      // the agent that called it; its own steps are indented under them.
+      case "SUBAGENT_STARTED": {
+        const parent = view.agents[event.parentSubagentRunId];
+        const depth = parent ? parent.depth + 1 : 1;
+        view.agents[event.subagentRunId] = { name: event.name, depth: depth };
+        line("subagent", "⤷ " + event.name, depth - 1);
+        break;
+      }
+      case "SUBAGENT_FINISHED":
+      case "SUBAGENT_ERROR": {
+        const agent = view.agents[event.subagentRunId] || { name: "?", depth: 1 };
+        const how = event.type === "SUBAGENT_ERROR" ? "failed: " + event.message
+          : event.outcome && event.outcome.type === "suspended" ? "waits for a decision" : "done";
+        line(event.type === "SUBAGENT_ERROR" ? "subagent error" : "subagent",
+          "⤶ " + agent.name + " " + how, agent.depth - 1);
+        break;
+      }
+      case "REASONING_MESSAGE_CONTENT":
       case "TEXT_MESSAGE_CONTENT": {
-        const item = view.messages[event.messageId] || line("text", "", view.depth);
+        const kind = event.type === "TEXT_MESSAGE_CONTENT" ? "text" : "reasoning";
+        const item = view.messages[event.messageId] || line(kind, "", view.depth);
         view.messages[event.messageId] = item;
         item.textContent += event.delta;
         break;
