@@ -13,7 +13,8 @@
 //! 5. `200`, `text/event-stream`: the run's AG-UI events, one JSON object per `data:` line, the
 //!    first `RUN_STARTED`, the last `RUN_FINISHED` or `RUN_ERROR` (a request that cannot start a
 //!    run — no user message, decisions for no pause, a pause left unanswered — gets those two),
-//!    with a `: keep-alive` comment every 15 s of silence.
+//!    with a `: keep-alive` comment every 15 s of silence. Decisions sent again get the outcome
+//!    the first ones had, and nothing runs ([`crate::answered`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +30,7 @@ use axum::routing::any;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 
+use crate::answered::{self, Answered, Seen};
 use crate::console::Known;
 use crate::outbox::{self, BufferLimits, Inbox};
 use crate::run::RunContext;
@@ -45,6 +47,8 @@ pub(crate) struct Endpoint {
     pub(crate) buffer: BufferLimits,
     /// The threads requests name, for the console's listing.
     pub(crate) known: Arc<Known>,
+    /// Each thread's last resume and its outcome, for a resume sent again.
+    pub(crate) answered: Arc<Answered>,
 }
 
 impl Endpoint {
@@ -80,10 +84,27 @@ impl Endpoint {
             Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
         };
         self.known.record(&request.thread_id);
+        let (outbox, inbox) = outbox::buffer(self.buffer);
+        let answer = request.answer.clone();
+        if let Some(key) = &answer {
+            let seen = self.answered.take(&request.thread_id, key, &request.run_id);
+            if !matches!(seen, Seen::New) {
+                for event in answered::replay(&request.thread_id, &request.run_id, seen) {
+                    outbox.push(crate::run::frame(&event));
+                }
+                outbox.close();
+                return event_stream(inbox);
+            }
+        }
         let cancel = tokio_util::sync::CancellationToken::new();
         let running = self.known.begin(&request.thread_id, cancel.clone());
-        let (outbox, inbox) = outbox::buffer(self.buffer);
-        let run = crate::run::run(self.run.clone(), request, Arc::new(outbox), cancel);
+        let (answered, thread) = (self.answered.clone(), request.thread_id.clone());
+        let ended = move |last: &serde_json::Value| {
+            if let Some(key) = answer {
+                answered.ended(&thread, &key, last);
+            }
+        };
+        let run = crate::run::run(self.run.clone(), request, Arc::new(outbox), cancel, ended);
         tokio::spawn(async move {
             run.await;
             drop(running);

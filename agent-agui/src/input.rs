@@ -46,6 +46,8 @@ pub(crate) struct Request {
     pub(crate) run_id: String,
     /// What to start from, or why the request cannot start a run (sent as `RUN_ERROR`).
     pub(crate) start: Result<Start, String>,
+    /// For decisions, what identifies them as an answer ([`interrupt::fingerprint`]).
+    pub(crate) answer: Option<String>,
 }
 
 /// Reads `body`; an error (the body is not a `RunAgentInput`, an id too long) is answered
@@ -61,14 +63,19 @@ pub(crate) fn read(body: &[u8]) -> Result<Request, String> {
             ));
         }
     }
-    let start = match &input.resume {
-        Some(entries) if !entries.is_empty() => interrupt::decisions(entries).map(Start::Decide),
-        _ => goal(&input.messages).map(Start::Goal),
+    let (start, answer) = match &input.resume {
+        Some(entries) if !entries.is_empty() => {
+            let start = interrupt::decisions(entries).map(Start::Decide);
+            let answer = start.is_ok().then(|| interrupt::fingerprint(entries));
+            (start, answer)
+        }
+        _ => (goal(&input.messages).map(Start::Goal), None),
     };
     Ok(Request {
         thread_id: input.thread_id,
         run_id: input.run_id,
         start,
+        answer,
     })
 }
 

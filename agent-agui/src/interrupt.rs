@@ -10,7 +10,8 @@
 //! | `message` | its path (`billing › refund`) and the reason the gate gave |
 //! | `toolCallId` | the call's id, as its `TOOL_CALL_*` events carried it (calls of the run's own agent) |
 //! | `responseSchema` | `{approved: boolean, editedArgs?: object, reason?: string}`, `approved` required |
-//! | `metadata.eugene` | `path`, `skill`, `arguments`, `reason`, `digest`, `destructive`, `readOnly` |
+//! | `metadata.eugene` | `path`, `skill`, `arguments`, `reason`, `digest`, `agents` (the agents it was called in, outermost first), `destructive`, `readOnly` |
+//! | `subagentRunId` | the sub-agent that raised it, when an agent the run called paused ([`crate::subagents`]) |
 //!
 //! A `resume` entry names an interrupt by that id, and so the call *as the person was shown it*:
 //! the digest in the id is checked against the call that would run, so a decision cannot
@@ -64,6 +65,7 @@ pub(crate) fn interrupt(pending: &PendingCall) -> Value {
             "arguments": pending.call.arguments,
             "reason": pending.reason,
             "digest": digest,
+            "agents": pending.via.iter().filter(|s| !s.is_handoff()).map(|s| &s.skill).collect::<Vec<_>>(),
             "destructive": pending.is_destructive,
             "readOnly": pending.is_read_only,
         }},
@@ -72,6 +74,23 @@ pub(crate) fn interrupt(pending: &PendingCall) -> Value {
         interrupt["toolCallId"] = json!(pending.call.id.to_string());
     }
     interrupt
+}
+
+/// What identifies `entries` as an answer, whatever their order and the order of their keys: a
+/// digest of their interrupt ids, statuses and payloads, in canonical JSON, sorted by id.
+pub(crate) fn fingerprint(entries: &[ResumeEntry]) -> String {
+    let mut parts: Vec<Vec<u8>> = entries
+        .iter()
+        .map(|entry| {
+            let mut part = Vec::new();
+            let value = json!([entry.interrupt_id, entry.status, entry.payload]);
+            agent_core::digest::canonical_json(&value, &mut part);
+            part
+        })
+        .collect();
+    parts.sort();
+    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    agent_core::digest::sha256_hex(&parts)
 }
 
 /// The decisions `entries` make, each bound to the call its interrupt showed; an error saying
@@ -129,4 +148,47 @@ fn decision(entry: &ResumeEntry) -> Result<(CallRef, Decision), String> {
         }
     };
     Ok((call, decision))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, payload: Value) -> ResumeEntry {
+        ResumeEntry {
+            interrupt_id: id.into(),
+            status: "resolved".into(),
+            payload: Some(payload),
+        }
+    }
+
+    #[test]
+    fn an_answer_is_the_same_whatever_the_order_and_differs_by_any_decision() {
+        let a = entry(
+            "c1#d",
+            json!({"approved": true, "editedArgs": {"x": 1, "y": 2}}),
+        );
+        let b = entry("c2#d", json!({"approved": false}));
+        let a_again = entry(
+            "c1#d",
+            json!({"editedArgs": {"y": 2, "x": 1}, "approved": true}),
+        );
+        assert_eq!(
+            fingerprint(&[a.clone(), b.clone()]),
+            fingerprint(&[b.clone(), a_again])
+        );
+        let edited = entry(
+            "c1#d",
+            json!({"approved": true, "editedArgs": {"x": 1, "y": 3}}),
+        );
+        assert_ne!(
+            fingerprint(&[a.clone(), b.clone()]),
+            fingerprint(&[edited, b.clone()])
+        );
+        let cancelled = ResumeEntry {
+            status: "cancelled".into(),
+            ..b.clone()
+        };
+        assert_ne!(fingerprint(&[a.clone(), b]), fingerprint(&[a, cancelled]));
+    }
 }

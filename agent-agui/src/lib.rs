@@ -81,6 +81,7 @@
 //! with node; the console's tests drive the page in headless Chromium (Debian's `chromium` and
 //! `chromium-driver`) with Python's Selenium, installed on first use.
 
+pub mod answered;
 pub mod console;
 pub mod http;
 pub mod input;

@@ -109,6 +109,12 @@ impl Mapper {
         }
     }
 
+    /// The id of the sub-agent at `path` (the names of the agents on the way) that paused for a
+    /// person in this run.
+    pub(crate) fn suspended(&self, path: &[String]) -> Option<String> {
+        self.subagents.suspended(path).map(str::to_owned)
+    }
+
     /// The id of the sub-agent running at `path`, started (and the agents on the way) if not.
     fn open_subagent(&mut self, path: &[String], out: &mut Vec<Value>) -> String {
         for depth in 1..=path.len() {

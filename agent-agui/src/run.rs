@@ -38,12 +38,14 @@ pub(crate) fn frame(value: &Value) -> Bytes {
 }
 
 /// Runs `request`, writing its events into `outbox`, and closes it; `cancel` stops it (the run
-/// timeout, or a person through the console).
+/// timeout, or a person through the console). `ended` gets its last event before the client
+/// does.
 pub(crate) async fn run(
     context: RunContext,
     request: Request,
     outbox: Arc<Outbox>,
     cancel: CancellationToken,
+    ended: impl FnOnce(&Value),
 ) {
     let (thread, run_id) = (request.thread_id, request.run_id);
     outbox.push(frame(&json!({
@@ -52,7 +54,9 @@ pub(crate) async fn run(
     let start = match request.start {
         Ok(start) => start,
         Err(message) => {
-            outbox.push(frame(&run_error(&message, "eugene.input")));
+            let error = run_error(&message, "eugene.input");
+            ended(&error);
+            outbox.push(frame(&error));
             outbox.close();
             return;
         }
@@ -81,16 +85,18 @@ pub(crate) async fn run(
             Start::Decide(decisions) => runtime.decide(decisions).in_session(store, &thread).await,
         }
     };
-    let ended = bounded(started, &cancel, context.run_timeout).await;
+    let outcome = bounded(started, &cancel, context.run_timeout).await;
     let mut out = Vec::new();
-    mapper
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .close_all(&mut out);
-    out.push(last_event(&thread, &run_id, ended, context.run_timeout));
+    let mut mapper = mapper.lock().unwrap_or_else(|p| p.into_inner());
+    mapper.close_all(&mut out);
+    let mut last = last_event(&thread, &run_id, outcome, context.run_timeout);
+    attribute_interrupts(&mut last, &mapper);
+    drop(mapper);
+    ended(&last);
     for value in &out {
         outbox.push(frame(value));
     }
+    outbox.push(frame(&last));
     outbox.close();
 }
 
@@ -171,6 +177,25 @@ fn last_event(thread: &str, run_id: &str, ended: Ended, timeout: Duration) -> Va
         }
     }
     finished
+}
+
+/// Each interrupt a sub-agent raised, attributed to it (`subagentRunId`): the agent at the
+/// pending call's path that paused in this run.
+fn attribute_interrupts(last: &mut Value, mapper: &Mapper) {
+    let Some(interrupts) = last["outcome"]["interrupts"].as_array_mut() else {
+        return;
+    };
+    for interrupt in interrupts {
+        let path: Vec<String> = interrupt["metadata"]["eugene"]["agents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect();
+        if let Some(id) = mapper.suspended(&path).filter(|_| !path.is_empty()) {
+            interrupt["subagentRunId"] = json!(id);
+        }
+    }
 }
 
 fn error_code(error: &AgentError) -> &'static str {

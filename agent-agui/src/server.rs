@@ -200,6 +200,7 @@ impl AguiServer {
             },
             buffer: self.buffer,
             known,
+            answered: Arc::new(crate::answered::Answered::new(self.max_threads)),
         };
         let router = endpoint.router();
         Ok(if self.console {

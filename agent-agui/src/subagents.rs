@@ -8,6 +8,8 @@
 //! `SUBAGENT_ERROR`. One still running when the run ends (cancelled, timed out) ends with
 //! `SUBAGENT_ERROR` `eugene.unfinished`.
 //!
+//! An interrupt a sub-agent raised carries its `subagentRunId` (the one that ended suspended).
+//!
 //! An invocation's id is the run's id, `/s`, and a count (`run-7/s2`): a new one each time an
 //! agent starts in a request, so an agent that paused and is resumed by the next request is a
 //! new invocation there. `parentToolCallId` is the call that ran it when the agent above made
@@ -42,6 +44,8 @@ pub(crate) struct Subagents {
     run_id: String,
     started: u64,
     running: Vec<Running>,
+    /// Those that ended suspended (paused for a person), by path, for their interrupts.
+    suspended: Vec<(Vec<String>, String)>,
 }
 
 impl Subagents {
@@ -51,6 +55,7 @@ impl Subagents {
             run_id: run_id.to_owned(),
             started: 0,
             running: Vec::new(),
+            suspended: Vec::new(),
         }
     }
 
@@ -86,6 +91,15 @@ impl Subagents {
         });
     }
 
+    /// The id of the sub-agent at `path` that ended suspended, last.
+    pub(crate) fn suspended(&self, path: &[String]) -> Option<&str> {
+        self.suspended
+            .iter()
+            .rev()
+            .find(|(p, _)| p == path)
+            .map(|(_, id)| id.as_str())
+    }
+
     /// The path of the sub-agent running that the call `call` (its id in the stream) ran.
     pub(crate) fn spawned_by(&self, call: &str) -> Option<Vec<String>> {
         self.running
@@ -112,6 +126,9 @@ impl Subagents {
             return;
         };
         let id = self.running.remove(at).id;
+        if let Ending::Finished(FinishReason::AwaitingApproval { .. }) = ending {
+            self.suspended.push((path.to_vec(), id.clone()));
+        }
         let finished = |outcome: &str| json!({"type": "SUBAGENT_FINISHED", "subagentRunId": id, "outcome": {"type": outcome}});
         let error = |message: String, code: &str| json!({"type": "SUBAGENT_ERROR", "subagentRunId": id, "message": message, "code": code});
         out.push(match ending {

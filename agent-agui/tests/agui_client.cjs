@@ -1,7 +1,9 @@
 // Drives eugene's AG-UI endpoint with the official client (@ag-ui/client's HttpAgent) and checks
 // every event it receives against @ag-ui/core's own schemas. Run by tests/agui_client.rs:
 //   node agui_client.cjs <url> <token> <thread> '<turns as JSON>'
-// Each turn is {"message": text} or {"resume": "approve" | "deny" | "extra" | "tampered"}.
+// Each turn is {"message": text} or {"resume": "approve" | "deny" | "extra" | "tampered" |
+// "again" | "deny-again"}: "again" sends the last "approve" or "deny" resume once more,
+// "deny-again" denies what it answered.
 // Prints one JSON object: per turn the events, the schema failures, the client's error, the
 // pending interrupts after it, and the thread's messages as the client assembled them.
 const { HttpAgent } = require("@ag-ui/client");
@@ -9,6 +11,8 @@ const { EventSchema } = require("@ag-ui/core/schemas");
 
 const [url, token, threadId, turnsJson] = process.argv.slice(2);
 const turns = JSON.parse(turnsJson);
+
+let lastAnswer = null;
 
 function answers(kind, pending) {
   const approve = (id) => ({ interruptId: id, status: "resolved", payload: { approved: true } });
@@ -27,6 +31,14 @@ function answers(kind, pending) {
     }
     case "tampered":
       return pending.map((i) => approve(i.id.replace(/#.*$/, "#" + "0".repeat(64))));
+    case "again":
+      return lastAnswer;
+    case "deny-again":
+      return lastAnswer.map((e) => ({
+        interruptId: e.interruptId,
+        status: "resolved",
+        payload: { approved: false },
+      }));
     default:
       throw new Error(`unknown resume kind ${kind}`);
   }
@@ -54,6 +66,7 @@ async function main() {
         await agent.runAgent({}, subscriber);
       } else {
         const resume = answers(turn.resume, agent.pendingInterrupts);
+        if (turn.resume === "approve" || turn.resume === "deny") lastAnswer = resume;
         // A forged answer would be refused by the client itself (its ids must cover the pending
         // ones): forget them, as a client that does not check would, so the server is asked.
         const pending = agent.pendingInterrupts;

@@ -39,6 +39,9 @@ async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
             {"resume": "extra"},
             {"resume": "tampered"},
             {"resume": "approve"},
+            {"resume": "again"},
+            {"resume": "deny-again"},
+            {"resume": "again"},
         ]),
     )
     .await;
@@ -89,6 +92,25 @@ async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
         .clone();
     assert_eq!(result["toolCallId"], "c1");
     assert_eq!(result["content"], "deleted old");
+    // The approval sent again (a client that lost its connection): the first one's outcome,
+    // nothing run again; a different answer to the call answered is refused and does not take
+    // the approval's place, which is answered again after it.
+    for again in [&turns[4], &turns[6]] {
+        assert_eq!(
+            types(again),
+            ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"],
+            "{again}"
+        );
+        let events = again["events"].as_array().unwrap();
+        assert_eq!(events[1]["name"], "eugene.replayed");
+        assert_eq!(events[1]["value"]["runId"], turns[3]["events"][0]["runId"]);
+        assert_eq!(events[2]["result"], "Deleted.");
+        assert_eq!(events[2]["runId"], events[0]["runId"]);
+        assert_ne!(events[2]["runId"], turns[3]["events"][0]["runId"]);
+    }
+    let other = last(&turns[5]);
+    assert_eq!(other["type"], "RUN_ERROR", "{other}");
+    assert_eq!(other["code"], "eugene.resume");
     assert_eq!(
         DELETED.load(Ordering::SeqCst),
         1,

@@ -222,11 +222,12 @@ async fn a_sub_agent_that_pauses_is_suspended_and_resumed_as_a_new_invocation() 
     assert_eq!(suspended["outcome"]["type"], "suspended");
     let last = events(paused).last().unwrap();
     assert_eq!(last["outcome"]["type"], "interrupt");
-    assert!(
-        last["outcome"]["interrupts"][0]["id"]
-            .as_str()
-            .unwrap()
-            .starts_with("p1/c1#")
+    let interrupt = &last["outcome"]["interrupts"][0];
+    assert!(interrupt["id"].as_str().unwrap().starts_with("p1/c1#"));
+    assert_eq!(interrupt["subagentRunId"], started["subagentRunId"]);
+    assert_eq!(
+        interrupt["metadata"]["eugene"]["agents"],
+        json!(["janitor"])
     );
 
     let (at, again) = find(resumed, "SUBAGENT_STARTED", 0);
