@@ -90,7 +90,7 @@ impl Endpoint {
             let seen = self.answered.take(&request.thread_id, key, &request.run_id);
             if !matches!(seen, Seen::New) {
                 for event in answered::replay(&request.thread_id, &request.run_id, seen) {
-                    outbox.push(crate::run::frame(&event));
+                    outbox.push(event);
                 }
                 outbox.close();
                 return event_stream(inbox);

@@ -1,17 +1,25 @@
 //! The bounded buffer between a run and its event stream. The run writes into it without ever
 //! waiting (its sink is called on the run's own task), the response reads from it as fast as the
-//! client reads. A client that falls behind by more than the bound — [`BufferLimits::events`]
-//! events or [`BufferLimits::bytes`] bytes of them — has its stream **cut**: what was buffered is
-//! dropped, nothing more is written to it, and its response ends with an error (so the client
-//! sees a broken stream, never a `RUN_FINISHED` it did not get). The run itself goes on, is not
-//! slowed, and its outcome is kept in the thread.
+//! client reads.
+//!
+//! A client that reads more slowly than the run writes first gets fewer, larger events: while
+//! unread, a piece of streamed text (`TEXT_MESSAGE_CONTENT`), reasoning
+//! (`REASONING_MESSAGE_CONTENT`) or a call's arguments (`TOOL_CALL_ARGS`) is joined to the piece
+//! of the same message or call buffered just before it, and a `STATE_SNAPSHOT` replaces the one
+//! just before it. What the client assembles is the same; only the number of events differs.
+//!
+//! A client that falls behind by more than the bound all the same — [`BufferLimits::events`]
+//! events or [`BufferLimits::bytes`] bytes of them, buffered — has its stream **cut**: what was
+//! buffered is dropped, nothing more is written to it, and its response ends with an error (so
+//! the client sees a broken stream, never a `RUN_FINISHED` it did not get). The run itself goes
+//! on, is not slowed, and its outcome is kept in the thread.
 
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+use serde_json::Value;
+use tokio::sync::Notify;
 
 /// How far a client's stream may fall behind its run before it is cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,77 +42,199 @@ impl Default for BufferLimits {
 
 /// The run's side: events go in, never waiting.
 pub(crate) struct Outbox {
-    sender: Mutex<Option<mpsc::Sender<Bytes>>>,
     shared: Arc<Shared>,
-    max_bytes: usize,
 }
 
 /// The stream's side.
 pub(crate) struct Inbox {
-    receiver: mpsc::Receiver<Bytes>,
     shared: Arc<Shared>,
 }
 
 struct Shared {
-    bytes: AtomicUsize,
-    cut: AtomicBool,
+    limits: BufferLimits,
+    state: Mutex<State>,
+    /// Wakes the reader: an event, the end, or the cut.
+    ready: Notify,
+}
+
+/// One event buffered.
+enum Item {
+    /// Written out.
+    Frame(Bytes),
+    /// Kept as JSON while it may be joined to (a piece, a snapshot), with its size as a frame.
+    Open(Value, usize),
+}
+
+impl Item {
+    fn len(&self) -> usize {
+        match self {
+            Item::Frame(frame) => frame.len(),
+            Item::Open(_, len) => *len,
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Item>,
+    /// The bytes of the events buffered, as sent.
+    bytes: usize,
+    closed: bool,
+    cut: bool,
+    /// The reader went away: nothing more is kept.
+    gone: bool,
 }
 
 /// A buffer with these limits, as its two sides.
 pub(crate) fn buffer(limits: BufferLimits) -> (Outbox, Inbox) {
-    let (sender, receiver) = mpsc::channel(limits.events.max(1));
     let shared = Arc::new(Shared {
-        bytes: AtomicUsize::new(0),
-        cut: AtomicBool::new(false),
+        limits,
+        state: Mutex::new(State::default()),
+        ready: Notify::new(),
     });
     (
         Outbox {
-            sender: Mutex::new(Some(sender)),
             shared: shared.clone(),
-            max_bytes: limits.bytes,
         },
-        Inbox { receiver, shared },
+        Inbox { shared },
     )
 }
 
-impl Outbox {
-    /// Buffers `frame`; past a bound, cuts the stream instead.
-    pub(crate) fn push(&self, frame: Bytes) {
-        let mut sender = self.sender.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(open) = sender.as_ref() else {
-            return;
-        };
-        let len = frame.len();
-        let over = self.shared.bytes.fetch_add(len, Ordering::AcqRel) + len > self.max_bytes;
-        if over || open.try_send(frame).is_err() {
-            if !open.is_closed() {
-                self.shared.cut.store(true, Ordering::Release);
-                tracing::warn!("an AG-UI client fell behind its run: its stream is cut");
-            }
-            *sender = None;
+/// `value` as one server-sent event.
+pub(crate) fn frame(value: &Value) -> Bytes {
+    Bytes::from(format!("data: {value}\n\n"))
+}
+
+/// The bytes `value` takes as a frame, without writing it: its JSON and the frame's 8.
+fn size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
         }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(8);
+    // Writing a `Value` to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Whether `event` may be joined to, or join, another: a piece of a message or a call, or a
+/// state snapshot.
+fn joinable(event: &Value) -> bool {
+    matches!(
+        event["type"].as_str(),
+        Some(
+            "TEXT_MESSAGE_CONTENT"
+                | "REASONING_MESSAGE_CONTENT"
+                | "TOOL_CALL_ARGS"
+                | "STATE_SNAPSHOT"
+        )
+    )
+}
+
+/// Whether `later` joins `earlier` (both unread, both [`joinable`]): pieces of the same message
+/// or call, or two state snapshots.
+fn joins(earlier: &Value, later: &Value) -> bool {
+    earlier["type"] == later["type"]
+        && earlier["subagentRunId"] == later["subagentRunId"]
+        && earlier["messageId"] == later["messageId"]
+        && earlier["toolCallId"] == later["toolCallId"]
+}
+
+impl Outbox {
+    /// Buffers `event` (joined to the one before when it may be); past a bound, cuts the stream
+    /// instead.
+    pub(crate) fn push(&self, event: Value) {
+        let limits = self.shared.limits;
+        let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.closed || state.cut || state.gone {
+            return;
+        }
+        if !joinable(&event) {
+            let frame = frame(&event);
+            state.bytes += frame.len();
+            state.queue.push_back(Item::Frame(frame));
+        } else if let Some(Item::Open(last, len)) = state.queue.back_mut()
+            && joins(last, &event)
+        {
+            let (before, after) = match (last.get_mut("delta"), event["delta"].as_str()) {
+                (Some(Value::String(joined)), Some(piece)) => {
+                    joined.push_str(piece);
+                    // The piece as it is written in JSON, without its quotes.
+                    let added = size(&Value::from(piece)) - 10;
+                    (*len, *len + added)
+                }
+                _ => {
+                    let replaced = size(&event);
+                    *last = event;
+                    (*len, replaced)
+                }
+            };
+            *len = after;
+            state.bytes = state.bytes - before + after;
+        } else {
+            let len = size(&event);
+            state.bytes += len;
+            state.queue.push_back(Item::Open(event, len));
+        }
+        if state.queue.len() > limits.events || state.bytes > limits.bytes {
+            state.queue.clear();
+            state.bytes = 0;
+            state.cut = true;
+            tracing::warn!("an AG-UI client fell behind its run: its stream is cut");
+        }
+        drop(state);
+        self.shared.ready.notify_one();
     }
 
     /// Ends the stream after what is buffered.
     pub(crate) fn close(&self) {
-        self.sender.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .closed = true;
+        self.shared.ready.notify_one();
     }
 }
 
 impl Inbox {
     /// The next frame: `Ok(None)` at the end, `Err` once the stream was cut.
     pub(crate) async fn next(&mut self) -> Result<Option<Bytes>, StreamCut> {
-        if self.shared.cut.load(Ordering::Acquire) {
-            return Err(StreamCut);
+        loop {
+            let item = {
+                let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+                if state.cut {
+                    return Err(StreamCut);
+                }
+                let item = state.queue.pop_front();
+                if let Some(item) = &item {
+                    state.bytes = state.bytes.saturating_sub(item.len());
+                } else if state.closed {
+                    return Ok(None);
+                }
+                item
+            };
+            // Written out here, on the reader's task, with the run free to go on.
+            match item {
+                Some(Item::Frame(frame)) => return Ok(Some(frame)),
+                Some(Item::Open(event, _)) => return Ok(Some(frame(&event))),
+                None => self.shared.ready.notified().await,
+            }
         }
-        let frame = self.receiver.recv().await;
-        if self.shared.cut.load(Ordering::Acquire) {
-            return Err(StreamCut);
-        }
-        if let Some(frame) = &frame {
-            self.shared.bytes.fetch_sub(frame.len(), Ordering::AcqRel);
-        }
-        Ok(frame)
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.gone = true;
+        state.queue.clear();
     }
 }
 

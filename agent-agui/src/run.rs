@@ -10,7 +10,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -32,11 +31,6 @@ pub(crate) struct RunContext {
     pub(crate) run_timeout: Duration,
 }
 
-/// `value` as one server-sent event.
-pub(crate) fn frame(value: &Value) -> Bytes {
-    Bytes::from(format!("data: {value}\n\n"))
-}
-
 /// Runs `request`, writing its events into `outbox`, and closes it; `cancel` stops it (the run
 /// timeout, or a person through the console). `ended` gets its last event before the client
 /// does.
@@ -48,15 +42,15 @@ pub(crate) async fn run(
     ended: impl FnOnce(&Value),
 ) {
     let (thread, run_id) = (request.thread_id, request.run_id);
-    outbox.push(frame(&json!({
+    outbox.push(json!({
         "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
-    })));
+    }));
     let start = match request.start {
         Ok(start) => start,
         Err(message) => {
             let error = run_error(&message, "eugene.input");
             ended(&error);
-            outbox.push(frame(&error));
+            outbox.push(error);
             outbox.close();
             return;
         }
@@ -69,8 +63,8 @@ pub(crate) async fn run(
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .map(event, &mut out);
-        for value in &out {
-            sink_outbox.push(frame(value));
+        for value in out {
+            sink_outbox.push(value);
         }
     };
     let runtime = context
@@ -93,10 +87,10 @@ pub(crate) async fn run(
     attribute_interrupts(&mut last, &mapper);
     drop(mapper);
     ended(&last);
-    for value in &out {
-        outbox.push(frame(value));
+    for value in out {
+        outbox.push(value);
     }
-    outbox.push(frame(&last));
+    outbox.push(last);
     outbox.close();
 }
 

@@ -1,6 +1,6 @@
 //! The endpoint's edge and bounds, attacked with raw HTTP: no token, a foreign page, a client
-//! that never reads its stream (the run finishes anyway, the stream is cut at its bound), a
-//! request that cannot start a run.
+//! that never reads its stream (the run finishes anyway, the stream is cut at its bound), one
+//! that reads late (its text joined, cut only past the bound), a flood of subscribers.
 
 mod support;
 
@@ -137,6 +137,80 @@ async fn a_client_that_never_reads_does_not_hold_up_the_run_and_its_stream_is_cu
         "a cut stream showed the run's end"
     );
     assert!(got.matches("TEXT_MESSAGE_CONTENT").count() < 200_000);
+}
+
+/// Runs `runtime` for a client that reads nothing until the run is saved in its thread, then
+/// everything: what it got.
+async fn read_late(server: AguiServer, threads: Arc<Threads>, thread: &str) -> String {
+    let (addr, _task) = serve(server).await;
+    let started = Instant::now();
+    let mut late = post(addr, &[("Authorization", BEARER)], &input(thread, "talk")).await;
+    while threads.load(thread).await.unwrap().is_none() {
+        assert!(started.elapsed() < PATIENCE, "the run did not finish");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut got = Vec::new();
+    tokio::time::timeout(PATIENCE, late.read_to_end(&mut got))
+        .await
+        .expect("the stream ends")
+        .ok();
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// A client that falls behind a run streaming text gets the text joined into fewer, larger
+/// pieces, not a cut stream: 20,000 pieces against a bound of 256 events, all of the text and
+/// the run's end arrive. Pieces that cannot be joined (300 calls: their starts, ends and
+/// results) are still cut at the bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reader_behind_a_fast_run_gets_its_text_joined_and_is_cut_only_past_the_bound() {
+    let limits = BufferLimits {
+        events: 256,
+        bytes: 4 * 1024 * 1024,
+    };
+    let long = "word ".repeat(20_000);
+    let threads = Arc::new(Threads::new(10));
+    let server = AguiServer::new(runtime([MockReply::text(long.clone())]))
+        .threads(threads.clone())
+        .buffer(limits);
+    let got = read_late(server, threads, "joined").await;
+    assert!(got.contains("RUN_FINISHED"), "the stream was cut");
+    let pieces: Vec<serde_json::Value> = got
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .filter(|event: &serde_json::Value| event["type"] == "TEXT_MESSAGE_CONTENT")
+        .collect();
+    let text: String = pieces
+        .iter()
+        .map(|p| p["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, long, "the text joined is the text streamed");
+    assert!(
+        pieces.len() < 20_000,
+        "nothing was joined: {}",
+        pieces.len()
+    );
+
+    let calls: Vec<agent_core::ToolCall> = (0..300)
+        .map(|i| agent_core::ToolCall::new(format!("c{i}"), "lookup", json!({"name": "x"})))
+        .collect();
+    let threads = Arc::new(Threads::new(10));
+    let server = AguiServer::new(runtime([
+        MockReply::tool_calls(calls),
+        MockReply::text("done"),
+    ]))
+    .threads(threads.clone())
+    .buffer(limits);
+    let got = read_late(server, threads, "calls").await;
+    assert!(
+        got.starts_with("HTTP/1.1 200"),
+        "{}",
+        &got[..200.min(got.len())]
+    );
+    assert!(
+        !got.contains("RUN_FINISHED"),
+        "a cut stream showed the run's end"
+    );
 }
 
 /// A flood of subscribers: 48 clients each start a run of 2,000 events and never read its
