@@ -1,7 +1,7 @@
 //! The console: a page for people ([`CONSOLE_PATH`]) to start runs on a thread, watch them, and
 //! decide on the calls a run paused on; and the guarded listing it reads ([`THREADS_PATH`]).
 //!
-//! The page is static — HTML, one script, one stylesheet, written for this crate and embedded in
+//! The page is static — HTML, two scripts, one stylesheet, written for this crate and embedded in
 //! it (`src/console/`), nothing fetched from elsewhere, no data in it — so it is served without
 //! the token, with a strict `Content-Security-Policy` (scripts, styles and fetches from the
 //! server itself only, no inline script, no frames) and `X-Content-Type-Options: nosniff`.
@@ -28,6 +28,20 @@
 //! [`AguiServer::skill_schemas`](crate::AguiServer::skill_schemas) — a nested agent's), so the
 //! page can check an edit before sending it. The page decides by `POST`ing a `resume` to
 //! [`AGUI_PATH`](crate::AGUI_PATH), bound to the interrupt's id as any client's decision is.
+//!
+//! An edit is checked in the page (`src/console/schema.js`, `/console/schema.js`) against that
+//! schema, as far as skills' schemas go: `type` (one or a list; `integer` a whole number), `enum`,
+//! `const`; `properties`, `required`, `patternProperties`, `additionalProperties` (`false` or a
+//! schema); `items`, `prefixItems`, `minItems`, `maxItems`; `minLength`, `maxLength` (in code
+//! points); `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
+//! `pattern` (one that is not a valid regular expression is ignored); `$ref` to a JSON Pointer
+//! in the same schema (`#/$defs/Name`, `#/definitions/Name`, `#`); `allOf`, `anyOf`, `oneOf`,
+//! `not`; the schemas `true` and `false`; nested to any depth. Other keywords (`format`,
+//! `description`, `default`, …) are ignored. Each error names its place in the value
+//! (`` `keep[1].days` must be integer ``), an edit with errors is not sent, and a schema that
+//! nests or refers to itself more than 64 deep is "too deep to check" rather than a hung page.
+//! The check is the page's, for the person: the runtime gets whatever is sent, and the skill's
+//! own input parsing, on the server, is what decides.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -71,6 +85,7 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 
 const PAGE: &str = include_str!("console/index.html");
 const SCRIPT: &str = include_str!("console/console.js");
+const SCHEMA_CHECK: &str = include_str!("console/schema.js");
 const STYLE: &str = include_str!("console/console.css");
 
 /// The ids of the threads the server ran, most recent first, at most `max`; and the runs of
@@ -209,6 +224,10 @@ pub(crate) fn router(listing: Listing) -> Router {
         .route(
             "/console/console.js",
             get(|| async { asset(SCRIPT, "text/javascript") }),
+        )
+        .route(
+            "/console/schema.js",
+            get(|| async { asset(SCHEMA_CHECK, "text/javascript") }),
         )
         .route(
             "/console/console.css",

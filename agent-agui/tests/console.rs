@@ -1,7 +1,8 @@
 //! The console, in headless Chromium driven by Selenium (`tests/console_browser.py`): a person
 //! starts a run whose sub-agent pauses on a destructive call, sees the call's path (`janitor ›
 //! delete_branch`) and exact arguments, and approves, denies or edits it; an edit the skill's
-//! schema refuses is refused in the page and nothing is sent; of two tabs deciding the same
+//! schema refuses, at its first level or deeper down (an enum, a struct reached by `$ref`, a
+//! list's item), is refused in the page naming where, and nothing is sent; of two tabs deciding the same
 //! call, one wins and the other is told it was refused. The skill's counter says what ran.
 //! Also: the page is public and holds nothing, the listing needs the token and a same-origin
 //! caller. Screenshots are saved under the target directory (`console-screenshots/`).
@@ -255,6 +256,33 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
     assert!(second.starts_with("refused: "), "{second}");
     assert_eq!(report["second_after"]["pending"], json!([]));
     assert_eq!(deleted(), 3, "the call decided twice ran once");
+
+    // An edit of every part of the skill's input, nested and listed ones too, goes through
+    // after the page refused the wrong ones, and the skill runs once on what was edited.
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(
+        addr,
+        "edit-schema",
+        "t-edit-schema",
+        &[("CONSOLE_EDIT_VALID", "1")],
+    )
+    .await;
+    assert_eq!(report["refusals"].as_array().unwrap().len(), 4, "{report}");
+    assert_eq!(report["after"]["finish"], "finished: success: All clean.");
+    let ran = "→ deleted stale (hard; signed off by ann after bob; keeping main 7 days)";
+    assert!(
+        report["after"]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["text"] == ran),
+        "{report}"
+    );
+    assert_eq!(
+        deleted(),
+        4,
+        "the edited call ran once, the refused edits never"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -271,6 +299,49 @@ async fn an_edit_the_page_refuses_sends_nothing() {
     assert_eq!(pending["path"], "janitor › delete_branch");
     assert_eq!(pending["arguments"], json!({"name": "old"}));
     assert_eq!(pending["inputSchema"]["required"], json!(["name"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_wrong_deeper_down_is_refused_in_the_page_naming_where() {
+    // The paused call's schema has an enum, a struct reached by `$ref` (a type that refers to
+    // itself stays under `$defs`), an `Option` and a `Vec` of structs with a `u32`: each edit
+    // wrong in one of them is refused in the page, its error naming the place, and nothing is
+    // sent (the counter is checked in the first test, which alone runs the skill).
+    let (addr, _task) = serve(nested("Deleted.")).await;
+    let report = browser(addr, "edit-schema", "t-schema", &[]).await;
+    let refusals = report["refusals"].as_array().unwrap();
+    let errors: Vec<&str> = refusals
+        .iter()
+        .map(|r| r["error"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            r#"`mode` must be one of "soft", "hard", null"#,
+            "`sign_off.after.by` is required",
+            "`keep[1].days` must be integer",
+            "`keep[0].days` must be at least 0",
+        ]
+    );
+    assert!(refusals.iter().all(|r| r["busy"] == false), "{refusals:?}");
+    let still = &report["still"]["pending"];
+    assert_eq!(still.as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(still[0]["arguments"], json!({"name": "old"}));
+    let listed = thread(addr, "t-schema").await;
+    assert_eq!(listed["state"], "paused", "{listed}");
+    let pending = &listed["pending"][0];
+    assert_eq!(pending["arguments"], json!({"name": "old"}));
+    let schema = &pending["inputSchema"];
+    assert_eq!(
+        schema["properties"]["sign_off"]["properties"]["after"]["anyOf"][0]["$ref"],
+        "#/$defs/SignOff",
+        "{schema}"
+    );
+    assert_eq!(schema["$defs"]["SignOff"]["required"], json!(["by"]));
+    assert_eq!(
+        schema["properties"]["keep"]["items"]["properties"]["days"]["format"],
+        "uint32"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -347,10 +418,22 @@ async fn the_page_is_public_and_strict_the_listing_guarded() {
     assert!(policy.contains("script-src 'self';"), "{policy}");
     assert!(!policy.contains("unsafe"), "{policy}");
     assert!(body.contains("/console/console.js"));
+    let (check, script) = (
+        body.find(r#"<script src="/console/schema.js""#),
+        body.find(r#"<script src="/console/console.js""#),
+    );
+    assert!(
+        check.is_some() && check < script,
+        "the check loads first: {body}"
+    );
     assert!(!body.contains("<script>"), "no inline script");
-    let (status, head, _) = get(addr, "/console/console.js", &[]).await;
-    assert_eq!(status, 200);
-    assert!(head.contains("content-type: text/javascript"), "{head}");
+    for script in ["/console/console.js", "/console/schema.js"] {
+        let (status, head, _) = get(addr, script, &[]).await;
+        assert_eq!(status, 200, "{script}");
+        assert!(head.contains("content-type: text/javascript"), "{head}");
+        assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+        assert!(head.contains(policy), "{script}: {head}");
+    }
 
     let auth = format!("Bearer {TOKEN}");
     let (status, _, _) = get(addr, "/agui/threads", &[]).await;

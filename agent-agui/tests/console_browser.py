@@ -165,6 +165,53 @@ def edit(driver):
     return report
 
 
+# Edits of the paused call (`{"name": "old"}`) that its schema refuses deeper down than the
+# first level: a value not in the enum, a required field missing in a struct reached by $ref, a
+# list item of the wrong type, a u32 below its minimum. The valid one sets every part of it.
+SCHEMA_REFUSED = (
+    '{"name": "old", "mode": "gentle"}',
+    '{"name": "old", "sign_off": {"by": "ann", "after": {}}}',
+    '{"name": "old", "keep": [{"branch": "main", "days": 7}, {"branch": "dev", "days": "soon"}]}',
+    '{"name": "old", "keep": [{"branch": "main", "days": -1}]}',
+)
+SCHEMA_VALID = ('{"name": "stale", "mode": "hard", "sign_off": {"by": "ann", "after": {"by": "bob"}}, '
+                '"keep": [{"branch": "main", "days": 7}]}')
+
+
+def edit_schema(driver):
+    start_run(driver, "Clean up the old branch.")
+    report = {"paused": page_state(driver), "refusals": []}
+    click(driver, ".edit")
+    area = driver.find_element(By.CSS_SELECTOR, "#pending .call .edited")
+    for attempt in SCHEMA_REFUSED:
+        area.clear()
+        area.send_keys(attempt)
+        click(driver, ".send-edit")
+        # The page writes its refusal as the click is handled; no error there means it sent
+        # (and the card may be gone or drawn again already: read it in one step).
+        error = driver.execute_script(
+            "const e = document.querySelector('#pending .call .edit-error');"
+            "return e ? e.textContent : '';")
+        if not error:
+            shot(driver, f"{SCENARIO}-not-refused")
+            raise AssertionError(f"the page did not refuse {attempt}: no error shown, "
+                                 f"busy {not idle(driver)}, {text(driver, 'finish')!r}")
+        report["refusals"].append({"sent": attempt, "error": error, "busy": not idle(driver)})
+        shot(driver, f"{SCENARIO}-refused-{len(report['refusals'])}")
+    refresh(driver)
+    report["still"] = page_state(driver)
+    if os.environ.get("CONSOLE_EDIT_VALID"):
+        click(driver, ".edit")
+        area = driver.find_element(By.CSS_SELECTOR, "#pending .call .edited")
+        area.clear()
+        area.send_keys(SCHEMA_VALID)
+        click(driver, ".send-edit")
+        finished(driver)
+        shot(driver, f"{SCENARIO}-sent")
+        report["after"] = page_state(driver)
+    return report
+
+
 def two_tabs(driver):
     start_run(driver, "Clean up the old branch.")
     first = driver.current_window_handle
@@ -225,6 +272,7 @@ def main():
                 "approve": lambda: decide(driver, ".approve"),
                 "deny": lambda: decide(driver, ".deny"),
                 "edit": lambda: edit(driver),
+                "edit-schema": lambda: edit_schema(driver),
                 "two-tabs": lambda: two_tabs(driver),
                 "isolation": lambda: isolation(driver),
             }[SCENARIO]()

@@ -1,7 +1,8 @@
 // The eugene console: reads the threads (GET /agui/threads), starts runs and sends decisions
 // (POST /agui), and shows a run's AG-UI events as they stream. Every request carries the token
 // the person typed or opened the page with (#token=…), kept in this tab's sessionStorage.
-// Nothing is written into the page as HTML: all text goes in through textContent.
+// Nothing is written into the page as HTML: all text goes in through textContent. An edited
+// call is checked against its skill's schema by schema.js (window.eugeneSchema), loaded first.
 "use strict";
 
 (() => {
@@ -188,7 +189,12 @@
         problem.textContent = "not JSON: " + error.message;
         return;
       }
-      const errors = check(value, call.inputSchema);
+      // The check is the page's (schema.js), for the person; the server parses what is sent.
+      if (!window.eugeneSchema) {
+        problem.textContent = "the schema check did not load: reload the page";
+        return;
+      }
+      const errors = window.eugeneSchema.check(value, call.inputSchema);
       if (errors.length > 0) {
         problem.textContent = errors.join("; ");
         return;
@@ -197,45 +203,6 @@
       decide(thread, call, { approved: true, editedArgs: value });
     });
     return box;
-  }
-
-  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-
-  function typeIs(value, type) {
-    switch (type) {
-      case "string": return typeof value === "string";
-      case "integer": return Number.isInteger(value);
-      case "number": return typeof value === "number" && Number.isFinite(value);
-      case "boolean": return typeof value === "boolean";
-      case "null": return value === null;
-      case "array": return Array.isArray(value);
-      case "object": return isObject(value);
-      default: return true;
-    }
-  }
-
-  // What is wrong with `value` as arguments for `schema`: required fields, primitive types,
-  // fields the schema does not allow. Empty when nothing is.
-  function check(value, schema) {
-    if (!isObject(value)) return ["the arguments must be a JSON object"];
-    if (!isObject(schema)) return [];
-    const errors = [];
-    const properties = isObject(schema.properties) ? schema.properties : {};
-    for (const name of schema.required || []) {
-      if (!(name in value)) errors.push("`" + name + "` is required");
-    }
-    for (const [name, field] of Object.entries(value)) {
-      const declared = properties[name];
-      if (declared === undefined) {
-        if (schema.additionalProperties === false) errors.push("`" + name + "` is not an argument");
-        continue;
-      }
-      const types = [].concat(isObject(declared) && declared.type ? declared.type : []);
-      if (types.length > 0 && !types.some((t) => typeIs(field, t))) {
-        errors.push("`" + name + "` must be " + types.join(" or "));
-      }
-    }
-    return errors;
   }
 
   function decide(thread, call, payload) {

@@ -1,6 +1,7 @@
 //! What the AG-UI tests share: a scripted agent (a read-only skill, a destructive one that
-//! counts its runs behind a permission gate), served on loopback, and the official client run
-//! with node against it.
+//! counts its runs behind a permission gate, whose input has an enum, a struct that refers to
+//! itself, an `Option` and a `Vec` of structs beside the branch's name), served on loopback, and
+//! the official client run with node against it.
 
 #![allow(dead_code)]
 
@@ -31,14 +32,82 @@ async fn lookup(name: String) -> Result<String, SkillError> {
     Ok(format!("{name}: 3 commits ahead"))
 }
 
+/// How a branch is deleted.
+#[derive(Debug, serde::Deserialize, agent_core::schemars::JsonSchema)]
+#[serde(crate = "agent_core::serde", rename_all = "snake_case")]
+#[schemars(crate = "agent_core::schemars")]
+enum Mode {
+    Soft,
+    Hard,
+}
+
+/// Who signed off on a deletion, after whose sign-off.
+// A type that refers to itself: its schema stays under `$defs`, reached by `$ref` (every other
+// type of a skill's input is inlined), so the console's check follows a reference.
+#[derive(Debug, serde::Deserialize, agent_core::schemars::JsonSchema)]
+#[serde(crate = "agent_core::serde")]
+#[schemars(crate = "agent_core::schemars")]
+struct SignOff {
+    /// Who.
+    by: String,
+    /// The sign-off this one came after.
+    after: Option<Box<SignOff>>,
+}
+
+/// A branch kept for a while.
+#[derive(Debug, serde::Deserialize, agent_core::schemars::JsonSchema)]
+#[serde(crate = "agent_core::serde")]
+#[schemars(crate = "agent_core::schemars")]
+struct Keep {
+    /// The branch.
+    branch: String,
+    /// For how many days.
+    days: u32,
+}
+
 /// Deletes a branch.
 ///
 /// # Arguments
 /// * `name` - The branch.
+/// * `mode` - How.
+/// * `sign_off` - Who signed off.
+/// * `keep` - Branches kept for a while.
 #[skill(destructive, register = false)]
-async fn delete_branch(name: String) -> Result<String, SkillError> {
+async fn delete_branch(
+    name: String,
+    mode: Option<Mode>,
+    sign_off: Option<SignOff>,
+    #[arg(default)] keep: Vec<Keep>,
+) -> Result<String, SkillError> {
     DELETED.fetch_add(1, Ordering::SeqCst);
-    Ok(format!("deleted {name}"))
+    Ok(deleted(&name, mode, sign_off.as_ref(), &keep))
+}
+
+/// What `delete_branch` answers: the branch, and what else it was given, so a test sees the
+/// arguments the skill saw (`deleted stale (hard; signed off by ann after bob; keeping main 7
+/// days)`).
+fn deleted(name: &str, mode: Option<Mode>, sign_off: Option<&SignOff>, keep: &[Keep]) -> String {
+    let mut given: Vec<String> = mode
+        .map(|m| format!("{m:?}").to_lowercase())
+        .into_iter()
+        .collect();
+    let mut by = Vec::new();
+    let mut next = sign_off;
+    while let Some(one) = next {
+        by.push(one.by.as_str());
+        next = one.after.as_deref();
+    }
+    if !by.is_empty() {
+        given.push(format!("signed off by {}", by.join(" after ")));
+    }
+    given.extend(
+        keep.iter()
+            .map(|k| format!("keeping {} {} days", k.branch, k.days)),
+    );
+    match given.is_empty() {
+        true => format!("deleted {name}"),
+        false => format!("deleted {name} ({})", given.join("; ")),
+    }
 }
 
 /// The registry: both skills, destructive calls asked about.
