@@ -15,6 +15,7 @@ use agent_core::{Permission, PermissionGate, Registry, SkillError, ToolCall, ski
 use agent_llm::{MockProvider, MockReply};
 use agent_runtime::AgentRuntime;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const TOKEN: &str = "agui-test-token-0123456789abcdef";
 /// How long anything here may take before the test fails: a bound on liveness, not a timing.
@@ -214,4 +215,63 @@ pub fn all_valid(report: &Value) {
             "turn {n}: events the schemas refuse"
         );
     }
+}
+
+/// A runtime whose model calls the agent `janitor`, whose own model calls `delete_branch`
+/// (asked about: the run pauses), then answers `child_answer`.
+pub fn nested(child_answer: &str) -> AguiServer {
+    let child = AgentRuntime::new(
+        MockProvider::new([
+            call("c1", "delete_branch", "old"),
+            MockReply::text(child_answer),
+        ]),
+        registry(),
+    )
+    .streaming(true);
+    let mut parent = Registry::new();
+    parent.add(child.into_skill("janitor", "Cleans up branches."));
+    let runtime = AgentRuntime::new(
+        MockProvider::new([
+            MockReply::tool_calls([ToolCall::new(
+                "p1",
+                "janitor",
+                json!({"goal": "delete the old branch"}),
+            )]),
+            MockReply::text("All clean."),
+        ]),
+        parent,
+    )
+    .streaming(true);
+    AguiServer::new(runtime).skill_schemas(&registry())
+}
+
+/// One `GET` over a fresh connection: the status, the headers (lowercase), the body.
+pub async fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head[9..12].parse().unwrap();
+    (status, head.to_lowercase(), body.to_owned())
+}
+
+/// The thread `id` in the server's listing; `None` while it is not listed.
+pub async fn listed(addr: SocketAddr, id: &str) -> Option<Value> {
+    let auth = format!("Bearer {TOKEN}");
+    let (status, _, body) = get(addr, "/agui/threads", &[("Authorization", &auth)]).await;
+    assert_eq!(status, 200, "{body}");
+    let listing: Value = serde_json::from_str(&body).unwrap();
+    listing["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .cloned()
 }
