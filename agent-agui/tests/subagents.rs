@@ -2,7 +2,8 @@
 //! an AG-UI sub-agent (`SUBAGENT_STARTED` with the call that ran it, its events carrying its
 //! `subagentRunId`, `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`), nested agents name their parent,
 //! an agent that pauses is `suspended` and comes back as a new invocation when resumed, and a
-//! recorded Anthropic stream's thinking arrives as `REASONING_*` events. The client's own
+//! recorded Anthropic stream's thinking arrives as `REASONING_*` events; code mode's program is
+//! a sub-agent too, its calls inside it. The client's own
 //! verifier runs on every stream (it refuses, for example, an event attributed to a sub-agent
 //! that is not running, or a run finished with one still open), and every event is checked
 //! with `@ag-ui/core`'s schemas.
@@ -311,5 +312,55 @@ async fn recorded_thinking_streams_as_reasoning_before_the_answer() {
     assert!(
         messages.iter().any(|m| m["role"] == "reasoning"),
         "{messages:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn code_modes_program_is_a_sub_agent_its_calls_inside_it() {
+    use agent_code::CodeMode;
+    let mut skills = registry();
+    skills.with_code_mode();
+    let program = "const a = await lookup({name: 'main'});\n\
+                   const b = await lookup({name: 'dev'});\n\
+                   return a + '; ' + b;";
+    let runtime = parent(
+        vec![
+            MockReply::tool_calls([ToolCall::new("p1", "run_code", json!({"code": program}))]),
+            MockReply::text("Both are ahead."),
+        ],
+        skills,
+    );
+    let (addr, _task) = serve(AguiServer::new(runtime)).await;
+    let report = client(addr, "t-code", json!([{"message": "Check both."}])).await;
+    ok(&report);
+    let turn = &report["turns"][0];
+    let (start, started) = find(turn, "SUBAGENT_STARTED", 0);
+    assert_eq!(started["name"], "run_code");
+    assert_eq!(started["parentToolCallId"], "p1");
+    let (end, finished) = find(turn, "SUBAGENT_FINISHED", start);
+    assert_eq!(finished["subagentRunId"], started["subagentRunId"]);
+    assert_eq!(finished["outcome"]["type"], "success");
+    let results: Vec<&Value> = events(turn)[start..end]
+        .iter()
+        .filter(|e| e["type"] == "TOOL_CALL_RESULT")
+        .collect();
+    assert_eq!(results.len(), 2, "{turn}");
+    for (result, name) in results.iter().zip(["main", "dev"]) {
+        assert_eq!(result["subagentRunId"], started["subagentRunId"]);
+        assert!(
+            result["toolCallId"]
+                .as_str()
+                .unwrap()
+                .starts_with("run_code/")
+        );
+        assert_eq!(result["content"], format!("{name}: 3 commits ahead"));
+    }
+    let (_, outer) = find(turn, "TOOL_CALL_RESULT", end);
+    assert_eq!(outer["toolCallId"], "p1");
+    assert!(
+        outer["content"]
+            .as_str()
+            .unwrap()
+            .contains("main: 3 commits ahead; dev")
     );
 }
