@@ -75,7 +75,13 @@ pub(crate) async fn run(
     let store = &*context.threads;
     let started = async {
         match start {
-            Start::Goal(goal) => runtime.run(goal).in_session(store, &thread).await,
+            Start::Goal(goal, media) => {
+                let mut request = runtime.run(goal);
+                for part in media {
+                    request = request.attach(part);
+                }
+                request.in_session(store, &thread).await
+            }
             Start::Decide(decisions) => runtime.decide(decisions).in_session(store, &thread).await,
         }
     };

@@ -1,7 +1,7 @@
 // Drives eugene's AG-UI endpoint with the official client (@ag-ui/client's HttpAgent) and checks
 // every event it receives against @ag-ui/core's own schemas. Run by tests/agui_client.rs:
 //   node agui_client.cjs <url> <token> <thread> '<turns as JSON>'
-// Each turn is {"message": text} or {"resume": "approve" | "deny" | "extra" | "tampered" |
+// Each turn is {"message": text}, {"message": null, "content": [parts]} or {"resume": "approve" | "deny" | "extra" | "tampered" |
 // "again" | "deny-again"}: "again" sends the last "approve" or "deny" resume once more,
 // "deny-again" denies what it answered.
 // Prints one JSON object: per turn the events, the schema failures, the client's error, the
@@ -60,9 +60,9 @@ async function main() {
       },
     };
     try {
-      if (turn.message !== undefined) {
+      if (turn.message !== undefined || turn.content !== undefined) {
         n += 1;
-        agent.addMessage({ id: `user-${n}`, role: "user", content: turn.message });
+        agent.addMessage({ id: `user-${n}`, role: "user", content: turn.content ?? turn.message });
         await agent.runAgent({}, subscriber);
       } else {
         const resume = answers(turn.resume, agent.pendingInterrupts);
