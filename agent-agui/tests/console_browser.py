@@ -154,15 +154,20 @@ def edit(driver):
     refresh(driver)
     report["still"] = page_state(driver)
     if os.environ.get("CONSOLE_EDIT_VALID"):
-        click(driver, ".edit")
-        area = driver.find_element(By.CSS_SELECTOR, "#pending .call .edited")
-        area.clear()
-        area.send_keys('{"name": "stale"}')
-        click(driver, ".send-edit")
-        finished(driver)
-        shot(driver, f"{SCENARIO}-sent")
-        report["after"] = page_state(driver)
+        report["after"] = send_edit(driver, '{"name": "stale"}')
     return report
+
+
+def send_edit(driver, edit):
+    """Edits the call to `edit`, sends it, waits for the run to finish: the page then."""
+    click(driver, ".edit")
+    area = driver.find_element(By.CSS_SELECTOR, "#pending .call .edited")
+    area.clear()
+    area.send_keys(edit)
+    click(driver, ".send-edit")
+    finished(driver)
+    shot(driver, f"{SCENARIO}-sent")
+    return page_state(driver)
 
 
 # Edits of the paused call (`{"name": "old"}`) that its schema refuses deeper down than the
@@ -201,14 +206,7 @@ def edit_schema(driver):
     refresh(driver)
     report["still"] = page_state(driver)
     if os.environ.get("CONSOLE_EDIT_VALID"):
-        click(driver, ".edit")
-        area = driver.find_element(By.CSS_SELECTOR, "#pending .call .edited")
-        area.clear()
-        area.send_keys(SCHEMA_VALID)
-        click(driver, ".send-edit")
-        finished(driver)
-        shot(driver, f"{SCENARIO}-sent")
-        report["after"] = page_state(driver)
+        report["after"] = send_edit(driver, SCHEMA_VALID)
     return report
 
 

@@ -199,16 +199,5 @@ async fn start_held_run(addr: SocketAddr, id: &str) -> tokio::net::TcpStream {
 
 /// A POST without a body to `path`; the status.
 async fn post_to(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> u16 {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n"
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
-    String::from_utf8_lossy(&answer)[9..12].parse().unwrap()
+    send(addr, "POST", path, headers).await.0
 }

@@ -247,8 +247,20 @@ pub fn nested(child_answer: &str) -> AguiServer {
 
 /// One `GET` over a fresh connection: the status, the headers (lowercase), the body.
 pub async fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+    send(addr, "GET", path, headers).await
+}
+
+/// One bodiless request over a fresh connection: the status, the headers (lowercase), the body.
+pub async fn send(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n"
+    );
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
