@@ -5,8 +5,8 @@
 //! `eugene.replayed` event naming the run that applied them, and that run's last event
 //! (`RUN_FINISHED` or `RUN_ERROR`, its `runId` the new request's). Nothing runs again.
 //!
-//! The server keeps, per thread, the last resume it took (as a digest of its canonical JSON:
-//! [`crate::interrupt::fingerprint`]) and its run's last event, for at most `max_threads`
+//! The server keeps, per thread, the last resume it took (as a digest of its canonical JSON, its
+//! entries sorted) and its run's last event, for at most `max_threads`
 //! threads, the oldest forgotten first; a resume the pause refused (it changed nothing) is not
 //! kept in its place. A resume sent again while the first is still being applied is answered
 //! `RUN_ERROR` `eugene.resume` (send it again to get the outcome); one forgotten — another

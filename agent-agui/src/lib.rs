@@ -36,7 +36,7 @@
 //! | streams thinking ([`AgentEvent::ThinkingDelta`]) | `REASONING_START` and `REASONING_MESSAGE_START` (role `reasoning`) once, then `REASONING_MESSAGE_CONTENT` per piece; `REASONING_MESSAGE_END`, `REASONING_END` when text, a call or the step's end follows |
 //! | an agent it called, or code mode's program, starts ([`AgentEvent::Nested`], its first event) | `SUBAGENT_STARTED` (`subagentRunId` `run/s1`, `name` the skill's, `parentSubagentRunId` the agent above it when that is one too, `parentToolCallId` the call that ran it) |
 //! | that agent's events | the same events, each with its `subagentRunId`; steps named with the path (`researcher › step 1`), call ids after the agents' names (`researcher/c1`) |
-//! | that agent ends | `SUBAGENT_FINISHED` `outcome` `success`, or `suspended` when it paused for a person; `SUBAGENT_ERROR` (`message`, `code` `eugene.error`, `eugene.cancelled`, `eugene.unfinished`) when its call failed or it ended without an answer ([`subagents`](crate::subagents)) |
+//! | that agent ends | `SUBAGENT_FINISHED` `outcome` `success`, or `suspended` when it paused for a person; `SUBAGENT_ERROR` (`message`, `code` `eugene.error`, `eugene.cancelled`, `eugene.unfinished`) when its call failed or it ended without an answer ([`subagents`]) |
 //! | hands the conversation over ([`AgentEvent::HandedOff`]) | `CUSTOM` `eugene.handoff` `{to}`; the steps after it are named `billing › step 3` |
 //! | retries a model call ([`AgentEvent::Retry`]) | `CUSTOM` `eugene.retry` `{path, step, attempt, delayMs, error}` |
 //! | ends with an answer | `RUN_FINISHED`, `outcome` `{type: "success"}`, `result` the answer's text, `usage` the run's tokens |
