@@ -18,8 +18,10 @@
 //! [`SessionStore`](agent_runtime::SessionStore)): its conversation, and, when its run paused,
 //! the paused run, which never leaves the server. The next message of a thread continues its
 //! conversation; a pause is answered by a request whose `resume` entries carry the person's
-//! decisions ([`interrupt`]). What a request goes through is in [`http`], what is read of it in
-//! [`input`], the buffer between a run and a slow client in [`outbox`].
+//! decisions ([`interrupt`]), and the same decisions sent again get the first ones' outcome
+//! ([`answered`]). What a request goes through is in [`http`], what is read of it in [`input`],
+//! the buffer between a run and a slow client in [`outbox`], how the agents a run calls appear
+//! in [`subagents`].
 //!
 //! # The events
 //!

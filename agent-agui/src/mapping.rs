@@ -74,10 +74,15 @@ impl Mapper {
         self.map_in(&[], event, out);
     }
 
-    /// Closes everything still open (text, reasoning, tool calls, steps, the agents it called,
-    /// as ended with the run), innermost agents first.
-    pub(crate) fn close_all(&mut self, out: &mut Vec<Value>) {
-        self.close_subagents(&[], Ending::RunEnded, out);
+    /// Closes everything still open (text, reasoning, tool calls, steps, the agents it called:
+    /// suspended when the run `paused`, else ended with it), innermost agents first.
+    pub(crate) fn close_all(&mut self, paused: bool, out: &mut Vec<Value>) {
+        let ending = if paused {
+            Ending::RunPaused
+        } else {
+            Ending::RunEnded
+        };
+        self.close_subagents(&[], ending, out);
         let mut scopes = std::mem::take(&mut self.scopes);
         scopes.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
         for (_, scope) in &mut scopes {
@@ -282,7 +287,7 @@ impl Mapper {
             })),
             AgentEvent::HandedOff { to, .. } if path.is_empty() => {
                 let mut out_scope = Vec::new();
-                self.close_all(&mut out_scope);
+                self.close_all(false, &mut out_scope);
                 out.extend(out_scope);
                 self.handed_to = Some(to.clone());
                 out.push(json!({"type": "CUSTOM", "name": "eugene.handoff", "value": {"to": to}}));

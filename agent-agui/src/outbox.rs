@@ -203,6 +203,14 @@ impl Outbox {
     }
 }
 
+impl Drop for Outbox {
+    /// A run that stops writing without closing (its task was dropped) ends the stream all the
+    /// same, so a reader is never left waiting.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 impl Inbox {
     /// The next frame: `Ok(None)` at the end, `Err` once the stream was cut.
     pub(crate) async fn next(&mut self) -> Result<Option<Bytes>, StreamCut> {

@@ -87,8 +87,10 @@ pub(crate) async fn run(
     };
     let outcome = bounded(started, &cancel, context.run_timeout).await;
     let mut out = Vec::new();
+    let paused = matches!(&outcome, Ended::Run(ended, _) if matches!(&**ended,
+        Ok(RunOutcome { finish: FinishReason::AwaitingApproval { .. }, .. })));
     let mut mapper = mapper.lock().unwrap_or_else(|p| p.into_inner());
-    mapper.close_all(&mut out);
+    mapper.close_all(paused, &mut out);
     let mut last = last_event(&thread, &run_id, outcome, context.run_timeout);
     attribute_interrupts(&mut last, &mapper);
     drop(mapper);

@@ -5,8 +5,9 @@
 //!
 //! An agent ends when its run says so (its last `TurnFinished`), or else with the call that ran
 //! it (an agent that failed, code mode's program): a result that is an error is its
-//! `SUBAGENT_ERROR`. One still running when the run ends (cancelled, timed out) ends with
-//! `SUBAGENT_ERROR` `eugene.unfinished`.
+//! `SUBAGENT_ERROR`. One still running when the run pauses for a person (code mode's program,
+//! paused on a call inside it) is `suspended`; when the run ends otherwise (cancelled, timed
+//! out), `SUBAGENT_ERROR` `eugene.unfinished`.
 //!
 //! An interrupt a sub-agent raised carries its `subagentRunId` (the one that ended suspended).
 //!
@@ -29,6 +30,8 @@ pub(crate) enum Ending<'a> {
     Returned(&'a ToolResult),
     /// The run ended first.
     RunEnded,
+    /// The run paused for a person while it ran (code mode's program, whose call is pending).
+    RunPaused,
 }
 
 /// One sub-agent running.
@@ -126,7 +129,8 @@ impl Subagents {
             return;
         };
         let id = self.running.remove(at).id;
-        if let Ending::Finished(FinishReason::AwaitingApproval { .. }) = ending {
+        if let Ending::Finished(FinishReason::AwaitingApproval { .. }) | Ending::RunPaused = ending
+        {
             self.suspended.push((path.to_vec(), id.clone()));
         }
         let finished = |outcome: &str| json!({"type": "SUBAGENT_FINISHED", "subagentRunId": id, "outcome": {"type": outcome}});
@@ -135,7 +139,9 @@ impl Subagents {
             Ending::Finished(FinishReason::NoMoreToolCalls | FinishReason::PlanPending { .. }) => {
                 finished("success")
             }
-            Ending::Finished(FinishReason::AwaitingApproval { .. }) => finished("suspended"),
+            Ending::Finished(FinishReason::AwaitingApproval { .. }) | Ending::RunPaused => {
+                finished("suspended")
+            }
             Ending::Finished(FinishReason::Cancelled) => {
                 error("the agent was cancelled".into(), "eugene.cancelled")
             }

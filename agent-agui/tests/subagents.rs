@@ -32,6 +32,9 @@ fn parent(replies: Vec<MockReply>, skills: Registry) -> AgentRuntime {
     AgentRuntime::new(MockProvider::new(replies), skills).streaming(true)
 }
 
+/// Held by the tests that count `delete_branch`'s runs (the counter is the process's).
+static COUNTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn run_call(id: &str, agent: &str) -> MockReply {
     MockReply::tool_calls([ToolCall::new(id, agent, json!({"goal": "tidy up"}))])
 }
@@ -192,6 +195,7 @@ async fn nested_agents_name_their_parent_and_a_failed_one_is_an_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sub_agent_that_pauses_is_suspended_and_resumed_as_a_new_invocation() {
+    let _counting = COUNTING.lock().await;
     let before = DELETED.load(std::sync::atomic::Ordering::SeqCst);
     let mut skills = Registry::new();
     agent(
@@ -362,5 +366,50 @@ async fn code_modes_program_is_a_sub_agent_its_calls_inside_it() {
             .as_str()
             .unwrap()
             .contains("main: 3 commits ahead; dev")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn code_mode_paused_on_a_call_inside_is_suspended_and_its_interrupt_attributed() {
+    use agent_code::CodeMode;
+    let _counting = COUNTING.lock().await;
+    let before = DELETED.load(std::sync::atomic::Ordering::SeqCst);
+    let mut skills = registry();
+    skills.with_code_mode();
+    let program = "const a = await lookup({name: 'old'});\n\
+                   return await delete_branch({name: 'old'});";
+    let runtime = parent(
+        vec![
+            MockReply::tool_calls([ToolCall::new("p1", "run_code", json!({"code": program}))]),
+            MockReply::text("Deleted it."),
+        ],
+        skills,
+    );
+    let (addr, _task) = serve(AguiServer::new(runtime)).await;
+    let report = client(
+        addr,
+        "t-code-pause",
+        json!([{"message": "Delete old."}, {"resume": "approve"}]),
+    )
+    .await;
+    ok(&report);
+    let (paused, resumed) = (&report["turns"][0], &report["turns"][1]);
+    let (at, started) = find(paused, "SUBAGENT_STARTED", 0);
+    assert_eq!(started["name"], "run_code");
+    let (_, suspended) = find(paused, "SUBAGENT_FINISHED", at);
+    assert_eq!(suspended["subagentRunId"], started["subagentRunId"]);
+    assert_eq!(suspended["outcome"]["type"], "suspended");
+    let interrupt = &events(paused).last().unwrap()["outcome"]["interrupts"][0];
+    assert_eq!(interrupt["subagentRunId"], started["subagentRunId"]);
+    assert_eq!(
+        interrupt["metadata"]["eugene"]["path"],
+        "run_code › delete_branch"
+    );
+
+    assert_eq!(events(resumed).last().unwrap()["result"], "Deleted it.");
+    assert_eq!(
+        DELETED.load(std::sync::atomic::Ordering::SeqCst),
+        before + 1,
+        "the call approved inside the program ran once"
     );
 }
