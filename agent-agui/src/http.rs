@@ -25,10 +25,10 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use axum::http::{Method, StatusCode};
-use axum::response::Response;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use bytes::Bytes;
-use http_body_util::{BodyExt, StreamBody};
+use http_body_util::BodyExt;
 
 use crate::answered::{self, Answered, Seen};
 use crate::console::Known;
@@ -113,28 +113,24 @@ impl Endpoint {
     }
 }
 
-/// The SSE response reading `inbox`: ends with it, or with an error once it was cut.
+/// The SSE response reading `inbox` (axum's [`Sse`]: each event one `data:` line of JSON, a
+/// `: keep-alive` comment after 15 s of silence): ends with it, or with an error once it was cut.
 fn event_stream(inbox: Inbox) -> Response {
-    let frames = futures::stream::unfold(Some(inbox), |inbox| async move {
+    let events = futures::stream::unfold(Some(inbox), |inbox| async move {
         let mut inbox = inbox?;
-        let frame = tokio::select! {
+        let event = tokio::select! {
             next = inbox.next() => match next {
-                Ok(Some(frame)) => Ok(frame),
+                Ok(Some(json)) => Ok(Event::default().data(json)),
                 Ok(None) => return None,
                 Err(cut) => return Some((Err(cut), None)),
             },
-            () = tokio::time::sleep(KEEP_ALIVE) => Ok(Bytes::from_static(b": keep-alive\n\n")),
+            () = tokio::time::sleep(KEEP_ALIVE) => Ok(Event::default().comment("keep-alive")),
         };
-        Some((frame.map(hyper_frame), Some(inbox)))
+        Some((event, Some(inbox)))
     });
-    let mut response = Response::new(Body::new(StreamBody::new(frames)));
-    set(&mut response, CONTENT_TYPE, "text/event-stream");
+    let mut response = Sse::new(events).into_response();
     set(&mut response, CACHE_CONTROL, "no-store");
     response
-}
-
-fn hyper_frame(bytes: Bytes) -> http_body::Frame<Bytes> {
-    http_body::Frame::data(bytes)
 }
 
 fn set(response: &mut Response, name: axum::http::HeaderName, value: &'static str) {

@@ -74,8 +74,9 @@
 //! # Dependencies
 //!
 //! agent-core, agent-runtime (the loop, sessions, pauses), agent-llm (the `Cost` of each turn,
-//! summed per agent for the state snapshots), agent-serve (the network edge), axum
-//! and http-body(-util) (the router and the streamed body), tokio and tokio-util (the run's
+//! summed per agent for the state snapshots), agent-serve (the network edge), axum (the router,
+//! and the event stream as its `Sse` response: a well-kept SSE implementation, so the framing is
+//! not ours), http-body-util (reading a request's body), tokio and tokio-util (the run's
 //! task, its buffer, its cancellation), futures, async-trait (the thread store), serde and
 //! serde_json (the protocol's JSON), thiserror, tracing. The console's page is plain HTML, CSS
 //! and JavaScript written for this crate and embedded with `include_str!`: no npm build, nothing

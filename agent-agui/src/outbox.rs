@@ -17,7 +17,6 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -59,20 +58,25 @@ struct Shared {
 
 /// One event buffered.
 enum Item {
-    /// Written out.
-    Frame(Bytes),
-    /// Kept as JSON while it may be joined to (a piece, a snapshot), with its size as a frame.
+    /// Written out as JSON text.
+    Written(String),
+    /// Kept as a JSON value while it may be joined to (a piece, a snapshot), with its size as
+    /// sent.
     Open(Value, usize),
 }
 
 impl Item {
+    /// Its size as sent: its JSON and the 8 bytes of its SSE frame.
     fn len(&self) -> usize {
         match self {
-            Item::Frame(frame) => frame.len(),
+            Item::Written(text) => text.len() + FRAME,
             Item::Open(_, len) => *len,
         }
     }
 }
+
+/// What an event's SSE frame adds to its JSON: `data: `, and the blank line after it.
+const FRAME: usize = 8;
 
 #[derive(Default)]
 struct State {
@@ -100,12 +104,7 @@ pub(crate) fn buffer(limits: BufferLimits) -> (Outbox, Inbox) {
     )
 }
 
-/// `value` as one server-sent event.
-pub(crate) fn frame(value: &Value) -> Bytes {
-    Bytes::from(format!("data: {value}\n\n"))
-}
-
-/// The bytes `value` takes as a frame, without writing it: its JSON and the frame's 8.
+/// The bytes `value` takes as sent, without writing it: its JSON and its frame's.
 fn size(value: &Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
@@ -117,7 +116,7 @@ fn size(value: &Value) -> usize {
             Ok(())
         }
     }
-    let mut count = Count(8);
+    let mut count = Count(FRAME);
     // Writing a `Value` to a counter cannot fail.
     let _ = serde_json::to_writer(&mut count, value);
     count.0
@@ -156,9 +155,9 @@ impl Outbox {
             return;
         }
         if !joinable(&event) {
-            let frame = frame(&event);
-            state.bytes += frame.len();
-            state.queue.push_back(Item::Frame(frame));
+            let item = Item::Written(event.to_string());
+            state.bytes += item.len();
+            state.queue.push_back(item);
         } else if let Some(Item::Open(last, len)) = state.queue.back_mut()
             && joins(last, &event)
         {
@@ -166,7 +165,7 @@ impl Outbox {
                 (Some(Value::String(joined)), Some(piece)) => {
                     joined.push_str(piece);
                     // The piece as it is written in JSON, without its quotes.
-                    let added = size(&Value::from(piece)) - 10;
+                    let added = size(&Value::from(piece)) - FRAME - 2;
                     (*len, *len + added)
                 }
                 _ => {
@@ -212,8 +211,8 @@ impl Drop for Outbox {
 }
 
 impl Inbox {
-    /// The next frame: `Ok(None)` at the end, `Err` once the stream was cut.
-    pub(crate) async fn next(&mut self) -> Result<Option<Bytes>, StreamCut> {
+    /// The next event, as JSON text: `Ok(None)` at the end, `Err` once the stream was cut.
+    pub(crate) async fn next(&mut self) -> Result<Option<String>, StreamCut> {
         loop {
             let item = {
                 let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -230,8 +229,8 @@ impl Inbox {
             };
             // Written out here, on the reader's task, with the run free to go on.
             match item {
-                Some(Item::Frame(frame)) => return Ok(Some(frame)),
-                Some(Item::Open(event, _)) => return Ok(Some(frame(&event))),
+                Some(Item::Written(text)) => return Ok(Some(text)),
+                Some(Item::Open(event, _)) => return Ok(Some(event.to_string())),
                 None => self.shared.ready.notified().await,
             }
         }
