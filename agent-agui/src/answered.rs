@@ -12,7 +12,10 @@
 //! `RUN_ERROR` `eugene.resume` (send it again to get the outcome); one forgotten — another
 //! resume of the thread was taken after it, the server restarted, the thread is among the
 //! oldest — is taken as a new resume, which the thread's pause refuses when it was already
-//! answered (`RUN_ERROR`, nothing runs). A new message to the thread does not forget it.
+//! answered (`RUN_ERROR`, nothing runs). A new message to the thread does not forget it; but a
+//! resume that answers the thread's pause as it is now is applied, never replayed, even when it
+//! is the same as the last one (the model made the same call, with the same id and arguments,
+//! again).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -74,6 +77,19 @@ impl Answered {
                 None => Seen::Applying,
             };
         }
+        self.remember(&mut threads, thread, key, run_id);
+        Seen::New
+    }
+
+    /// Takes the resume `key` in `thread` as new although it was taken before: the thread is
+    /// paused again on calls it answers as they are now (a model that made the same call, with
+    /// the same id, again), so it answers this pause, not the one before.
+    pub(crate) fn renew(&self, thread: &str, key: &str, run_id: &str) {
+        let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        self.remember(&mut threads, thread, key, run_id);
+    }
+
+    fn remember(&self, threads: &mut Remembered, thread: &str, key: &str, run_id: &str) {
         let before = threads.last.remove(thread).map(|mut before| {
             before.before = None;
             Box::new(before)
@@ -94,7 +110,6 @@ impl Answered {
                 }
             }
         }
-        Seen::New
     }
 
     /// The run of the resume `key` in `thread` ended with `event`. A resume the thread's pause

@@ -87,7 +87,12 @@ impl Endpoint {
         let (outbox, inbox) = outbox::buffer(self.buffer);
         let answer = request.answer.clone();
         if let Some(key) = &answer {
-            let seen = self.answered.take(&request.thread_id, key, &request.run_id);
+            let (thread, run_id) = (&request.thread_id, &request.run_id);
+            let mut seen = self.answered.take(thread, key, run_id);
+            if matches!(seen, Seen::Again { .. }) && self.answers_the_pause(&request).await {
+                self.answered.renew(thread, key, run_id);
+                seen = Seen::New;
+            }
             if !matches!(seen, Seen::New) {
                 for event in answered::replay(&request.thread_id, &request.run_id, seen) {
                     outbox.push(event);
@@ -110,6 +115,27 @@ impl Endpoint {
             drop(running);
         });
         event_stream(inbox)
+    }
+}
+
+impl Endpoint {
+    /// Whether `request`'s decisions answer the pause its thread is in now: each names a call
+    /// pending there, with the digest it has.
+    async fn answers_the_pause(&self, request: &crate::input::Request) -> bool {
+        let Ok(crate::input::Start::Decide(decisions)) = &request.start else {
+            return false;
+        };
+        let Ok(Some(loaded)) = self.run.threads.load(&request.thread_id).await else {
+            return false;
+        };
+        let Some(paused) = &loaded.data.paused else {
+            return false;
+        };
+        decisions.iter().all(|(call, _)| {
+            paused.pending().iter().any(|pending| {
+                pending.id() == call.id && call.seen.as_deref() == Some(&*pending.digest())
+            })
+        })
     }
 }
 

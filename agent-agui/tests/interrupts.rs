@@ -2,7 +2,9 @@
 //! permission gate asks about, the client gets it as an AG-UI interrupt (the call's path,
 //! arguments, reason and digest), and the thread's next run carries the person's decision. The
 //! approved call runs exactly once; a denial never runs it; a decision naming a call that is not
-//! pending, or the call with other arguments than those shown, is refused and nothing runs.
+//! pending, or the call with other arguments than those shown, is refused and nothing runs. The
+//! same approval sent again gets the first one's outcome, and runs nothing; but it answers a new
+//! pause on the same call (same id, same arguments) as the new pause it is.
 //! (One test: the skill's counter is the process's.)
 
 mod support;
@@ -144,4 +146,36 @@ async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
         "{result}"
     );
     assert_eq!(DELETED.load(Ordering::SeqCst), 1, "a denied call ran");
+
+    // The model makes the same call, with the same id and arguments, after a new message: the
+    // same approval answers the new pause, and is applied, not answered from the last one.
+    let third = runtime([
+        call("c3", "delete_branch", "tmp"),
+        MockReply::text("Deleted."),
+        call("c3", "delete_branch", "tmp"),
+        MockReply::text("Deleted again."),
+    ]);
+    let (addr, _task) = serve(AguiServer::new(third)).await;
+    let report = client(
+        addr,
+        "t-same-call",
+        json!([
+            {"message": "Delete tmp."},
+            {"resume": "approve"},
+            {"message": "Once more."},
+            {"resume": "approve"},
+        ]),
+    )
+    .await;
+    all_valid(&report);
+    let turns = report["turns"].as_array().unwrap();
+    assert_eq!(turns[0]["pending"][0]["id"], turns[2]["pending"][0]["id"]);
+    let again = &turns[3];
+    assert_eq!(last(again)["result"], "Deleted again.", "{again}");
+    assert!(!types(again).contains(&"CUSTOM".to_owned()), "{again}");
+    assert_eq!(
+        DELETED.load(Ordering::SeqCst),
+        3,
+        "each approval of a pause ran its call"
+    );
 }
