@@ -181,7 +181,7 @@ impl Mapper {
                 name,
                 arguments,
             } => {
-                let id = call_id_in(path, call_id);
+                let id = self.call_id_in(path, call_id);
                 let scope = self.enter(path, *step, out);
                 end_streams(scope, out);
                 if !scope.calls.contains(&id) {
@@ -197,7 +197,7 @@ impl Mapper {
                 }
             }
             AgentEvent::ToolCall { step, call } => {
-                let id = call_id_in(path, &call.id);
+                let id = self.call_id_in(path, &call.id);
                 let scope = self.enter(path, *step, out);
                 end_streams(scope, out);
                 scope.running.push((id.clone(), call.name.clone()));
@@ -210,7 +210,7 @@ impl Mapper {
                 out.push(json!({"type": "TOOL_CALL_END", "toolCallId": id}));
             }
             AgentEvent::ToolResult { step, result } => {
-                let id = call_id_in(path, &result.call_id);
+                let id = self.call_id_in(path, &result.call_id);
                 // An agent this call ran that has not said it ended (it failed, or it is code
                 // mode's program) ends with the call.
                 let spawned = self.subagents.spawned_by(&id);
@@ -361,22 +361,25 @@ impl Mapper {
         name
     }
 
+    /// A call's id in the stream: its own for the run's agent; for a call of an agent it called,
+    /// after the id of the call that ran that agent (`p1/c1`, as the pending call's id is
+    /// written), or, when that call is not known, after the agent's invocation id: unique in the
+    /// thread when the model's own ids are, though an agent's ids start again at every
+    /// invocation (code mode's `c1`, `c2`, …).
+    fn call_id_in(&self, path: &[String], id: &str) -> String {
+        if path.is_empty() {
+            return id.to_owned();
+        }
+        let mut full = self.subagents.prefix(path).unwrap_or_default().to_owned();
+        full.push('/');
+        full.push_str(id);
+        full
+    }
+
     fn message_id(&mut self) -> String {
         self.messages += 1;
         format!("{}-m{}", self.run_id, self.messages)
     }
-}
-
-/// A call's id in the stream: its own for the run's agent, after the agents' names for a call
-/// of an agent it called (`researcher/c1`), so that ids stay unique in the thread.
-fn call_id_in(path: &[String], id: &str) -> String {
-    if path.is_empty() {
-        return id.to_owned();
-    }
-    let mut full = path.join("/");
-    full.push('/');
-    full.push_str(id);
-    full
 }
 
 /// Attributes `events` to the sub-agent `id`, those that are not already (a deeper agent's, or

@@ -103,6 +103,13 @@ impl Subagents {
             .map(|(_, id)| id.as_str())
     }
 
+    /// What the ids of the calls of the sub-agent running at `path` are written after: the id,
+    /// in the stream, of the call that ran it, or its invocation id when that is not known.
+    pub(crate) fn prefix(&self, path: &[String]) -> Option<&str> {
+        let running = self.running.iter().find(|r| r.path == path)?;
+        Some(running.call.as_deref().unwrap_or(&running.id))
+    }
+
     /// The path of the sub-agent running that the call `call` (its id in the stream) ran.
     pub(crate) fn spawned_by(&self, call: &str) -> Option<Vec<String>> {
         self.running

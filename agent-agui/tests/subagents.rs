@@ -53,14 +53,27 @@ fn find<'a>(turn: &'a Value, kind: &str, from: usize) -> (usize, &'a Value) {
         .unwrap_or_else(|| panic!("no {kind} after event {from}: {turn}"))
 }
 
+/// Every event valid, every stream taken by the client's verifier, and no tool call id started
+/// twice in the thread.
 fn ok(report: &Value) {
     all_valid(report);
+    let mut started = std::collections::HashSet::new();
     for (n, turn) in report["turns"].as_array().unwrap().iter().enumerate() {
         assert_eq!(
             turn["error"],
             json!(null),
             "turn {n}: the client refused the stream"
         );
+        for event in events(turn)
+            .iter()
+            .filter(|e| e["type"] == "TOOL_CALL_START")
+        {
+            let id = event["toolCallId"].as_str().unwrap();
+            assert!(
+                started.insert(id.to_owned()),
+                "the call id {id} started twice"
+            );
+        }
     }
 }
 
@@ -112,7 +125,7 @@ async fn an_agent_called_is_a_sub_agent_its_events_attributed_to_it() {
     ] {
         assert!(kinds.contains(&kind), "{kind} missing inside: {kinds:?}");
     }
-    assert!(inside.iter().any(|e| e["toolCallId"] == "janitor/c1"));
+    assert!(inside.iter().any(|e| e["toolCallId"] == "p1/c1"));
     // The parent's own events carry no attribution, and its result for `p1` comes after the
     // sub-agent ended.
     let (result_at, result) = find(turn, "TOOL_CALL_RESULT", end);
@@ -168,7 +181,7 @@ async fn nested_agents_name_their_parent_and_a_failed_one_is_an_error() {
     let (inner_at, inner) = find(turn, "SUBAGENT_STARTED", at + 1);
     assert_eq!(inner["name"], "inner");
     assert_eq!(inner["parentSubagentRunId"], outer["subagentRunId"]);
-    assert_eq!(inner["parentToolCallId"], "outer/o1");
+    assert_eq!(inner["parentToolCallId"], "p1/o1");
     assert_ne!(inner["subagentRunId"], outer["subagentRunId"]);
     // The inner one ends first.
     let finished: Vec<&Value> = events(turn)
@@ -327,9 +340,11 @@ async fn code_modes_program_is_a_sub_agent_its_calls_inside_it() {
     let program = "const a = await lookup({name: 'main'});\n\
                    const b = await lookup({name: 'dev'});\n\
                    return a + '; ' + b;";
+    // Two programs in one run: each numbers its calls from c1, the stream tells them apart.
     let runtime = parent(
         vec![
             MockReply::tool_calls([ToolCall::new("p1", "run_code", json!({"code": program}))]),
+            MockReply::tool_calls([ToolCall::new("p2", "run_code", json!({"code": program}))]),
             MockReply::text("Both are ahead."),
         ],
         skills,
@@ -351,12 +366,7 @@ async fn code_modes_program_is_a_sub_agent_its_calls_inside_it() {
     assert_eq!(results.len(), 2, "{turn}");
     for (result, name) in results.iter().zip(["main", "dev"]) {
         assert_eq!(result["subagentRunId"], started["subagentRunId"]);
-        assert!(
-            result["toolCallId"]
-                .as_str()
-                .unwrap()
-                .starts_with("run_code/")
-        );
+        assert!(result["toolCallId"].as_str().unwrap().starts_with("p1/"));
         assert_eq!(result["content"], format!("{name}: 3 commits ahead"));
     }
     let (_, outer) = find(turn, "TOOL_CALL_RESULT", end);

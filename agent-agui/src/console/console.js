@@ -297,7 +297,11 @@
     return item;
   }
 
-  const callDepth = (id) => (id.match(/\//g) || []).length;
+  // How deep an event is: the depth of the agent it is attributed to (0: the run's own).
+  const depthOf = (event) => {
+    const agent = view.agents[event.subagentRunId];
+    return agent ? agent.depth : 0;
+  };
 
   // One AG-UI event, into the run's view.
   function show(event) {
@@ -342,7 +346,7 @@
         break;
       }
       case "TOOL_CALL_START": {
-        const item = line("tool-call", "", callDepth(event.toolCallId));
+        const item = line("tool-call", "", depthOf(event));
         view.calls[event.toolCallId] = { item: item, name: event.toolCallName, args: "" };
         item.textContent = "⚙ " + event.toolCallName + " ";
         break;
@@ -355,7 +359,7 @@
         break;
       }
       case "TOOL_CALL_RESULT":
-        line("tool-result", "→ " + event.content, callDepth(event.toolCallId));
+        line("tool-result", "→ " + event.content, depthOf(event));
         break;
       case "STATE_SNAPSHOT": {
         const s = event.snapshot || {};
