@@ -143,6 +143,27 @@ impl Known {
         }
     }
 
+    /// As [`Known::begin`], only when no run of `id` is going on: a run that answers the thread's
+    /// pause runs alone (`None`: another run of the thread is going on).
+    pub(crate) fn begin_alone(
+        self: &Arc<Self>,
+        id: &str,
+        cancel: CancellationToken,
+    ) -> Option<Running> {
+        let run = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let runs = running.entry(id.to_owned()).or_default();
+        if !runs.is_empty() {
+            return None;
+        }
+        runs.push((run, cancel));
+        Some(Running {
+            known: self.clone(),
+            id: id.to_owned(),
+            run,
+        })
+    }
+
     /// Cancels every run of `id` going on; whether there was one.
     fn cancel(&self, id: &str) -> bool {
         let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
@@ -258,7 +279,13 @@ impl Listing {
                 .data
                 .paused
                 .as_ref()
-                .map(|run| run.pending().iter().map(|p| self.describe(p)).collect())
+                .map(|run| {
+                    let pause = run.pause_id().unwrap_or_default();
+                    run.pending()
+                        .iter()
+                        .map(|p| self.describe(p, pause))
+                        .collect()
+                })
                 .unwrap_or_default();
             let state = match (running, pending.is_empty()) {
                 (true, _) => "running",
@@ -313,8 +340,8 @@ impl Listing {
         response
     }
 
-    fn describe(&self, pending: &agent_core::pending::PendingCall) -> Value {
-        let shown = interrupt::interrupt(pending);
+    fn describe(&self, pending: &agent_core::pending::PendingCall, pause: &str) -> Value {
+        let shown = interrupt::interrupt(pending, pause);
         let eugene = &shown["metadata"]["eugene"];
         json!({
             "interruptId": shown["id"],

@@ -85,28 +85,41 @@ impl Endpoint {
         };
         self.known.record(&request.thread_id);
         let (outbox, inbox) = outbox::buffer(self.buffer);
-        let answer = request.answer.clone();
-        if let Some(key) = &answer {
-            let (thread, run_id) = (&request.thread_id, &request.run_id);
-            let mut seen = self.answered.take(thread, key, run_id);
-            if matches!(seen, Seen::Again { .. }) && self.answers_the_pause(&request).await {
-                self.answered.renew(thread, key, run_id);
-                seen = Seen::New;
-            }
-            if !matches!(seen, Seen::New) {
-                for event in answered::replay(&request.thread_id, &request.run_id, seen) {
-                    outbox.push(event);
-                }
-                outbox.close();
-                return event_stream(inbox);
-            }
-        }
+        let (thread, run_id) = (request.thread_id.clone(), request.run_id.clone());
         let cancel = tokio_util::sync::CancellationToken::new();
-        let running = self.known.begin(&request.thread_id, cancel.clone());
-        let (answered, thread) = (self.answered.clone(), request.thread_id.clone());
+        // Answers to a pause: the same ones again get their outcome; new ones run alone in the
+        // thread, so that its pause cannot change between their check and their claim.
+        let (running, ticket) = match &request.answer {
+            None => (self.known.begin(&thread, cancel.clone()), None),
+            Some(key) => {
+                let refused = match self.answered.take(&thread, key, &run_id) {
+                    Seen::New(ticket) => match self.known.begin_alone(&thread, cancel.clone()) {
+                        Some(running) => Ok((running, Some(ticket))),
+                        None => {
+                            let busy = answered::busy();
+                            self.answered.ended(&thread, ticket, &busy);
+                            Err(vec![busy])
+                        }
+                    },
+                    seen => Err(answered::replay(&thread, &run_id, seen)),
+                };
+                match refused {
+                    Ok(taken) => taken,
+                    Err(events) => {
+                        outbox.push(serde_json::json!({
+                            "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
+                        }));
+                        events.into_iter().for_each(|event| outbox.push(event));
+                        outbox.close();
+                        return event_stream(inbox);
+                    }
+                }
+            }
+        };
+        let answered = self.answered.clone();
         let ended = move |last: &serde_json::Value| {
-            if let Some(key) = answer {
-                answered.ended(&thread, &key, last);
+            if let Some(ticket) = ticket {
+                answered.ended(&thread, ticket, last);
             }
         };
         let run = crate::run::run(self.run.clone(), request, Arc::new(outbox), cancel, ended);
@@ -115,27 +128,6 @@ impl Endpoint {
             drop(running);
         });
         event_stream(inbox)
-    }
-}
-
-impl Endpoint {
-    /// Whether `request`'s decisions answer the pause its thread is in now: each names a call
-    /// pending there, with the digest it has.
-    async fn answers_the_pause(&self, request: &crate::input::Request) -> bool {
-        let Ok(crate::input::Start::Decide(decisions)) = &request.start else {
-            return false;
-        };
-        let Ok(Some(loaded)) = self.run.threads.load(&request.thread_id).await else {
-            return false;
-        };
-        let Some(paused) = &loaded.data.paused else {
-            return false;
-        };
-        decisions.iter().all(|(call, _)| {
-            paused.pending().iter().any(|pending| {
-                pending.id() == call.id && call.seen.as_deref() == Some(&*pending.digest())
-            })
-        })
     }
 }
 

@@ -21,9 +21,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use agent_core::content::{Media, MediaLimits};
-use agent_core::pending::{CallRef, Decision};
 
-use crate::interrupt::{self, ResumeEntry};
+use crate::interrupt::{self, Answer, ResumeEntry};
 
 /// The longest `threadId` and `runId` accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -45,8 +44,8 @@ struct RunAgentInput {
 pub(crate) enum Start {
     /// The person's next message: its text and media.
     Goal(String, Vec<Media>),
-    /// Decisions for the thread's paused run.
-    Decide(Vec<(CallRef, Decision)>),
+    /// Decisions for the thread's paused run, and the pause they answer.
+    Decide(Answer),
 }
 
 /// A request, read.

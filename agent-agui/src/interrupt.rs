@@ -5,17 +5,20 @@
 //!
 //! | interrupt field | from the pending call |
 //! |---|---|
-//! | `id` | its id ([`PendingCall::id`], `c1`, `p1/c1`), `#`, its digest ([`PendingCall::digest`]) |
+//! | `id` | its id ([`PendingCall::id`], `c1`, `p1/c1`), `#`, its digest ([`PendingCall::digest`]), `@`, the pause's id (new at every pause: [`RunState::pause_id`](agent_runtime::RunState::pause_id)) |
 //! | `reason` | `tool_call` |
 //! | `message` | its path (`billing › refund`) and the reason the gate gave |
 //! | `toolCallId` | the call's id, as its `TOOL_CALL_*` events carried it (calls of the run's own agent) |
 //! | `responseSchema` | `{approved: boolean, editedArgs?: object, reason?: string}`, `approved` required |
-//! | `metadata.eugene` | `path`, `skill`, `arguments`, `reason`, `digest`, `agents` (the agents it was called in, outermost first), `destructive`, `readOnly` |
+//! | `metadata.eugene` | `path`, `skill`, `arguments`, `reason`, `digest`, `pause`, `agents` (the agents it was called in, outermost first), `destructive`, `readOnly` |
 //! | `subagentRunId` | the sub-agent that raised it, when an agent the run called paused ([`crate::subagents`]) |
 //!
-//! A `resume` entry names an interrupt by that id, and so the call *as the person was shown it*:
-//! the digest in the id is checked against the call that would run, so a decision cannot
-//! approve a call whose arguments or path differ from those shown. `status: "resolved"` with
+//! A `resume` entry names an interrupt by that id, and so the call *as the person was shown it*,
+//! in the pause they were shown it in: the digest in the id is checked against the call that
+//! would run, so a decision cannot approve a call whose arguments or path differ from those
+//! shown, and the pause against the thread's, so an answer to an earlier pause (a retry that
+//! arrives after the thread paused again, even on the same call) is refused, never taken for an
+//! answer to this one. The entries of one request answer one pause. `status: "resolved"` with
 //! `payload.approved: true` approves (with `payload.editedArgs`, an object: runs with those
 //! arguments instead), `approved: false` denies (`payload.reason` the reason the model reads);
 //! `status: "cancelled"` denies. An entry whose id names no pending call, a pending call
@@ -32,6 +35,8 @@ pub const MAX_RESUME_ENTRIES: usize = 256;
 
 /// Separates a pending call's id from its digest in an interrupt's id.
 const DIGEST_MARK: char = '#';
+/// Separates the digest from the pause's id in an interrupt's id.
+const PAUSE_MARK: char = '@';
 
 /// One entry of `RunAgentInput.resume`.
 #[derive(Debug, Clone, Deserialize)]
@@ -43,11 +48,11 @@ pub(crate) struct ResumeEntry {
     payload: Option<Value>,
 }
 
-/// The interrupt a pending call is shown as.
-pub(crate) fn interrupt(pending: &PendingCall) -> Value {
+/// The interrupt a pending call of the pause `pause` is shown as.
+pub(crate) fn interrupt(pending: &PendingCall, pause: &str) -> Value {
     let digest = pending.digest();
     let mut interrupt = json!({
-        "id": format!("{}{DIGEST_MARK}{digest}", pending.id()),
+        "id": format!("{}{DIGEST_MARK}{digest}{PAUSE_MARK}{pause}", pending.id()),
         "reason": "tool_call",
         "message": format!("{}: {}", pending.path(), pending.reason),
         "responseSchema": {
@@ -65,6 +70,7 @@ pub(crate) fn interrupt(pending: &PendingCall) -> Value {
             "arguments": pending.call.arguments,
             "reason": pending.reason,
             "digest": digest,
+            "pause": pause,
             "agents": pending.via.iter().filter(|s| !s.is_handoff()).map(|s| &s.skill).collect::<Vec<_>>(),
             "destructive": pending.is_destructive,
             "readOnly": pending.is_read_only,
@@ -93,25 +99,54 @@ pub(crate) fn fingerprint(entries: &[ResumeEntry]) -> String {
     agent_core::digest::sha256_hex(&parts)
 }
 
-/// The decisions `entries` make, each bound to the call its interrupt showed; an error saying
-/// which entry cannot be read.
-pub(crate) fn decisions(entries: &[ResumeEntry]) -> Result<Vec<(CallRef, Decision)>, String> {
+/// The pause `entries` answer and the decisions they make, each bound to the call its interrupt
+/// showed; an error saying which entry cannot be read.
+pub(crate) fn decisions(entries: &[ResumeEntry]) -> Result<Answer, String> {
     if entries.len() > MAX_RESUME_ENTRIES {
         return Err(format!(
             "{} resume entries, over the {MAX_RESUME_ENTRIES} a request may carry",
             entries.len()
         ));
     }
-    entries.iter().map(decision).collect()
+    let mut pause: Option<&str> = None;
+    let mut decisions = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let (of, decision) = decision(entry)?;
+        if pause.is_some_and(|pause| pause != of) {
+            return Err(
+                "the resume entries answer different pauses: one request answers one".into(),
+            );
+        }
+        pause = Some(of);
+        decisions.push(decision);
+    }
+    Ok(Answer {
+        pause: pause.unwrap_or_default().to_owned(),
+        decisions,
+    })
 }
 
-fn decision(entry: &ResumeEntry) -> Result<(CallRef, Decision), String> {
-    let Some((id, digest)) = entry.interrupt_id.rsplit_once(DIGEST_MARK) else {
-        return Err(format!(
-            "the interrupt `{}` is not one this server sent (no digest)",
+/// What a request's `resume` entries say.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    /// The id of the pause they answer.
+    pub(crate) pause: String,
+    /// The decisions, each bound to a call as it was shown.
+    pub(crate) decisions: Vec<(CallRef, Decision)>,
+}
+
+fn decision(entry: &ResumeEntry) -> Result<(&str, (CallRef, Decision)), String> {
+    let not_ours = || {
+        format!(
+            "the interrupt `{}` is not one this server sent (no digest and pause)",
             entry.interrupt_id
-        ));
+        )
     };
+    let (shown, pause) = entry
+        .interrupt_id
+        .rsplit_once(PAUSE_MARK)
+        .ok_or_else(not_ours)?;
+    let (id, digest) = shown.rsplit_once(DIGEST_MARK).ok_or_else(not_ours)?;
     let call = CallRef::seen(id, digest);
     let decision = match entry.status.as_str() {
         "cancelled" => Decision::Deny("the person cancelled the decision".into()),
@@ -147,7 +182,7 @@ fn decision(entry: &ResumeEntry) -> Result<(CallRef, Decision), String> {
             ));
         }
     };
-    Ok((call, decision))
+    Ok((pause, (call, decision)))
 }
 
 #[cfg(test)]

@@ -45,16 +45,18 @@ pub(crate) async fn run(
     outbox.push(json!({
         "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
     }));
-    let start = match request.start {
-        Ok(start) => start,
-        Err(message) => {
-            let error = run_error(&message, "eugene.input");
-            ended(&error);
-            outbox.push(error);
-            outbox.close();
-            return;
-        }
+    let refused = match &request.start {
+        Err(message) => Some(run_error(message, "eugene.input")),
+        Ok(Start::Decide(answer)) => not_the_pause(&*context.threads, &thread, &answer.pause).await,
+        Ok(Start::Goal(..)) => None,
     };
+    if let Some(error) = refused {
+        ended(&error);
+        outbox.push(error);
+        outbox.close();
+        return;
+    }
+    let start = request.start.expect("refused above");
     let mapper = Arc::new(Mutex::new(Mapper::new(&run_id)));
     let (sink_mapper, sink_outbox) = (mapper.clone(), outbox.clone());
     let sink = move |event: &AgentEvent| {
@@ -82,7 +84,10 @@ pub(crate) async fn run(
                 }
                 request.in_session(store, &thread).await
             }
-            Start::Decide(decisions) => runtime.decide(decisions).in_session(store, &thread).await,
+            Start::Decide(answer) => {
+                let decide = runtime.decide(answer.decisions);
+                decide.in_session(store, &thread).await
+            }
         }
     };
     let outcome = bounded(started, &cancel, context.run_timeout).await;
@@ -167,7 +172,12 @@ fn last_event(thread: &str, run_id: &str, ended: Ended, timeout: Duration) -> Va
             finished["outcome"] = json!({"type": "success"});
         }
         FinishReason::AwaitingApproval { pending } if !pending.is_empty() => {
-            let interrupts: Vec<Value> = pending.iter().map(interrupt::interrupt).collect();
+            let pause = outcome.state.as_ref().and_then(|s| s.pause_id());
+            let pause = pause.unwrap_or_default();
+            let interrupts: Vec<Value> = pending
+                .iter()
+                .map(|call| interrupt::interrupt(call, pause))
+                .collect();
             finished["outcome"] = json!({"type": "interrupt", "interrupts": interrupts});
         }
         FinishReason::Cancelled => finished["outcome"] = json!({"type": "cancelled"}),
@@ -200,9 +210,37 @@ fn attribute_interrupts(last: &mut Value, mapper: &Mapper) {
     }
 }
 
+/// Why answers to the pause `pause` cannot be taken in `thread`: it is not paused, or paused
+/// again since (another pause's id); `None` when they answer its pause. Checked with no other
+/// run of the thread going on (the endpoint runs an answer alone), so the pause cannot change
+/// before the run claims it.
+async fn not_the_pause(store: &dyn SessionStore, thread: &str, pause: &str) -> Option<Value> {
+    let loaded = match store.load(thread).await {
+        Ok(loaded) => loaded,
+        Err(error) => return Some(run_error(&error.to_string(), "eugene.thread")),
+    };
+    let current = loaded
+        .as_ref()
+        .and_then(|l| l.data.paused.as_ref())
+        .map(|state| state.pause_id().unwrap_or_default());
+    match current {
+        Some(current) if current == pause => None,
+        Some(_) => Some(run_error(
+            "these answers are for an earlier pause of the thread, which has paused again since: \
+             answer the interrupts of its last RUN_FINISHED",
+            "eugene.resume",
+        )),
+        None => Some(run_error(
+            "the thread is not paused: there is nothing these answers can decide",
+            "eugene.resume",
+        )),
+    }
+}
+
 fn error_code(error: &AgentError) -> &'static str {
     match error {
         AgentError::Resume(_) => "eugene.resume",
+        AgentError::Session(agent_runtime::StoreError::Conflict { .. }) => "eugene.conflict",
         AgentError::Session(_) => "eugene.thread",
         AgentError::Provider(_) => "eugene.model",
         _ => "eugene.error",

@@ -30,7 +30,7 @@ function answers(kind, pending) {
       return [...pending.map((i) => approve(i.id)), approve(`not-pending#${digest}`)];
     }
     case "tampered":
-      return pending.map((i) => approve(i.id.replace(/#.*$/, "#" + "0".repeat(64))));
+      return pending.map((i) => approve(i.id.replace(/#[0-9a-f]{64}@/, "#" + "0".repeat(64) + "@")));
     case "again":
       return lastAnswer;
     case "deny-again":
@@ -69,12 +69,15 @@ async function main() {
         if (turn.resume === "approve" || turn.resume === "deny") lastAnswer = resume;
         // A forged answer would be refused by the client itself (its ids must cover the pending
         // ones): forget them, as a client that does not check would, so the server is asked.
+        // ("again" and "deny-again" may answer a pause the client no longer has, which the
+        // client would refuse to send: it forgets its pending interrupts for them too.)
         const pending = agent.pendingInterrupts;
-        if (turn.resume === "tampered") agent.pendingInterrupts = [];
+        const unchecked = ["tampered", "again", "deny-again"].includes(turn.resume);
+        if (unchecked) agent.pendingInterrupts = [];
         try {
           await agent.runAgent({ resume }, subscriber);
         } finally {
-          if (turn.resume === "tampered") agent.pendingInterrupts = pending;
+          if (unchecked) agent.pendingInterrupts = pending;
         }
       }
     } catch (e) {

@@ -55,9 +55,11 @@ async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
     assert_eq!(paused["outcome"]["type"], "interrupt");
     let interrupt = &paused["outcome"]["interrupts"][0];
     let id = interrupt["id"].as_str().unwrap();
-    let (call_id, digest) = id.split_once('#').unwrap();
+    let (call_id, shown) = id.split_once('#').unwrap();
+    let (digest, pause) = shown.split_once('@').unwrap();
     assert_eq!(call_id, "c1");
     assert_eq!(digest.len(), 64);
+    assert!(!pause.is_empty());
     assert_eq!(interrupt["reason"], "tool_call");
     assert_eq!(interrupt["toolCallId"], "c1");
     let eugene = &interrupt["metadata"]["eugene"];
@@ -147,8 +149,10 @@ async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
     );
     assert_eq!(DELETED.load(Ordering::SeqCst), 1, "a denied call ran");
 
-    // The model makes the same call, with the same id and arguments, after a new message: the
-    // same approval answers the new pause, and is applied, not answered from the last one.
+    // The model makes the same call, with the same id and arguments, after a new message: a new
+    // pause, with interrupts of its own. The approval of the first pause sent again is answered
+    // with its outcome and decides nothing here; an answer to the first pause that was not
+    // taken before is refused; the new pause's own approval runs the call.
     let third = runtime([
         call("c3", "delete_branch", "tmp"),
         MockReply::text("Deleted."),
@@ -163,19 +167,94 @@ async fn a_pause_is_an_interrupt_answered_by_a_decision_bound_to_the_call() {
             {"message": "Delete tmp."},
             {"resume": "approve"},
             {"message": "Once more."},
+            {"resume": "again"},
+            {"resume": "deny-again"},
             {"resume": "approve"},
         ]),
     )
     .await;
     all_valid(&report);
     let turns = report["turns"].as_array().unwrap();
-    assert_eq!(turns[0]["pending"][0]["id"], turns[2]["pending"][0]["id"]);
-    let again = &turns[3];
-    assert_eq!(last(again)["result"], "Deleted again.", "{again}");
-    assert!(!types(again).contains(&"CUSTOM".to_owned()), "{again}");
+    let (first, second) = (&turns[0]["pending"][0]["id"], &turns[2]["pending"][0]["id"]);
+    assert_ne!(first, second, "two pauses, two interrupts");
+    assert_eq!(
+        first.as_str().unwrap().split('@').next(),
+        second.as_str().unwrap().split('@').next(),
+        "the same call, digest and all"
+    );
+    assert_eq!(types(&turns[3]), ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]);
+    assert_eq!(last(&turns[3])["result"], "Deleted.");
+    let earlier = last(&turns[4]);
+    assert_eq!(earlier["code"], "eugene.resume", "{earlier}");
+    assert!(
+        earlier["message"]
+            .as_str()
+            .unwrap()
+            .contains("earlier pause"),
+        "{earlier}"
+    );
+    assert_eq!(last(&turns[5])["result"], "Deleted again.", "{}", turns[5]);
     assert_eq!(
         DELETED.load(Ordering::SeqCst),
         3,
-        "each approval of a pause ran its call"
+        "each pause's approval ran its call once"
     );
+
+    // Two different answers to one pause at once (two tabs, one approving, one denying): one is
+    // applied, the other runs nothing and says why; each sent again gets what it got.
+    let fourth = runtime([
+        call("c4", "delete_branch", "race"),
+        MockReply::text("Deleted race."),
+        MockReply::text("Kept race."),
+    ]);
+    let (addr, _task) = serve(AguiServer::new(fourth)).await;
+    let report = client(addr, "t-race", json!([{"message": "Delete race."}])).await;
+    let id = report["turns"][0]["pending"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = |run: &str, approved: bool| {
+        json!({"threadId": "t-race", "runId": run, "messages": [], "resume": [
+            {"interruptId": id, "status": "resolved", "payload": {"approved": approved}}]})
+    };
+    let (approve, deny) = (answer("r-approve", true), answer("r-deny", false));
+    let (a, d) = tokio::join!(post_events(addr, &approve), post_events(addr, &deny));
+    let ends = |events: &[Value]| events.last().unwrap().clone();
+    let (a_end, d_end) = (ends(&a), ends(&d));
+    let won: Vec<&Value> = [&a_end, &d_end]
+        .into_iter()
+        .filter(|e| e["type"] == "RUN_FINISHED")
+        .collect();
+    assert_eq!(won.len(), 1, "{a_end} {d_end}");
+    let lost = if a_end["type"] == "RUN_FINISHED" {
+        &d_end
+    } else {
+        &a_end
+    };
+    assert!(
+        ["eugene.conflict", "eugene.resume"].contains(&lost["code"].as_str().unwrap()),
+        "{lost}"
+    );
+    let ran = usize::from(a_end["type"] == "RUN_FINISHED");
+    assert_eq!(
+        DELETED.load(Ordering::SeqCst),
+        3 + ran,
+        "approved once at most"
+    );
+    // Sent again: the one applied gets its outcome; the other is refused (the pause is gone).
+    let (winner, loser) = if ran == 1 {
+        (&approve, &deny)
+    } else {
+        (&deny, &approve)
+    };
+    let again = post_events(addr, winner).await;
+    assert_eq!(again[1]["name"], "eugene.replayed", "{again:?}");
+    assert_eq!(again[2]["result"], won[0]["result"]);
+    let refused = post_events(addr, loser).await;
+    assert_eq!(
+        refused.last().unwrap()["code"],
+        "eugene.resume",
+        "{refused:?}"
+    );
+    assert_eq!(DELETED.load(Ordering::SeqCst), 3 + ran);
 }

@@ -287,3 +287,28 @@ pub async fn listed(addr: SocketAddr, id: &str) -> Option<Value> {
         .find(|t| t["id"] == id)
         .cloned()
 }
+
+/// A `POST` of `body` to the endpoint with the token, over a fresh connection: the events of
+/// the answer, in order.
+pub async fn post_events(addr: SocketAddr, body: &Value) -> Vec<Value> {
+    let body = body.to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        agent_agui::AGUI_PATH,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
+        .await
+        .expect("answered")
+        .unwrap();
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
