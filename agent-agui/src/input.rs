@@ -4,23 +4,25 @@
 //! The thread's conversation is kept on the server, so of the `messages` a client sends (AG-UI
 //! clients send the whole history each time) only the last one, which must be the user's, is
 //! read: its text (a string, or the `text` parts of an array) is the run's goal, and its
-//! `image`, `audio` and `document` parts go with it as media. A part's bytes come inline
-//! (`source: {type: "data", value: <base64>, mimeType}`, checked to be of that type and within
-//! [`MediaLimits`]' default part size, before the run starts) or by URL (`{type: "url", value,
-//! mimeType}`: the type is required here, and a URL that is not `https`/`http`/`gs` or names a
-//! loopback or private address is refused, as every provider would refuse it). A `video` part, or a `file` source (a handle another provider
-//! issued), cannot be sent to eugene's models: the request is refused with `RUN_ERROR`
-//! `eugene.input`, and nothing runs. The request body's limit
+//! `image`, `audio` and `document` parts go with it as media, each of the kind its `mimeType`
+//! says (`image/*` for an image part, `audio/*` for audio, anything else for a document). A
+//! part's bytes come inline (`source: {type: "data", value: <base64>, mimeType}`, checked to be
+//! of that type and within [`MediaLimits`]' default part size, before the run starts) or by URL
+//! (`{type: "url", value, mimeType}`: the type is required here, and a URL that is not
+//! `https`/`http`/`gs` or names a loopback or private address is refused, as every provider
+//! would refuse it). A `video` part, or a `file` source (a handle another provider issued),
+//! cannot be sent to eugene's models: the request is refused with `RUN_ERROR` `eugene.input`,
+//! and nothing runs. The request body's limit
 //! ([`AguiServer::max_body_bytes`](crate::AguiServer::max_body_bytes), 1 MiB by default) bounds
-//! the whole message: raise it to take larger media. `state`,
-//! `tools`, `context` and `forwardedProps` are accepted and not used. A request with `resume`
-//! entries continues the thread's paused run with the decisions they make
-//! ([`crate::interrupt`]), and its messages are not read.
+//! the whole message: raise it to take larger media. `state`, `tools`, `context` and
+//! `forwardedProps` are accepted and not used. A request with `resume` entries continues the
+//! thread's paused run with the decisions they make ([`crate::interrupt`]), and its messages are
+//! not read.
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use agent_core::content::{Media, MediaLimits};
+use agent_core::content::{Media, MediaKind, MediaLimits};
 
 use crate::interrupt::{self, Answer, ResumeEntry};
 
@@ -131,6 +133,11 @@ fn goal(messages: &[Value]) -> Result<(String, Vec<Media>), String> {
 /// A media part's bytes or URL, checked.
 fn media_of(part: &Value) -> Result<Media, String> {
     let source = &part["source"];
+    if let (Some(kind), Some(media_type)) = (part["type"].as_str(), source["mimeType"].as_str())
+        && MediaKind::of(media_type).as_str() != kind
+    {
+        return Err(format!("`{media_type}` is not {kind}"));
+    }
     let value = source["value"]
         .as_str()
         .ok_or("its source has no `value`")?;

@@ -9,6 +9,11 @@
 //! paused on a call inside it) is `suspended`; when the run ends otherwise (cancelled, timed
 //! out), `SUBAGENT_ERROR` `eugene.unfinished`.
 //!
+//! Two invocations of the same agent running at once (two calls of it in one turn) cannot be
+//! told apart in the runtime's events, which name an agent by its path: their events go to one
+//! sub-agent, started with no `parentToolCallId`, until one of them ends it. Code mode's inner
+//! calls have no model steps: they show as the program's step 0.
+//!
 //! An interrupt a sub-agent raised carries its `subagentRunId` (the one that ended suspended).
 //!
 //! An invocation's id is the run's id, `/s`, and a count (`run-7/s2`): a new one each time an

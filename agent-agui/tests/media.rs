@@ -76,6 +76,10 @@ async fn a_part_eugene_cannot_send_refuses_the_request_and_asks_nothing() {
             "mimeType",
         ),
         (
+            json!({"type": "image", "source": {"type": "url", "value": "https://e.com/a.mp3", "mimeType": "audio/mpeg"}}),
+            "is not image",
+        ),
+        (
             json!({"type": "image", "source": {"type": "url", "value": "http://127.0.0.1/secret.png", "mimeType": "image/png"}}),
             "loopback",
         ),
