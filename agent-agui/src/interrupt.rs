@@ -8,7 +8,7 @@
 //! | `id` | its id ([`PendingCall::id`], `c1`, `p1/c1`), `#`, its digest ([`PendingCall::digest`]), `@`, the pause's id (new at every pause: [`RunState::pause_id`](agent_runtime::RunState::pause_id)) |
 //! | `reason` | `tool_call` |
 //! | `message` | its path (`billing › refund`) and the reason the gate gave |
-//! | `toolCallId` | the call's id, as its `TOOL_CALL_*` events carried it (calls of the run's own agent) |
+//! | `toolCallId` | the call's id, as its `TOOL_CALL_*` events carried it (`c1`; `p1/c1` inside an agent the run called) |
 //! | `responseSchema` | `{approved: boolean, editedArgs?: object, reason?: string}`, `approved` required |
 //! | `metadata.eugene` | `path`, `skill`, `arguments`, `reason`, `digest`, `pause`, `agents` (the agents it was called in, outermost first), `destructive`, `readOnly` |
 //! | `subagentRunId` | the sub-agent that raised it, when an agent the run called paused ([`crate::subagents`]) |
@@ -76,9 +76,9 @@ pub(crate) fn interrupt(pending: &PendingCall, pause: &str) -> Value {
             "readOnly": pending.is_read_only,
         }},
     });
-    if pending.via.iter().all(|step| step.is_handoff()) {
-        interrupt["toolCallId"] = json!(pending.call.id.to_string());
-    }
+    // A call inside an agent the run called is written in the stream after the calls that ran
+    // the agents, as the pending call's id is.
+    interrupt["toolCallId"] = json!(pending.id());
     interrupt
 }
 

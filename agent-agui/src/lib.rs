@@ -43,6 +43,7 @@
 //! | retries a model call ([`AgentEvent::Retry`]) | `CUSTOM` `eugene.retry` `{path, step, attempt, delayMs, error}` |
 //! | ends with an answer | `RUN_FINISHED`, `outcome` `{type: "success"}`, `result` the answer's text, `usage` the run's tokens |
 //! | pauses for a person | `RUN_FINISHED`, `outcome` `{type: "interrupt", interrupts}`, one per pending call ([`interrupt`]) |
+//! | goes on after the person's decisions | a decided call's `TOOL_CALL_RESULT` against the id it was shown with; its `TOOL_CALL_START`/`ARGS`/`END` are not sent again |
 //! | is cancelled | `RUN_FINISHED`, `outcome` `{type: "cancelled"}` |
 //! | fails, runs past the timeout, ends without an answer (a budget, stuck) | `RUN_ERROR` (`message`, `code` `eugene.error`, `eugene.resume`, `eugene.thread`, `eugene.model`, `eugene.timeout`, `eugene.unfinished`; `eugene.input` for a request that cannot start a run) |
 //!

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use agent_runtime::AgentEvent;
 
-use crate::subagents::{Ending, Subagents};
+use crate::subagents::{Ending, Hop, Subagents};
 
 /// What is open in one agent's part of the run: the run's own agent, or one it called.
 #[derive(Default)]
@@ -21,9 +21,6 @@ struct Scope {
     reasoning: Option<(String, String)>,
     /// The tool calls started from streamed pieces and not yet ended.
     calls: Vec<String>,
-    /// The calls made and without a result yet, by their ids in the stream, with the skill
-    /// called: an agent running as a skill is one of them.
-    running: Vec<(String, String)>,
 }
 
 /// Turns one run's events into AG-UI events.
@@ -32,9 +29,12 @@ pub(crate) struct Mapper {
     /// The agent the conversation was handed to last, if it was.
     handed_to: Option<String>,
     /// The scopes, by the path of agents (empty: the run's own).
-    scopes: Vec<(Vec<String>, Scope)>,
+    scopes: Vec<(Vec<Hop>, Scope)>,
     /// The agents it called that are running, as AG-UI sub-agents.
     subagents: Subagents,
+    /// The ids of the calls this run continues with a person's decision, as the stream names
+    /// them (`c1`, `p1/c2`): shown already, by the run that paused.
+    decided: Vec<String>,
     /// How many events with a message id were made, for unique ids.
     messages: u64,
     /// The run's own totals, as its last `Usage` said (steps, tokens, cost).
@@ -56,13 +56,15 @@ struct AgentUse {
 }
 
 impl Mapper {
-    /// A mapper for the run `run_id` (message ids are made unique with it).
-    pub(crate) fn new(run_id: &str) -> Self {
+    /// A mapper for the run `run_id` (message ids are made unique with it), which continues
+    /// the calls `decided` (pending calls' ids) with a person's decisions.
+    pub(crate) fn new(run_id: &str, decided: Vec<String>) -> Self {
         Mapper {
             run_id: run_id.to_owned(),
             handed_to: None,
             scopes: Vec::new(),
             subagents: Subagents::new(run_id),
+            decided,
             messages: 0,
             totals: json!({}),
             agents: std::collections::BTreeMap::new(),
@@ -90,10 +92,19 @@ impl Mapper {
         }
     }
 
-    fn map_in(&mut self, path: &[String], event: &AgentEvent, out: &mut Vec<Value>) {
-        if let AgentEvent::Nested { path: inner, event } = event {
+    fn map_in(&mut self, path: &[Hop], event: &AgentEvent, out: &mut Vec<Value>) {
+        if let AgentEvent::Nested {
+            path: agents,
+            calls,
+            event,
+            ..
+        } = event
+        {
             let mut full = path.to_vec();
-            full.extend(inner.iter().cloned());
+            for (at, agent) in agents.iter().enumerate() {
+                let call = calls.get(at).cloned().unwrap_or_default();
+                full.push(Hop::new(agent, call));
+            }
             return self.map_in(&full, event, out);
         }
         if path.is_empty() {
@@ -114,18 +125,18 @@ impl Mapper {
         }
     }
 
-    /// The id of the sub-agent at `path` (the names of the agents on the way) that paused for a
-    /// person in this run.
-    pub(crate) fn suspended(&self, path: &[String]) -> Option<String> {
+    /// The id of the sub-agent at `path` (the agents on the way, and the calls that ran them)
+    /// that paused for a person in this run.
+    pub(crate) fn suspended(&self, path: &[Hop]) -> Option<String> {
         self.subagents.suspended(path).map(str::to_owned)
     }
 
     /// The id of the sub-agent running at `path`, started (and the agents on the way) if not.
-    fn open_subagent(&mut self, path: &[String], out: &mut Vec<Value>) -> String {
+    fn open_subagent(&mut self, path: &[Hop], out: &mut Vec<Value>) -> String {
         for depth in 1..=path.len() {
-            let (outer, agent) = (&path[..depth - 1], &path[depth - 1]);
+            let (outer, hop) = (&path[..depth - 1], &path[depth - 1]);
             if self.subagents.running(&path[..depth]).is_none() {
-                let call = self.scope(outer).spawning_call(agent);
+                let call = (!hop.call.is_empty()).then(|| self.call_id_in(outer, &hop.call));
                 self.subagents.start(&path[..depth], call, out);
             }
         }
@@ -137,7 +148,7 @@ impl Mapper {
 
     /// Ends the sub-agents at `path` and under it, innermost first: what they had open closed,
     /// then `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` as `ending` says.
-    fn close_subagents(&mut self, path: &[String], ending: Ending<'_>, out: &mut Vec<Value>) {
+    fn close_subagents(&mut self, path: &[Hop], ending: Ending<'_>, out: &mut Vec<Value>) {
         for (inner, id) in self.subagents.under(path) {
             if let Some(at) = self.scopes.iter().position(|(p, _)| *p == inner) {
                 let mut scope = self.scopes.remove(at).1;
@@ -149,7 +160,7 @@ impl Mapper {
         }
     }
 
-    fn map_event(&mut self, path: &[String], event: &AgentEvent, out: &mut Vec<Value>) {
+    fn map_event(&mut self, path: &[Hop], event: &AgentEvent, out: &mut Vec<Value>) {
         match event {
             AgentEvent::ThinkingDelta { step, text } if !text.is_empty() => {
                 let id = self.open_reasoning(path, *step, out);
@@ -175,6 +186,12 @@ impl Mapper {
                     out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
                 }
             }
+            // A call a person decided on was shown in the run that paused: the run that goes on
+            // shows only its result, against the same id.
+            AgentEvent::ToolCallDelta { call_id, .. }
+                if self.decided.contains(&self.call_id_in(path, call_id)) => {}
+            AgentEvent::ToolCall { call, .. }
+                if self.decided.contains(&self.call_id_in(path, &call.id)) => {}
             AgentEvent::ToolCallDelta {
                 step,
                 call_id,
@@ -200,7 +217,6 @@ impl Mapper {
                 let id = self.call_id_in(path, &call.id);
                 let scope = self.enter(path, *step, out);
                 end_streams(scope, out);
-                scope.running.push((id.clone(), call.name.clone()));
                 if let Some(at) = scope.calls.iter().position(|c| *c == id) {
                     scope.calls.remove(at);
                 } else {
@@ -220,7 +236,6 @@ impl Mapper {
                 let message = self.message_id();
                 let scope = self.enter(path, *step, out);
                 end_streams(scope, out);
-                scope.running.retain(|(call, _)| *call != id);
                 out.push(json!({
                     "type": "TOOL_CALL_RESULT",
                     "messageId": message,
@@ -247,7 +262,7 @@ impl Mapper {
                         "unpricedCalls": total_cost.unpriced_calls,
                     });
                 }
-                let agent = self.agents.entry(path.join(" › ")).or_default();
+                let agent = self.agents.entry(names(path).join(" › ")).or_default();
                 agent.steps += 1;
                 agent.input_tokens +=
                     usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
@@ -282,7 +297,7 @@ impl Mapper {
             } => out.push(json!({
                 "type": "CUSTOM",
                 "name": "eugene.retry",
-                "value": {"path": path, "step": step, "attempt": attempt,
+                "value": {"path": names(path), "step": step, "attempt": attempt,
                           "delayMs": delay.as_millis() as u64, "error": error},
             })),
             AgentEvent::HandedOff { to, .. } if path.is_empty() => {
@@ -298,7 +313,7 @@ impl Mapper {
     }
 
     /// The scope of `path`, its step `step` open (the one before closed).
-    fn enter(&mut self, path: &[String], step: usize, out: &mut Vec<Value>) -> &mut Scope {
+    fn enter(&mut self, path: &[Hop], step: usize, out: &mut Vec<Value>) -> &mut Scope {
         let name = self.step_name(path, step);
         let scope = self.scope(path);
         if scope.step.as_ref().map(|(n, _)| *n) != Some(step) {
@@ -310,7 +325,7 @@ impl Mapper {
     }
 
     /// The id of the reasoning message open in `path`'s step, opened (with its span) if none is.
-    fn open_reasoning(&mut self, path: &[String], step: usize, out: &mut Vec<Value>) -> String {
+    fn open_reasoning(&mut self, path: &[Hop], step: usize, out: &mut Vec<Value>) -> String {
         let (span, fresh) = (self.message_id(), self.message_id());
         let scope = self.enter(path, step, out);
         end_text(scope, out);
@@ -326,7 +341,7 @@ impl Mapper {
     }
 
     /// The id of the text message open in `path`'s step, opened if none is.
-    fn open_text(&mut self, path: &[String], step: usize, out: &mut Vec<Value>) -> String {
+    fn open_text(&mut self, path: &[Hop], step: usize, out: &mut Vec<Value>) -> String {
         let fresh = self.message_id();
         let scope = self.enter(path, step, out);
         end_reasoning(scope, out);
@@ -338,7 +353,7 @@ impl Mapper {
         fresh
     }
 
-    fn scope(&mut self, path: &[String]) -> &mut Scope {
+    fn scope(&mut self, path: &[Hop]) -> &mut Scope {
         let at = match self.scopes.iter().position(|(p, _)| p == path) {
             Some(at) => at,
             None => {
@@ -351,9 +366,9 @@ impl Mapper {
 
     /// `step 2`; `researcher › step 1` for an agent called as a skill; `billing › step 3` after a
     /// handoff to `billing`.
-    fn step_name(&self, path: &[String], step: usize) -> String {
+    fn step_name(&self, path: &[Hop], step: usize) -> String {
         let mut name = String::new();
-        for agent in self.handed_to.iter().chain(path) {
+        for agent in self.handed_to.iter().map(String::as_str).chain(names(path)) {
             name.push_str(agent);
             name.push_str(" › ");
         }
@@ -363,10 +378,10 @@ impl Mapper {
 
     /// A call's id in the stream: its own for the run's agent; for a call of an agent it called,
     /// after the id of the call that ran that agent (`p1/c1`, as the pending call's id is
-    /// written), or, when that call is not known, after the agent's invocation id: unique in the
+    /// written), or, when that call had no id, after the agent's invocation id: unique in the
     /// thread when the model's own ids are, though an agent's ids start again at every
     /// invocation (code mode's `c1`, `c2`, …).
-    fn call_id_in(&self, path: &[String], id: &str) -> String {
+    fn call_id_in(&self, path: &[Hop], id: &str) -> String {
         if path.is_empty() {
             return id.to_owned();
         }
@@ -393,16 +408,9 @@ fn attribute(events: &mut [Value], id: &str) {
     }
 }
 
-impl Scope {
-    /// The call of `agent` this scope made that an agent starting now runs for: the one
-    /// running, when exactly one is (two at once cannot be told apart).
-    fn spawning_call(&self, agent: &str) -> Option<String> {
-        let mut calls = self.running.iter().filter(|(_, name)| name == agent);
-        match (calls.next(), calls.next()) {
-            (Some((id, _)), None) => Some(id.clone()),
-            _ => None,
-        }
-    }
+/// The names of the agents on `path`.
+fn names(path: &[Hop]) -> Vec<&str> {
+    path.iter().map(|hop| hop.agent.as_str()).collect()
 }
 
 fn end_text(scope: &mut Scope, out: &mut Vec<Value>) {

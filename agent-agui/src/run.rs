@@ -19,6 +19,7 @@ use crate::input::{Request, Start};
 use crate::interrupt;
 use crate::mapping::Mapper;
 use crate::outbox::Outbox;
+use crate::subagents::Hop;
 
 /// How long a cancelled run has to stop by itself before it is dropped.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -57,7 +58,13 @@ pub(crate) async fn run(
         return;
     }
     let start = request.start.expect("refused above");
-    let mapper = Arc::new(Mutex::new(Mapper::new(&run_id)));
+    let decided = match &start {
+        Start::Decide(answer) => (answer.decisions.iter())
+            .map(|(call, _)| call.id.clone())
+            .collect(),
+        Start::Goal(..) => Vec::new(),
+    };
+    let mapper = Arc::new(Mutex::new(Mapper::new(&run_id, decided)));
     let (sink_mapper, sink_outbox) = (mapper.clone(), outbox.clone());
     let sink = move |event: &AgentEvent| {
         let mut out = Vec::new();
@@ -96,8 +103,7 @@ pub(crate) async fn run(
         Ok(RunOutcome { finish: FinishReason::AwaitingApproval { .. }, .. })));
     let mut mapper = mapper.lock().unwrap_or_else(|p| p.into_inner());
     mapper.close_all(paused, &mut out);
-    let mut last = last_event(&thread, &run_id, outcome, context.run_timeout);
-    attribute_interrupts(&mut last, &mapper);
+    let last = last_event(&thread, &run_id, outcome, context.run_timeout, &mapper);
     drop(mapper);
     ended(&last);
     for value in out {
@@ -131,8 +137,15 @@ async fn bounded(
     }
 }
 
-/// `RUN_FINISHED` or `RUN_ERROR`, from how the run ended.
-fn last_event(thread: &str, run_id: &str, ended: Ended, timeout: Duration) -> Value {
+/// `RUN_FINISHED` or `RUN_ERROR`, from how the run ended; an interrupt a sub-agent raised
+/// attributed to it (`subagentRunId`: the one at the pending call's agents that paused).
+fn last_event(
+    thread: &str,
+    run_id: &str,
+    ended: Ended,
+    timeout: Duration,
+    mapper: &Mapper,
+) -> Value {
     let timed_out = || {
         run_error(
             &format!(
@@ -176,7 +189,17 @@ fn last_event(thread: &str, run_id: &str, ended: Ended, timeout: Duration) -> Va
             let pause = pause.unwrap_or_default();
             let interrupts: Vec<Value> = pending
                 .iter()
-                .map(|call| interrupt::interrupt(call, pause))
+                .map(|call| {
+                    let mut shown = interrupt::interrupt(call, pause);
+                    let agents: Vec<Hop> = (call.via.iter())
+                        .filter(|step| !step.is_handoff())
+                        .map(|step| Hop::new(&step.skill, step.call_id.clone()))
+                        .collect();
+                    if let Some(id) = mapper.suspended(&agents).filter(|_| !agents.is_empty()) {
+                        shown["subagentRunId"] = json!(id);
+                    }
+                    shown
+                })
                 .collect();
             finished["outcome"] = json!({"type": "interrupt", "interrupts": interrupts});
         }
@@ -189,25 +212,6 @@ fn last_event(thread: &str, run_id: &str, ended: Ended, timeout: Duration) -> Va
         }
     }
     finished
-}
-
-/// Each interrupt a sub-agent raised, attributed to it (`subagentRunId`): the agent at the
-/// pending call's path that paused in this run.
-fn attribute_interrupts(last: &mut Value, mapper: &Mapper) {
-    let Some(interrupts) = last["outcome"]["interrupts"].as_array_mut() else {
-        return;
-    };
-    for interrupt in interrupts {
-        let path: Vec<String> = interrupt["metadata"]["eugene"]["agents"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a.as_str().map(str::to_owned))
-            .collect();
-        if let Some(id) = mapper.suspended(&path).filter(|_| !path.is_empty()) {
-            interrupt["subagentRunId"] = json!(id);
-        }
-    }
 }
 
 /// Why answers to the pause `pause` cannot be taken in `thread`: it is not paused, or paused

@@ -9,23 +9,39 @@
 //! paused on a call inside it) is `suspended`; when the run ends otherwise (cancelled, timed
 //! out), `SUBAGENT_ERROR` `eugene.unfinished`.
 //!
-//! Two invocations of the same agent running at once (two calls of it in one turn) cannot be
-//! told apart in the runtime's events, which name an agent by its path: their events go to one
-//! sub-agent, started with no `parentToolCallId`, until one of them ends it. Code mode's inner
-//! calls have no model steps: they show as the program's step 0.
+//! A sub-agent is an agent and the call that ran it, so two invocations of the same agent (two
+//! calls of it in one turn, running at once) are two sub-agents. Code mode's inner calls have no
+//! model steps: they show as the program's step 0.
 //!
 //! An interrupt a sub-agent raised carries its `subagentRunId` (the one that ended suspended).
 //!
 //! An invocation's id is the run's id, `/s`, and a count (`run-7/s2`): a new one each time an
 //! agent starts in a request, so an agent that paused and is resumed by the next request is a
-//! new invocation there. `parentToolCallId` is the call that ran it when the agent above made
-//! exactly one call of that name that is running (two at once cannot be told apart, and then
-//! it is left out).
+//! new invocation there. `parentToolCallId` is the call that ran it, as the stream names that
+//! call.
 
 use serde_json::{Value, json};
 
 use agent_core::ToolResult;
 use agent_runtime::FinishReason;
+
+/// One agent on the way to an event: the agent (its skill's name, as the run above it calls it)
+/// and the id of the call that ran it there. Two invocations of one agent are two hops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hop {
+    pub(crate) agent: String,
+    pub(crate) call: String,
+}
+
+impl Hop {
+    /// The agent `agent`, run by the call `call`.
+    pub(crate) fn new(agent: &str, call: String) -> Self {
+        Hop {
+            agent: agent.to_owned(),
+            call,
+        }
+    }
+}
 
 /// How a sub-agent ended.
 pub(crate) enum Ending<'a> {
@@ -41,7 +57,7 @@ pub(crate) enum Ending<'a> {
 
 /// One sub-agent running.
 struct Running {
-    path: Vec<String>,
+    path: Vec<Hop>,
     id: String,
     /// The id, in the stream, of the call that ran it, when known.
     call: Option<String>,
@@ -53,7 +69,7 @@ pub(crate) struct Subagents {
     started: u64,
     running: Vec<Running>,
     /// Those that ended suspended (paused for a person), by path, for their interrupts.
-    suspended: Vec<(Vec<String>, String)>,
+    suspended: Vec<(Vec<Hop>, String)>,
 }
 
 impl Subagents {
@@ -68,7 +84,7 @@ impl Subagents {
     }
 
     /// The id of the sub-agent running at `path`.
-    pub(crate) fn running(&self, path: &[String]) -> Option<&str> {
+    pub(crate) fn running(&self, path: &[Hop]) -> Option<&str> {
         self.running
             .iter()
             .find(|r| r.path == path)
@@ -77,13 +93,13 @@ impl Subagents {
 
     /// Starts the agent at `path` (the one above it running, unless it is the run's own), run by
     /// the call `call`: its `SUBAGENT_STARTED`.
-    pub(crate) fn start(&mut self, path: &[String], call: Option<String>, out: &mut Vec<Value>) {
+    pub(crate) fn start(&mut self, path: &[Hop], call: Option<String>, out: &mut Vec<Value>) {
         self.started += 1;
         let id = format!("{}/s{}", self.run_id, self.started);
         let mut started = json!({
             "type": "SUBAGENT_STARTED",
             "subagentRunId": id,
-            "name": path.last().map(String::as_str).unwrap_or_default(),
+            "name": path.last().map(|hop| hop.agent.as_str()).unwrap_or_default(),
         });
         if let Some(parent) = self.running(&path[..path.len() - 1]) {
             started["parentSubagentRunId"] = json!(parent);
@@ -100,7 +116,7 @@ impl Subagents {
     }
 
     /// The id of the sub-agent at `path` that ended suspended, last.
-    pub(crate) fn suspended(&self, path: &[String]) -> Option<&str> {
+    pub(crate) fn suspended(&self, path: &[Hop]) -> Option<&str> {
         self.suspended
             .iter()
             .rev()
@@ -110,13 +126,13 @@ impl Subagents {
 
     /// What the ids of the calls of the sub-agent running at `path` are written after: the id,
     /// in the stream, of the call that ran it, or its invocation id when that is not known.
-    pub(crate) fn prefix(&self, path: &[String]) -> Option<&str> {
+    pub(crate) fn prefix(&self, path: &[Hop]) -> Option<&str> {
         let running = self.running.iter().find(|r| r.path == path)?;
         Some(running.call.as_deref().unwrap_or(&running.id))
     }
 
     /// The path of the sub-agent running that the call `call` (its id in the stream) ran.
-    pub(crate) fn spawned_by(&self, call: &str) -> Option<Vec<String>> {
+    pub(crate) fn spawned_by(&self, call: &str) -> Option<Vec<Hop>> {
         self.running
             .iter()
             .find(|r| r.call.as_deref() == Some(call))
@@ -124,7 +140,7 @@ impl Subagents {
     }
 
     /// The sub-agents running at `path` and under it, innermost first, with their ids.
-    pub(crate) fn under(&self, path: &[String]) -> Vec<(Vec<String>, String)> {
+    pub(crate) fn under(&self, path: &[Hop]) -> Vec<(Vec<Hop>, String)> {
         let mut under: Vec<_> = self
             .running
             .iter()
@@ -136,7 +152,7 @@ impl Subagents {
     }
 
     /// Ends the sub-agent at `path`: its `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`.
-    pub(crate) fn end(&mut self, path: &[String], ending: &Ending<'_>, out: &mut Vec<Value>) {
+    pub(crate) fn end(&mut self, path: &[Hop], ending: &Ending<'_>, out: &mut Vec<Value>) {
         let Some(at) = self.running.iter().position(|r| r.path == path) else {
             return;
         };

@@ -416,10 +416,79 @@ async fn code_mode_paused_on_a_call_inside_is_suspended_and_its_interrupt_attrib
         "run_code › delete_branch"
     );
 
+    assert_eq!(interrupt["toolCallId"], "p1/c2");
     assert_eq!(events(resumed).last().unwrap()["result"], "Deleted it.");
+    // The decided call is not shown again: its result, against the id it was shown with.
+    let shown: Vec<&Value> = events(resumed)
+        .iter()
+        .filter(|e| e["toolCallId"] == "p1/c2")
+        .collect();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["type"], "TOOL_CALL_RESULT");
+    assert_eq!(shown[0]["content"], "deleted old");
     assert_eq!(
         DELETED.load(std::sync::atomic::Ordering::SeqCst),
         before + 1,
         "the call approved inside the program ran once"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_invocations_of_one_agent_at_once_are_two_sub_agents() {
+    // The janitor only reads, so the parent's two calls of it in one turn run at the same time;
+    // each answers in words streamed one by one, interleaved with the other's.
+    let mut skills = Registry::new();
+    agent(
+        &mut skills,
+        "janitor",
+        vec![
+            MockReply::text("first of two answers here"),
+            MockReply::text("second of two answers here"),
+        ],
+        readers(),
+    );
+    let runtime = parent(
+        vec![
+            MockReply::tool_calls([
+                ToolCall::new("p1", "janitor", json!({"goal": "look left"})),
+                ToolCall::new("p2", "janitor", json!({"goal": "look right"})),
+            ]),
+            MockReply::text("Both looked."),
+        ],
+        skills,
+    );
+    let (addr, _task) = serve(AguiServer::new(runtime)).await;
+    let report = client(addr, "t-twice", json!([{"message": "Look both ways."}])).await;
+    ok(&report);
+    let turn = &report["turns"][0];
+    let started: Vec<&Value> = events(turn)
+        .iter()
+        .filter(|e| e["type"] == "SUBAGENT_STARTED")
+        .collect();
+    assert_eq!(started.len(), 2, "{turn}");
+    let mut calls: Vec<&str> = started
+        .iter()
+        .map(|s| s["parentToolCallId"].as_str().unwrap())
+        .collect();
+    calls.sort_unstable();
+    assert_eq!(calls, ["p1", "p2"]);
+    assert_ne!(started[0]["subagentRunId"], started[1]["subagentRunId"]);
+    // Each one's text is its own message, its whole answer.
+    for sub in &started {
+        let id = &sub["subagentRunId"];
+        let text: String = events(turn)
+            .iter()
+            .filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT" && e["subagentRunId"] == *id)
+            .map(|e| e["delta"].as_str().unwrap())
+            .collect();
+        assert!(
+            text == "first of two answers here" || text == "second of two answers here",
+            "{text:?}"
+        );
+        let finished = events(turn)
+            .iter()
+            .find(|e| e["type"] == "SUBAGENT_FINISHED" && e["subagentRunId"] == *id)
+            .expect("each ends");
+        assert_eq!(finished["outcome"]["type"], "success");
+    }
 }

@@ -133,7 +133,7 @@ async fn a_programs_calls_are_events_nested_under_run_code() {
         .unwrap()
         .iter()
         .filter_map(|event| match event {
-            AgentEvent::Nested { path, event } => match &**event {
+            AgentEvent::Nested { path, event, .. } => match &**event {
                 AgentEvent::ToolCall { call, .. } => {
                     Some((path.clone(), format!("call {} {}", call.id, call.name)))
                 }

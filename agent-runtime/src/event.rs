@@ -143,10 +143,15 @@ pub enum AgentEvent {
     /// An event of an agent this run called as a skill ([`AgentRuntime::into_skill`](
     /// crate::AgentRuntime::into_skill)), or of one that agent called: `path` names the agents
     /// from this run's child down to the one the event is from (`["researcher"]`,
-    /// `["researcher", "checker"]`). Its step is that agent's own.
+    /// `["researcher", "checker"]`), `calls` the calls that ran them (`["p1", "c2"]`), which tell
+    /// two invocations of one agent apart. Its step is that agent's own.
+    #[non_exhaustive]
     Nested {
         /// The agents on the way, outermost first.
         path: Vec<String>,
+        /// The id of the call that ran each agent of `path`, in the run above it (empty when
+        /// the call had none).
+        calls: Vec<String>,
         /// The event, as that agent's sinks got it.
         event: Box<AgentEvent>,
     },

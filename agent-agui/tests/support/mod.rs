@@ -126,6 +126,13 @@ pub fn registry() -> Registry {
     registry
 }
 
+/// A registry of the read-only skill alone: an agent over it may run beside other calls.
+pub fn readers() -> Registry {
+    let mut registry = Registry::new();
+    registry.add(LookupSkill);
+    registry
+}
+
 /// A streaming runtime on these scripted replies.
 pub fn runtime(replies: impl IntoIterator<Item = MockReply>) -> AgentRuntime {
     AgentRuntime::new(MockProvider::new(replies), registry()).streaming(true)

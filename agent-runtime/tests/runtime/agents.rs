@@ -79,15 +79,24 @@ async fn an_agent_is_a_skill_with_a_goal_in_and_its_answer_out() {
     // The child's events reach the parent's sinks, tagged.
     let seen = seen.lock().unwrap();
     let nested_call = seen.iter().find_map(|e| match e {
-        AgentEvent::Nested { path, event } => match &**event {
-            AgentEvent::ToolCall { call, .. } => Some((path.clone(), call.name.clone())),
+        AgentEvent::Nested {
+            path, calls, event, ..
+        } => match &**event {
+            AgentEvent::ToolCall { call, .. } => {
+                Some((path.clone(), calls.clone(), call.name.clone()))
+            }
             _ => None,
         },
         _ => None,
     });
+    // Tagged with the agent and the parent's call that ran it.
     assert_eq!(
         nested_call,
-        Some((vec!["researcher".to_owned()], "lookup".to_owned()))
+        Some((
+            vec!["researcher".to_owned()],
+            vec!["p1".to_owned()],
+            "lookup".to_owned()
+        ))
     );
 }
 

@@ -88,6 +88,7 @@ impl<'a> InnerCalls<'a> {
         };
         let event = AgentEvent::Nested {
             path: vec![self.skill.clone()],
+            calls: vec![self.outer.clone()],
             event: Box::new(event()),
         };
         match &nesting.journal {

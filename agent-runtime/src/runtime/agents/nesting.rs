@@ -112,6 +112,8 @@ impl Nesting {
 pub(crate) struct Forward {
     /// The child's name, as the parent calls it.
     pub(crate) agent: String,
+    /// The id of the parent's call that runs the child.
+    pub(crate) call: String,
     /// The parent's sinks.
     pub(crate) to: Vec<Arc<dyn EventSink>>,
 }
@@ -119,14 +121,18 @@ pub(crate) struct Forward {
 impl EventSink for Forward {
     fn send(&self, event: &AgentEvent) {
         let wrapped = match event {
-            AgentEvent::Nested { path, event } => AgentEvent::Nested {
+            AgentEvent::Nested { path, calls, event } => AgentEvent::Nested {
                 path: std::iter::once(self.agent.clone())
                     .chain(path.iter().cloned())
+                    .collect(),
+                calls: std::iter::once(self.call.clone())
+                    .chain(calls.iter().cloned())
                     .collect(),
                 event: event.clone(),
             },
             other => AgentEvent::Nested {
                 path: vec![self.agent.clone()],
+                calls: vec![self.call.clone()],
                 event: Box::new(other.clone()),
             },
         };

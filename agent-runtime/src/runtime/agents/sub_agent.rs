@@ -200,6 +200,7 @@ impl<I: DeserializeOwned + JsonSchema + Send + 'static> Skill for SubAgent<I> {
         if let Some(parent) = parent {
             child.settings.sinks.push(Arc::new(Forward {
                 agent: self.name.clone(),
+                call: ctx.call_id().unwrap_or_default().to_owned(),
                 to: parent.sinks.clone(),
             }));
         }
