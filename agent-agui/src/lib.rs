@@ -94,6 +94,7 @@ mod mapping;
 pub mod outbox;
 mod run;
 pub mod server;
+mod state;
 pub mod subagents;
 pub mod threads;
 

@@ -2,12 +2,14 @@
 //! and closes what (the table is in the [crate docs](crate)). One [`Mapper`] per run keeps what
 //! is open (the step, a text or reasoning message, streamed tool calls) for each agent on the
 //! way, and which agents it called are running ([`crate::subagents`]), so that everything it
-//! opened is closed before the run's last event.
+//! opened is closed before the run's last event; what the run used, for its state snapshots, is
+//! counted in `crate::state`.
 
 use serde_json::{Value, json};
 
 use agent_runtime::AgentEvent;
 
+use crate::state::Used;
 use crate::subagents::{Ending, Hop, Subagents};
 
 /// What is open in one agent's part of the run: the run's own agent, or one it called.
@@ -37,22 +39,8 @@ pub(crate) struct Mapper {
     decided: Vec<String>,
     /// How many events with a message id were made, for unique ids.
     messages: u64,
-    /// The run's own totals, as its last `Usage` said (steps, tokens, cost).
-    totals: Value,
-    /// Each agent's part, by its path (`janitor`; the run's own agent is `""`): its steps,
-    /// tokens, cost, and the provider and model that answered it last.
-    agents: std::collections::BTreeMap<String, AgentUse>,
-}
-
-/// One agent's part of a run.
-#[derive(Default)]
-struct AgentUse {
-    steps: u64,
-    input_tokens: u64,
-    output_tokens: u64,
-    cost: agent_llm::Cost,
-    provider: String,
-    model: Option<String>,
+    /// What the run used so far, its own and each agent's: the state snapshots.
+    used: Used,
 }
 
 impl Mapper {
@@ -66,8 +54,7 @@ impl Mapper {
             subagents: Subagents::new(run_id),
             decided,
             messages: 0,
-            totals: json!({}),
-            agents: std::collections::BTreeMap::new(),
+            used: Used::default(),
         }
     }
 
@@ -244,49 +231,8 @@ impl Mapper {
                     "role": "tool",
                 }));
             }
-            AgentEvent::Usage {
-                step,
-                usage,
-                total,
-                cost,
-                total_cost,
-                provider,
-                model,
-            } => {
-                if path.is_empty() {
-                    self.totals = json!({
-                        "steps": step,
-                        "inputTokens": total.input_tokens + total.cache_read_tokens + total.cache_write_tokens,
-                        "outputTokens": total.output_tokens,
-                        "cost": total_cost.total().to_string(),
-                        "unpricedCalls": total_cost.unpriced_calls,
-                    });
-                }
-                let agent = self.agents.entry(names(path).join(" › ")).or_default();
-                agent.steps += 1;
-                agent.input_tokens +=
-                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
-                agent.output_tokens += usage.output_tokens;
-                agent.cost += *cost;
-                agent.provider.clone_from(provider);
-                agent.model.clone_from(model);
-                let mut snapshot = self.totals.clone();
-                snapshot["agents"] = self
-                    .agents
-                    .iter()
-                    .map(|(path, agent)| {
-                        let part = json!({
-                            "steps": agent.steps,
-                            "inputTokens": agent.input_tokens,
-                            "outputTokens": agent.output_tokens,
-                            "cost": agent.cost.total().to_string(),
-                            "provider": agent.provider,
-                            "model": agent.model,
-                        });
-                        (path.clone(), part)
-                    })
-                    .collect::<serde_json::Map<_, _>>()
-                    .into();
+            AgentEvent::Usage { .. } => {
+                let snapshot = self.used.add(&names(path).join(" › "), event);
                 out.push(json!({"type": "STATE_SNAPSHOT", "snapshot": snapshot}));
             }
             AgentEvent::Retry {
