@@ -169,8 +169,7 @@ fn last_event(
     };
     let mut finished = json!({"type": "RUN_FINISHED", "threadId": thread, "runId": run_id});
     finished["usage"] = json!([{
-        "inputTokens": outcome.usage.input_tokens + outcome.usage.cache_read_tokens
-            + outcome.usage.cache_write_tokens,
+        "inputTokens": outcome.usage.prompt_tokens(),
         "outputTokens": outcome.usage.output_tokens,
     }]);
     match outcome.finish {

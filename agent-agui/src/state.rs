@@ -47,7 +47,7 @@ impl Used {
         if path.is_empty() {
             self.totals = json!({
                 "steps": step,
-                "inputTokens": total.input_tokens + total.cache_read_tokens + total.cache_write_tokens,
+                "inputTokens": total.prompt_tokens(),
                 "outputTokens": total.output_tokens,
                 "cost": total_cost.total().to_string(),
                 "unpricedCalls": total_cost.unpriced_calls,
@@ -55,8 +55,7 @@ impl Used {
         }
         let agent = self.agents.entry(path.to_owned()).or_default();
         agent.steps += 1;
-        agent.input_tokens +=
-            usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+        agent.input_tokens += usage.prompt_tokens();
         agent.output_tokens += usage.output_tokens;
         agent.cost += *cost;
         agent.provider.clone_from(provider);

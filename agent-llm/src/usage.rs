@@ -64,6 +64,12 @@ impl Usage {
         }
     }
 
+    /// Every token of the prompt, cached or not: the input tokens with those read from and
+    /// written to a cache.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
     /// Every token counted (reasoning tokens are a part of the output tokens).
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens

@@ -206,7 +206,7 @@ impl ModelPrice {
 
     /// What a call that used `usage` costs at these prices.
     pub fn cost(&self, usage: &Usage) -> Cost {
-        let size = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+        let size = usage.prompt_tokens();
         let at = |rate: &Option<Rate>, tokens: u64| {
             rate.as_ref()
                 .map_or(Usd::ZERO, |rate| rate.at(size) * tokens)

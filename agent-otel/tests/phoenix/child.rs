@@ -294,7 +294,7 @@ fn outcome(outcome: &RunOutcome) -> Value {
         "paused": outcome.state.is_some(),
         "usage": {
             // As the conventions count input tokens: the cached part too.
-            "input_tokens": usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+            "input_tokens": usage.prompt_tokens(),
             "output_tokens": usage.output_tokens,
         },
         "cost": outcome.cost.is_complete().then(|| outcome.cost.total().as_dollars()),

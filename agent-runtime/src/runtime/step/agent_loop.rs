@@ -224,7 +224,7 @@ impl<'a, E: Effects> Run<'a, E> {
         self.state.cost += cost;
         self.state.last_input = match compaction {
             true => 0,
-            false => usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+            false => usage.prompt_tokens(),
         };
         for ability in &self.abilities {
             ability.after_model(usage);

@@ -88,7 +88,8 @@ pub(in crate::runtime) fn agent_done(span: &Span, state: &RunState, error: Optio
         return;
     }
     let usage = &state.usage;
-    span.record("gen_ai.usage.input_tokens", count(input_tokens(usage)));
+    // The conventions' input tokens are every token of the prompt, cached or not.
+    span.record("gen_ai.usage.input_tokens", count(usage.prompt_tokens()));
     span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
     record_cost(span, &state.cost);
     if let Some(error) = error {
@@ -176,7 +177,8 @@ pub(in crate::runtime) fn chat_done(
         serde_json::json!([reason]).to_string(),
     );
     let usage = &response.usage;
-    span.record("gen_ai.usage.input_tokens", count(input_tokens(usage)));
+    // The conventions' input tokens are every token of the prompt, cached or not.
+    span.record("gen_ai.usage.input_tokens", count(usage.prompt_tokens()));
     span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
     span.record(
         "gen_ai.usage.cache_read.input_tokens",
@@ -242,11 +244,6 @@ pub(in crate::runtime) fn failed(span: &Span, error: &AgentError) {
 /// an int.
 fn count(tokens: u64) -> i64 {
     i64::try_from(tokens).unwrap_or(i64::MAX)
-}
-
-/// Input tokens as the conventions count them: every token of the prompt, cached or not.
-fn input_tokens(usage: &agent_llm::Usage) -> u64 {
-    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 }
 
 /// `gen_ai.usage.cost` in US dollars, when every call of it was priced (none at all when one
