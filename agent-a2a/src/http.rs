@@ -50,7 +50,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent_serve::{Bound, Guard};
+use agent_serve::{Bound, Guard, plain};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Extension, Request};
@@ -166,7 +166,7 @@ impl Endpoint {
             Err(error) => {
                 return plain(
                     StatusCode::BAD_REQUEST,
-                    &format!("the request body could not be read: {error}"),
+                    format!("the request body could not be read: {error}"),
                 );
             }
         };
@@ -212,12 +212,5 @@ fn json(status: StatusCode, value: &Value) -> Response {
     let mut response = Response::new(Body::from(value.to_string()));
     *response.status_mut() = status;
     set(&mut response, CONTENT_TYPE, "application/json");
-    response
-}
-
-fn plain(status: StatusCode, text: &str) -> Response {
-    let mut response = Response::new(Body::from(text.to_owned()));
-    *response.status_mut() = status;
-    set(&mut response, CONTENT_TYPE, "text/plain; charset=utf-8");
     response
 }

@@ -19,11 +19,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_serve::Guard;
+use agent_serve::{Guard, plain};
 use axum::Router;
-use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use axum::http::header::{CACHE_CONTROL, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
@@ -76,12 +75,12 @@ impl Endpoint {
             Ok(collected) => collected.to_bytes(),
             Err(error) => {
                 let text = format!("the request body could not be read: {error}");
-                return plain(StatusCode::BAD_REQUEST, &text);
+                return plain(StatusCode::BAD_REQUEST, text);
             }
         };
         let request = match crate::input::read(&body) {
             Ok(request) => request,
-            Err(error) => return plain(StatusCode::BAD_REQUEST, &error),
+            Err(error) => return plain(StatusCode::BAD_REQUEST, error),
         };
         self.known.record(&request.thread_id);
         let (outbox, inbox) = outbox::buffer(self.buffer);
@@ -147,19 +146,7 @@ fn event_stream(inbox: Inbox) -> Response {
         Some((event, Some(inbox)))
     });
     let mut response = Sse::new(events).into_response();
-    set(&mut response, CACHE_CONTROL, "no-store");
-    response
-}
-
-fn set(response: &mut Response, name: axum::http::HeaderName, value: &'static str) {
-    response
-        .headers_mut()
-        .insert(name, HeaderValue::from_static(value));
-}
-
-fn plain(status: StatusCode, text: &str) -> Response {
-    let mut response = Response::new(Body::from(text.to_owned()));
-    *response.status_mut() = status;
-    set(&mut response, CONTENT_TYPE, "text/plain; charset=utf-8");
+    let headers = response.headers_mut();
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }

@@ -1,13 +1,14 @@
 //! The edge's own plain-text answers: the refusals of its checks (`400`, `401`, `403`, `408`,
-//! `413`, `500`), each `text/plain` with a sentence saying why.
+//! `413`, `500`), each `text/plain` with a sentence saying why; [`plain`] is the servers' behind
+//! it too (agent-a2a's, agent-agui's), so every refusal reads alike.
 
 use axum::body::Body;
 use axum::response::Response;
 use hyper::StatusCode;
 use hyper::header::{CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 
-/// A `text/plain` answer.
-pub(crate) fn plain(status: StatusCode, text: impl Into<String>) -> Response {
+/// A `text/plain; charset=utf-8` answer with this status and text.
+pub fn plain(status: StatusCode, text: impl Into<String>) -> Response {
     let mut response = Response::new(Body::from(text.into()));
     *response.status_mut() = status;
     response.headers_mut().insert(

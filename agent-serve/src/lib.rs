@@ -131,6 +131,7 @@ mod loopback;
 mod origin;
 mod rules;
 
+pub use answers::plain;
 pub use bearer::{MIN_TOKEN_LEN, TOKEN_BYTES, generate_token, validate_token};
 pub use connections::{LISTEN_BACKLOG, bind};
 pub use edge::{
