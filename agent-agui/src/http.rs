@@ -105,9 +105,7 @@ impl Endpoint {
                 match refused {
                     Ok(taken) => taken,
                     Err(events) => {
-                        outbox.push(serde_json::json!({
-                            "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
-                        }));
+                        outbox.push(crate::run::run_started(&thread, &run_id));
                         events.into_iter().for_each(|event| outbox.push(event));
                         outbox.close();
                         return event_stream(inbox);

@@ -35,7 +35,8 @@ pub(crate) struct Mapper {
     /// The agents it called that are running, as AG-UI sub-agents.
     subagents: Subagents,
     /// The ids of the calls this run continues with a person's decision, as the stream names
-    /// them (`c1`, `p1/c2`): shown already, by the run that paused.
+    /// them (`c1`, `p1/c2`): shown already, by the run that paused, so the run that goes on
+    /// shows only their results, against the same ids.
     decided: Vec<String>,
     /// How many events with a message id were made, for unique ids.
     messages: u64,
@@ -173,12 +174,6 @@ impl Mapper {
                     out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
                 }
             }
-            // A call a person decided on was shown in the run that paused: the run that goes on
-            // shows only its result, against the same id.
-            AgentEvent::ToolCallDelta { call_id, .. }
-                if self.decided.contains(&self.call_id_in(path, call_id)) => {}
-            AgentEvent::ToolCall { call, .. }
-                if self.decided.contains(&self.call_id_in(path, &call.id)) => {}
             AgentEvent::ToolCallDelta {
                 step,
                 call_id,
@@ -186,6 +181,9 @@ impl Mapper {
                 arguments,
             } => {
                 let id = self.call_id_in(path, call_id);
+                if self.decided.contains(&id) {
+                    return;
+                }
                 let scope = self.enter(path, *step, out);
                 end_streams(scope, out);
                 if !scope.calls.contains(&id) {
@@ -202,6 +200,9 @@ impl Mapper {
             }
             AgentEvent::ToolCall { step, call } => {
                 let id = self.call_id_in(path, &call.id);
+                if self.decided.contains(&id) {
+                    return;
+                }
                 let scope = self.enter(path, *step, out);
                 end_streams(scope, out);
                 if let Some(at) = scope.calls.iter().position(|c| *c == id) {

@@ -43,9 +43,7 @@ pub(crate) async fn run(
     ended: impl FnOnce(&Value),
 ) {
     let (thread, run_id) = (request.thread_id, request.run_id);
-    outbox.push(json!({
-        "type": "RUN_STARTED", "threadId": thread, "runId": run_id,
-    }));
+    outbox.push(run_started(&thread, &run_id));
     let refused = match &request.start {
         Err(message) => Some(run_error(message, "eugene.input")),
         Ok(Start::Decide(answer)) => not_the_pause(&*context.threads, &thread, &answer.pause).await,
@@ -248,6 +246,11 @@ fn error_code(error: &AgentError) -> &'static str {
         AgentError::Provider(_) => "eugene.model",
         _ => "eugene.error",
     }
+}
+
+/// The `RUN_STARTED` event of the request `run_id` in `thread`.
+pub(crate) fn run_started(thread: &str, run_id: &str) -> Value {
+    json!({"type": "RUN_STARTED", "threadId": thread, "runId": run_id})
 }
 
 /// A `RUN_ERROR` event.
