@@ -61,6 +61,17 @@ async fn thread(addr: SocketAddr, id: &str) -> Value {
         .unwrap_or_else(|| panic!("no thread {id} in the listing"))
 }
 
+/// The strings of the list `list`: its items, or each item's `key`.
+fn strings<'a>(list: &'a Value, key: Option<&str>) -> Vec<&'a str> {
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"));
+    items
+        .iter()
+        .map(|item| key.map_or(item, |key| &item[key]).as_str().unwrap())
+        .collect()
+}
+
 fn deleted() -> usize {
     DELETED.load(Ordering::SeqCst)
 }
@@ -87,12 +98,7 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
         "{after}"
     );
     // Each agent's part, the nested one's apart from the run's own, with who answered.
-    let agents: Vec<&str> = after["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let agents = strings(&after["agents"], None);
     for (who, seen) in [
         ("janitor: steps ", "janitor"),
         ("this agent: steps ", "the run's own"),
@@ -142,14 +148,9 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
     let report = browser(addr, "deny", "t-deny", &[]).await;
     assert_eq!(report["after"]["finish"], "finished: success: All clean.");
     assert!(
-        report["after"]["events"]
-            .as_array()
-            .unwrap()
+        strings(&report["after"]["events"], Some("text"))
             .iter()
-            .any(|e| e["text"]
-                .as_str()
-                .unwrap()
-                .contains("denied in the console")),
+            .any(|t| t.contains("denied in the console")),
         "{report}"
     );
     assert_eq!(deleted(), 1, "a denied call ran");
@@ -159,10 +160,7 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
     let (addr, _task) = serve(nested("Deleted.")).await;
     let report = browser(addr, "edit", "t-edit", &[("CONSOLE_EDIT_VALID", "1")]).await;
     let refusals = report["refusals"].as_array().unwrap();
-    let errors: Vec<&str> = refusals
-        .iter()
-        .map(|r| r["error"].as_str().unwrap())
-        .collect();
+    let errors = strings(&report["refusals"], Some("error"));
     assert!(errors[0].starts_with("not JSON"), "{errors:?}");
     assert_eq!(errors[1], "`name` must be string");
     assert_eq!(errors[2], "`name` is required");
@@ -171,11 +169,7 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
     assert_eq!(report["still"]["pending"].as_array().unwrap().len(), 1);
     assert_eq!(report["after"]["finish"], "finished: success: All clean.");
     assert!(
-        report["after"]["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["text"] == "→ deleted stale"),
+        strings(&report["after"]["events"], Some("text")).contains(&"→ deleted stale"),
         "{report}"
     );
     assert_eq!(
@@ -208,11 +202,7 @@ async fn a_person_approves_denies_and_edits_in_the_browser() {
     assert_eq!(report["after"]["finish"], "finished: success: All clean.");
     let ran = "→ deleted stale (hard; signed off by ann after bob; keeping main 7 days)";
     assert!(
-        report["after"]["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["text"] == ran),
+        strings(&report["after"]["events"], Some("text")).contains(&ran),
         "{report}"
     );
     assert_eq!(
@@ -247,10 +237,7 @@ async fn an_edit_wrong_deeper_down_is_refused_in_the_page_naming_where() {
     let (addr, _task) = serve(nested("Deleted.")).await;
     let report = browser(addr, "edit-schema", "t-schema", &[]).await;
     let refusals = report["refusals"].as_array().unwrap();
-    let errors: Vec<&str> = refusals
-        .iter()
-        .map(|r| r["error"].as_str().unwrap())
-        .collect();
+    let errors = strings(&report["refusals"], Some("error"));
     assert_eq!(
         errors,
         [
@@ -290,12 +277,7 @@ async fn one_threads_view_shows_nothing_of_another() {
     let other = &report["other"];
     assert_eq!(other["pending"], json!([]), "{other}");
     assert_eq!(other["finish"], "finished: success: All clean.");
-    let texts: Vec<&str> = other["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["text"].as_str().unwrap())
-        .collect();
+    let texts = strings(&other["events"], Some("text"));
     assert!(
         texts
             .iter()
@@ -309,12 +291,7 @@ async fn one_threads_view_shows_nothing_of_another() {
     );
     assert_eq!(back["events"], json!([]), "t-b's events in t-a's view");
     // Selecting `t-a` shows its trace: its own conversation, nothing of `t-b`'s.
-    let trace: Vec<&str> = back["trace"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let trace = strings(&back["trace"], None);
     assert!(
         trace.iter().any(|t| t.contains("Clean up the old branch.")),
         "{trace:?}"
